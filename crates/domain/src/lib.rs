@@ -1,0 +1,23 @@
+//! Domain types shared by every matchmaker component: identifiers, tickets, pools,
+//! matches, ticket statuses and the events pushed to players. No I/O lives here.
+
+mod event;
+mod ids;
+mod matches;
+mod ticket;
+
+pub use event::{Event, EventEnvelope};
+pub use ids::{IdError, MatchId, PlayerId, TicketId};
+pub use matches::{Match, MatchTicket};
+pub use ticket::{MAX_RATING, MIN_RATING, Pool, Ticket, TicketStatus, TicketView};
+
+/// Milliseconds since the Unix epoch, the time unit stored everywhere.
+pub type Millis = u64;
+
+/// The current wall-clock time in milliseconds since the Unix epoch.
+pub fn now_ms() -> Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as Millis)
+        .unwrap_or(0)
+}

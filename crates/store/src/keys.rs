@@ -1,0 +1,75 @@
+//! The Redis key schema. Every key carries a hash tag so each script touches one
+//! slot (Redis Cluster rule):
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `mm:{p:MODE:REGION}:q` | zset | queued ticket ids, scored by rating |
+//! | `mm:{p:..}:t` | hash | ticket id -> ticket JSON (immutable) |
+//! | `mm:{p:..}:st` | hash | ticket id -> state: `q` new, `r` requeued, `s` held, `c` cancelled, `m:MATCH` matched |
+//! | `mm:{p:..}:w:WORKER` | zset | tickets the worker holds, scored by rating |
+//! | `mm:{p:..}:leases` | zset | worker id -> lease expiry (ms, Redis clock) |
+//! | `mm:{p:..}:m` | hash | match id -> match JSON |
+//! | `mm:{p:..}:done` | zset | finished ticket and match ids -> finish time (for purging) |
+//! | `mm:{p:..}:outbox` | zset | committed match ids not yet fanned out -> commit time |
+//! | `mm:{u:PLAYER}:active` | string | the player's active ticket id |
+//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> pool name |
+//! | `mm:{u:PLAYER}:hist` | zset | the player's match JSON -> creation time |
+//! | `mm:events` | channel | event envelopes for every ingress |
+
+use mm_domain::{PlayerId, Pool};
+
+/// The Pub/Sub channel that carries player events between processes.
+pub const EVENTS_CHANNEL: &str = "mm:events";
+
+/// Keys of one pool.
+#[derive(Debug, Clone)]
+pub struct PoolKeys {
+    prefix: String,
+    pub queue: String,
+    pub tickets: String,
+    pub state: String,
+    pub leases: String,
+    pub matches: String,
+    pub done: String,
+    pub outbox: String,
+}
+
+impl PoolKeys {
+    pub fn new(pool: &Pool) -> Self {
+        let prefix = format!("mm:{{p:{}}}", pool.name());
+        Self {
+            queue: format!("{prefix}:q"),
+            tickets: format!("{prefix}:t"),
+            state: format!("{prefix}:st"),
+            leases: format!("{prefix}:leases"),
+            matches: format!("{prefix}:m"),
+            done: format!("{prefix}:done"),
+            outbox: format!("{prefix}:outbox"),
+            prefix,
+        }
+    }
+
+    /// The set of tickets `worker` holds in this pool.
+    pub fn held(&self, worker: &str) -> String {
+        format!("{}:w:{worker}", self.prefix)
+    }
+}
+
+/// Keys of one player.
+#[derive(Debug, Clone)]
+pub struct PlayerKeys {
+    pub active: String,
+    pub tickets: String,
+    pub history: String,
+}
+
+impl PlayerKeys {
+    pub fn new(player: &PlayerId) -> Self {
+        let prefix = format!("mm:{{u:{player}}}");
+        Self {
+            active: format!("{prefix}:active"),
+            tickets: format!("{prefix}:tix"),
+            history: format!("{prefix}:hist"),
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Matchmaker state: the [`Store`] trait that every component talks to, and its two
+//! implementations with the same semantics:
+//!
+//! - [`RedisStore`]: shared state for many processes. Every atomic step is one Lua
+//!   script (in `src/lua/`) touching keys of one hash slot (see [`keys`]).
+//! - [`MemoryStore`]: in-process state for the embedded `serve` default.
+//!
+//! Ticket life in the store: `enqueue` puts a ticket in its pool's rating-ordered
+//! queue; `claim` moves a batch into a worker's held set under a lease; `complete`
+//! commits matches, `release` returns the rest; `heartbeat` extends the lease and
+//! `reclaim` returns the tickets of a worker whose lease expired. `cancel` ends a
+//! ticket that is not in a match. Committed matches sit in an outbox until
+//! `fan_out` has written them to each player's history and published the events.
+
+mod api;
+mod error;
+mod hub;
+pub mod keys;
+mod memory;
+mod redis_store;
+mod scripts;
+
+pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Store};
+pub use error::StoreError;
+pub use hub::Hub;
+pub use memory::MemoryStore;
+pub use redis_store::RedisStore;
+
+/// How many matches a player's history keeps.
+pub const HISTORY_LEN: usize = 100;

@@ -1,0 +1,44 @@
+-- Claims up to ARGV[2] queued tickets for a worker, atomically.
+-- The batch is a contiguous run of the rating-ordered queue starting at a rank the
+-- caller picks at random (ARGV[3] in [0,1)), so batches are rating-tight and no
+-- rating band is systematically left behind.
+-- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset
+-- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms
+-- Returns a flat list: ticket JSON, first-claim flag (1/0), ...
+local now = now_ms()
+redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), ARGV[1])
+local n = redis.call('ZCARD', KEYS[1])
+local max = tonumber(ARGV[2])
+if n == 0 or max <= 0 then return {} end
+local start = math.floor(tonumber(ARGV[3]) * n)
+if start + max > n then start = n - max end
+if start < 0 then start = 0 end
+local got = redis.call('ZRANGE', KEYS[1], start, start + max - 1, 'WITHSCORES')
+redis.call('ZREMRANGEBYRANK', KEYS[1], start, start + max - 1)
+local ids, held = {}, {}
+for i = 1, #got, 2 do
+  ids[#ids + 1] = got[i]
+  held[#held + 1] = got[i + 1]
+  held[#held + 1] = got[i]
+end
+local prev = redis.call('HMGET', KEYS[3], unpack(ids))
+local data = redis.call('HMGET', KEYS[2], unpack(ids))
+local out, states, orphans = {}, {}, {}
+for i, id in ipairs(ids) do
+  if data[i] then
+    states[#states + 1] = id
+    states[#states + 1] = 's'
+    out[#out + 1] = data[i]
+    out[#out + 1] = (prev[i] == 'q') and 1 or 0
+  else
+    orphans[#orphans + 1] = id
+  end
+end
+redis.call('ZADD', KEYS[4], unpack(held))
+if #orphans > 0 then
+  -- A queue entry without ticket data cannot be matched: drop it.
+  redis.call('ZREM', KEYS[4], unpack(orphans))
+  redis.call('HDEL', KEYS[3], unpack(orphans))
+end
+if #states > 0 then redis.call('HSET', KEYS[3], unpack(states)) end
+return out

@@ -1,0 +1,438 @@
+//! [`Store`] in process memory: the embedded default of `matchmaker serve`. Same
+//! semantics as the Redis store (one conformance suite runs against both); every
+//! operation holds one lock, which plays the part of a Lua script's atomicity.
+
+use crate::api::{State, matched_events, view};
+use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
+use async_trait::async_trait;
+use mm_domain::{
+    Event, EventEnvelope, Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId, TicketView,
+    now_ms,
+};
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A rating with a total order, so it can key the queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Score(f64);
+impl Eq for Score {}
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+#[derive(Default)]
+struct PoolState {
+    queue: BTreeSet<(Score, TicketId)>,
+    tickets: HashMap<TicketId, Ticket>,
+    state: HashMap<TicketId, State>,
+    held: HashMap<String, HashMap<TicketId, f64>>,
+    leases: HashMap<String, Millis>,
+    matches: HashMap<MatchId, Match>,
+    /// Finished ticket and match ids -> finish time.
+    done: HashMap<String, Millis>,
+    outbox: HashMap<MatchId, Millis>,
+}
+
+impl PoolState {
+    /// Same as `requeue` in `common.lua`.
+    fn requeue(&mut self, worker: &str, ids: &[TicketId]) -> usize {
+        let Some(held) = self.held.get_mut(worker) else {
+            return 0;
+        };
+        let mut back = 0;
+        for id in ids {
+            let Some(score) = held.remove(id) else {
+                continue;
+            };
+            if self.state.get(id) == Some(&State::Held) {
+                self.state.insert(id.clone(), State::Requeued);
+                self.queue.insert((Score(score), id.clone()));
+                back += 1;
+            }
+        }
+        if held.is_empty() {
+            self.held.remove(worker);
+        }
+        back
+    }
+
+    fn held_ids(&self, worker: &str) -> Vec<TicketId> {
+        self.held
+            .get(worker)
+            .map(|h| h.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct PlayerState {
+    active: Option<TicketId>,
+    tickets: HashMap<TicketId, Pool>,
+    /// Newest first.
+    history: Vec<Match>,
+}
+
+#[derive(Default)]
+struct Inner {
+    pools: HashMap<Pool, PoolState>,
+    players: HashMap<PlayerId, PlayerState>,
+}
+
+impl Inner {
+    fn pool(&mut self, pool: &Pool) -> &mut PoolState {
+        self.pools.entry(pool.clone()).or_default()
+    }
+
+    fn view(&self, player: &PlayerId, id: &TicketId, now: Millis) -> Option<TicketView> {
+        let pool = self.players.get(player)?.tickets.get(id)?;
+        let ps = self.pools.get(pool)?;
+        let ticket = ps.tickets.get(id)?;
+        let state = ps.state.get(id)?;
+        let found = match state {
+            State::Matched(mid) => ps.matches.get(mid),
+            _ => None,
+        };
+        Some(view(
+            ticket,
+            state,
+            ps.done.get(id.as_str()).copied(),
+            found,
+            now,
+        ))
+    }
+}
+
+/// The in-process store.
+#[derive(Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+    hub: Hub,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let active = inner
+            .players
+            .get(&ticket.owner)
+            .and_then(|p| p.active.clone());
+        if let Some(current) = active {
+            let live = inner
+                .view(&ticket.owner, &current, now)
+                .is_some_and(|v| !v.status.is_terminal());
+            if live && current != ticket.id {
+                return Ok(EnqueueOutcome::PlayerBusy(current));
+            }
+        }
+        let pool = ticket.pool();
+        let player = inner.players.entry(ticket.owner.clone()).or_default();
+        player.active = Some(ticket.id.clone());
+        player.tickets.insert(ticket.id.clone(), pool.clone());
+        let ps = inner.pool(&pool);
+        if !ps.tickets.contains_key(&ticket.id) {
+            ps.tickets.insert(ticket.id.clone(), ticket.clone());
+            ps.state.insert(ticket.id.clone(), State::New);
+            ps.queue.insert((Score(ticket.rating), ticket.id.clone()));
+        }
+        Ok(EnqueueOutcome::Queued)
+    }
+
+    async fn ticket(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+    ) -> Result<Option<TicketView>, StoreError> {
+        Ok(self.lock().view(player, id, now_ms()))
+    }
+
+    async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
+        let mut inner = self.lock();
+        let Some(pool) = inner
+            .players
+            .get(player)
+            .and_then(|p| p.tickets.get(id))
+            .cloned()
+        else {
+            return Ok(CancelOutcome::NotFound);
+        };
+        let ps = inner.pool(&pool);
+        let Some(state) = ps.state.get(id).cloned() else {
+            return Ok(CancelOutcome::NotFound);
+        };
+        Ok(match state {
+            State::Cancelled => CancelOutcome::AlreadyCancelled,
+            State::Matched(mid) => CancelOutcome::Matched(mid),
+            State::New | State::Requeued | State::Held => {
+                let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
+                ps.queue.remove(&(Score(rating), id.clone()));
+                ps.state.insert(id.clone(), State::Cancelled);
+                ps.done.insert(id.to_string(), now_ms());
+                CancelOutcome::Cancelled
+            }
+        })
+    }
+
+    async fn player_matches(
+        &self,
+        player: &PlayerId,
+        limit: usize,
+    ) -> Result<Vec<Match>, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .players
+            .get(player)
+            .map(|p| p.history.iter().take(limit).cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn claim(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        max: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        ps.leases
+            .insert(worker.to_string(), now + lease.as_millis() as Millis);
+        let n = ps.queue.len();
+        if n == 0 || max == 0 {
+            return Ok(Vec::new());
+        }
+        let first = ((start.clamp(0.0, 1.0) * n as f64) as usize).min(n.saturating_sub(max));
+        let batch: Vec<(Score, TicketId)> =
+            ps.queue.iter().skip(first).take(max).cloned().collect();
+        let mut out = Vec::with_capacity(batch.len());
+        for entry in batch {
+            ps.queue.remove(&entry);
+            let (Score(rating), id) = entry;
+            let Some(ticket) = ps.tickets.get(&id).cloned() else {
+                ps.state.remove(&id);
+                continue;
+            };
+            let first_claim = ps.state.insert(id.clone(), State::Held) == Some(State::New);
+            ps.held
+                .entry(worker.to_string())
+                .or_default()
+                .insert(id, rating);
+            out.push(Claimed {
+                ticket,
+                first_claim,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn complete(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        matches: &[Match],
+    ) -> Result<Vec<MatchId>, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let mut committed = Vec::new();
+        for m in matches {
+            let ok = m.tickets.iter().all(|t| {
+                ps.held
+                    .get(worker)
+                    .is_some_and(|h| h.contains_key(&t.ticket_id))
+                    && ps.state.get(&t.ticket_id) == Some(&State::Held)
+            });
+            if !ok {
+                continue;
+            }
+            for t in &m.tickets {
+                if let Some(h) = ps.held.get_mut(worker) {
+                    h.remove(&t.ticket_id);
+                }
+                ps.state
+                    .insert(t.ticket_id.clone(), State::Matched(m.id.clone()));
+                ps.done.insert(t.ticket_id.to_string(), now);
+            }
+            ps.done.insert(m.id.to_string(), now);
+            ps.matches.insert(m.id.clone(), m.clone());
+            ps.outbox.insert(m.id.clone(), now);
+            committed.push(m.id.clone());
+        }
+        if ps.held.get(worker).is_some_and(|h| h.is_empty()) {
+            ps.held.remove(worker);
+        }
+        Ok(committed)
+    }
+
+    async fn release(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        ids: Option<&[TicketId]>,
+    ) -> Result<usize, StoreError> {
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let ids = match ids {
+            Some(ids) => ids.to_vec(),
+            None => ps.held_ids(worker),
+        };
+        Ok(ps.requeue(worker, &ids))
+    }
+
+    async fn heartbeat(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        lease: Duration,
+    ) -> Result<usize, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        ps.leases
+            .insert(worker.to_string(), now + lease.as_millis() as Millis);
+        Ok(ps.held.get(worker).map_or(0, HashMap::len))
+    }
+
+    async fn expired_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        Ok(ps
+            .leases
+            .iter()
+            .filter(|(_, exp)| **exp < now)
+            .map(|(w, _)| w.clone())
+            .collect())
+    }
+
+    async fn reclaim(&self, worker: &str, pool: &Pool) -> Result<Option<usize>, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        if ps.leases.get(worker).is_some_and(|exp| *exp > now) {
+            return Ok(None);
+        }
+        ps.leases.remove(worker);
+        let ids = ps.held_ids(worker);
+        Ok(Some(ps.requeue(worker, &ids)))
+    }
+
+    async fn fan_out(&self, pool: &Pool, m: &Match) -> Result<(), StoreError> {
+        {
+            let mut inner = self.lock();
+            for player in m.players() {
+                let p = inner.players.entry(player.clone()).or_default();
+                if !p.history.iter().any(|h| h.id == m.id) {
+                    let at = p.history.partition_point(|h| h.created_at > m.created_at);
+                    p.history.insert(at, m.clone());
+                    p.history.truncate(HISTORY_LEN);
+                }
+            }
+            inner.pool(pool).outbox.remove(&m.id);
+        }
+        for envelope in matched_events(m) {
+            self.hub.dispatch(envelope);
+        }
+        Ok(())
+    }
+
+    async fn stale_outbox(
+        &self,
+        pool: &Pool,
+        older_than: Duration,
+    ) -> Result<Vec<Match>, StoreError> {
+        let cutoff = now_ms().saturating_sub(older_than.as_millis() as Millis);
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let stale: Vec<MatchId> = ps
+            .outbox
+            .iter()
+            .filter(|(_, at)| **at <= cutoff)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut out = Vec::new();
+        for id in stale {
+            match ps.matches.get(&id) {
+                Some(m) => out.push(m.clone()),
+                None => {
+                    ps.outbox.remove(&id);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn purge(&self, pool: &Pool, older_than: Duration) -> Result<usize, StoreError> {
+        let cutoff = now_ms().saturating_sub(older_than.as_millis() as Millis);
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let old: Vec<String> = ps
+            .done
+            .iter()
+            .filter(|(_, at)| **at <= cutoff)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &old {
+            ps.done.remove(id);
+            if let Ok(mid) = MatchId::new(id.clone())
+                && id.starts_with("m-")
+            {
+                ps.matches.remove(&mid);
+            } else if let Ok(tid) = TicketId::new(id.clone()) {
+                ps.tickets.remove(&tid);
+                ps.state.remove(&tid);
+            }
+        }
+        Ok(old.len())
+    }
+
+    async fn publish(&self, events: &[EventEnvelope]) -> Result<(), StoreError> {
+        for e in events {
+            self.hub.dispatch(e.clone());
+        }
+        Ok(())
+    }
+
+    async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {
+        Ok(self.hub.subscribe(player))
+    }
+
+    async fn depths(&self, pool: &Pool) -> Result<Depths, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .pools
+            .get(pool)
+            .map(|ps| Depths {
+                queued: ps.queue.len() as u64,
+                processing: ps.held.values().map(|h| h.len() as u64).sum(),
+            })
+            .unwrap_or_default())
+    }
+}

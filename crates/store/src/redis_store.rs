@@ -1,0 +1,513 @@
+//! [`Store`] on Redis: every atomic step is one Lua script on one hash slot; the
+//! steps that cross slots (player index, history, events) are idempotent and
+//! resumable (see the outbox in [`crate::keys`]).
+
+use crate::api::{State, matched_events, view};
+use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
+use crate::scripts::Scripts;
+use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use mm_domain::{
+    Event, EventEnvelope, Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId, TicketView,
+};
+use redis::AsyncCommands;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OnceCell, mpsc};
+
+/// How long the player's ticket index and history live after their last write.
+const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
+/// Largest batch purged per script call.
+const PURGE_CHUNK: usize = 1000;
+
+pub struct RedisStore {
+    client: redis::Client,
+    conn: ConnectionManager,
+    scripts: Scripts,
+    hub: Arc<Hub>,
+    listener: OnceCell<()>,
+}
+
+impl RedisStore {
+    /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379`).
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_number_of_retries(6)
+            .set_max_delay(Duration::from_secs(2));
+        let conn = tokio::time::timeout(
+            Duration::from_secs(15),
+            client.get_connection_manager_with_config(config),
+        )
+        .await
+        .map_err(|_| StoreError::Timeout)??;
+        Ok(Self {
+            client,
+            conn,
+            scripts: Scripts::new(),
+            hub: Arc::new(Hub::default()),
+            listener: OnceCell::new(),
+        })
+    }
+
+    fn conn(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
+    /// Redis server time in ms: the clock leases are measured against.
+    async fn server_now(&self) -> Result<Millis, StoreError> {
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut self.conn()).await?;
+        Ok(secs * 1000 + micros / 1000)
+    }
+
+    /// Subscribes to the events channel once and feeds the hub until the process ends,
+    /// resubscribing after a lost connection.
+    async fn ensure_listener(&self) -> Result<(), StoreError> {
+        self.listener
+            .get_or_try_init(|| async {
+                let mut pubsub = self.client.get_async_pubsub().await?;
+                pubsub.subscribe(EVENTS_CHANNEL).await?;
+                let client = self.client.clone();
+                let hub = self.hub.clone();
+                tokio::spawn(listen(client, pubsub, hub));
+                Ok::<(), StoreError>(())
+            })
+            .await?;
+        Ok(())
+    }
+
+    async fn pool_state(
+        &self,
+        keys: &PoolKeys,
+        id: &TicketId,
+    ) -> Result<Option<(Ticket, State, Option<f64>)>, StoreError> {
+        let (data, state, done): (Option<String>, Option<String>, Option<f64>) = redis::pipe()
+            .hget(&keys.tickets, id.as_str())
+            .hget(&keys.state, id.as_str())
+            .zscore(&keys.done, id.as_str())
+            .query_async(&mut self.conn())
+            .await?;
+        let (Some(data), Some(state)) = (data, state) else {
+            return Ok(None);
+        };
+        let ticket: Ticket = serde_json::from_str(&data)?;
+        let state = State::parse(&state)
+            .ok_or_else(|| StoreError::Corrupt(format!("ticket state {state:?}")))?;
+        Ok(Some((ticket, state, done)))
+    }
+}
+
+async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, hub: Arc<Hub>) {
+    let mut stream = pubsub.into_on_message();
+    loop {
+        while let Some(msg) = stream.next().await {
+            let Ok(payload) = msg.get_payload::<String>() else {
+                continue;
+            };
+            match serde_json::from_str::<EventEnvelope>(&payload) {
+                Ok(envelope) => hub.dispatch(envelope),
+                Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
+            }
+        }
+        tracing::warn!("lost the events subscription; resubscribing");
+        stream = loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let attempt = async {
+                let mut ps = client.get_async_pubsub().await?;
+                ps.subscribe(EVENTS_CHANNEL).await?;
+                Ok::<_, redis::RedisError>(ps)
+            };
+            match attempt.await {
+                Ok(ps) => break ps.into_on_message(),
+                Err(e) => tracing::warn!(error = %e, "resubscribe failed"),
+            }
+        };
+    }
+}
+
+#[async_trait]
+impl Store for RedisStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        let _: String = redis::cmd("PING").query_async(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
+        let pool = ticket.pool();
+        let pk = PlayerKeys::new(&ticket.owner);
+        let mut expected = String::new();
+        // Compare-and-set the player's active ticket; a finished one may be replaced.
+        // Each retry follows a ticket that finished, so a few tries always suffice
+        // unless the player is racing themselves.
+        let mut activated = false;
+        for _ in 0..5 {
+            let current: String = self
+                .scripts
+                .activate
+                .key(&pk.active)
+                .key(&pk.tickets)
+                .arg(ticket.id.as_str())
+                .arg(pool.name())
+                .arg(&expected)
+                .arg(PLAYER_TTL_SECS)
+                .invoke_async(&mut self.conn())
+                .await?;
+            if current.is_empty() || current == ticket.id.as_str() {
+                activated = true;
+                break;
+            }
+            let current = TicketId::new(current).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            match self.ticket(&ticket.owner, &current).await? {
+                Some(v) if !v.status.is_terminal() => {
+                    return Ok(EnqueueOutcome::PlayerBusy(current));
+                }
+                _ => expected = current.to_string(),
+            }
+        }
+        if !activated {
+            return Ok(EnqueueOutcome::PlayerBusy(
+                TicketId::new(expected).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ));
+        }
+        let keys = PoolKeys::new(&pool);
+        let _: i64 = self
+            .scripts
+            .enqueue
+            .key(&keys.queue)
+            .key(&keys.tickets)
+            .key(&keys.state)
+            .arg(ticket.id.as_str())
+            .arg(serde_json::to_string(ticket)?)
+            .arg(ticket.rating)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(EnqueueOutcome::Queued)
+    }
+
+    async fn ticket(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+    ) -> Result<Option<TicketView>, StoreError> {
+        let pk = PlayerKeys::new(player);
+        let pool: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
+        let Some(pool) = pool.as_deref().and_then(Pool::parse) else {
+            return Ok(None);
+        };
+        let keys = PoolKeys::new(&pool);
+        let Some((ticket, state, done)) = self.pool_state(&keys, id).await? else {
+            return Ok(None);
+        };
+        let found = match &state {
+            State::Matched(mid) => {
+                let json: Option<String> = self.conn().hget(&keys.matches, mid.as_str()).await?;
+                json.map(|j| serde_json::from_str::<Match>(&j))
+                    .transpose()?
+            }
+            _ => None,
+        };
+        let now = self.server_now().await?;
+        Ok(Some(view(
+            &ticket,
+            &state,
+            done.map(|d| d as Millis),
+            found.as_ref(),
+            now,
+        )))
+    }
+
+    async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
+        let pk = PlayerKeys::new(player);
+        let pool: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
+        let Some(pool) = pool.as_deref().and_then(Pool::parse) else {
+            return Ok(CancelOutcome::NotFound);
+        };
+        let keys = PoolKeys::new(&pool);
+        let out: Vec<String> = self
+            .scripts
+            .cancel
+            .key(&keys.queue)
+            .key(&keys.state)
+            .key(&keys.done)
+            .arg(id.as_str())
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(match out.first().map(String::as_str) {
+            Some("cancelled") if out.get(1).map(String::as_str) == Some("already") => {
+                CancelOutcome::AlreadyCancelled
+            }
+            Some("cancelled") => CancelOutcome::Cancelled,
+            Some("matched") => CancelOutcome::Matched(
+                MatchId::new(out.get(1).cloned().unwrap_or_default())
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+            _ => CancelOutcome::NotFound,
+        })
+    }
+
+    async fn player_matches(
+        &self,
+        player: &PlayerId,
+        limit: usize,
+    ) -> Result<Vec<Match>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let pk = PlayerKeys::new(player);
+        let raw: Vec<String> = self
+            .conn()
+            .zrevrange(&pk.history, 0, limit as isize - 1)
+            .await?;
+        raw.iter().map(|j| Ok(serde_json::from_str(j)?)).collect()
+    }
+
+    async fn claim(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        max: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let got: Vec<(String, i64)> = self
+            .scripts
+            .claim
+            .key(&keys.queue)
+            .key(&keys.tickets)
+            .key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.leases)
+            .arg(worker)
+            .arg(max)
+            .arg(start.clamp(0.0, 1.0))
+            .arg(lease.as_millis() as u64)
+            .invoke_async(&mut self.conn())
+            .await?;
+        got.into_iter()
+            .map(|(json, first)| {
+                Ok(Claimed {
+                    ticket: serde_json::from_str(&json)?,
+                    first_claim: first == 1,
+                })
+            })
+            .collect()
+    }
+
+    async fn complete(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        matches: &[Match],
+    ) -> Result<Vec<MatchId>, StoreError> {
+        if matches.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = PoolKeys::new(pool);
+        let mut inv = self.scripts.complete.prepare_invoke();
+        inv.key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.matches)
+            .key(&keys.done)
+            .key(&keys.outbox);
+        for m in matches {
+            inv.arg(m.id.as_str())
+                .arg(serde_json::to_string(m)?)
+                .arg(m.tickets.len());
+            for t in &m.tickets {
+                inv.arg(t.ticket_id.as_str());
+            }
+        }
+        let ids: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+        ids.into_iter()
+            .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect()
+    }
+
+    async fn release(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        ids: Option<&[TicketId]>,
+    ) -> Result<usize, StoreError> {
+        if ids.is_some_and(|ids| ids.is_empty()) {
+            return Ok(0);
+        }
+        let keys = PoolKeys::new(pool);
+        let mut inv = self.scripts.release.prepare_invoke();
+        inv.key(&keys.queue).key(&keys.state).key(keys.held(worker));
+        for id in ids.unwrap_or_default() {
+            inv.arg(id.as_str());
+        }
+        Ok(inv.invoke_async(&mut self.conn()).await?)
+    }
+
+    async fn heartbeat(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        lease: Duration,
+    ) -> Result<usize, StoreError> {
+        let keys = PoolKeys::new(pool);
+        Ok(self
+            .scripts
+            .heartbeat
+            .key(&keys.leases)
+            .key(keys.held(worker))
+            .arg(worker)
+            .arg(lease.as_millis() as u64)
+            .invoke_async(&mut self.conn())
+            .await?)
+    }
+
+    async fn expired_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let now = self.server_now().await?;
+        Ok(self
+            .conn()
+            .zrangebyscore(&keys.leases, "-inf", format!("({now}"))
+            .await?)
+    }
+
+    async fn reclaim(&self, worker: &str, pool: &Pool) -> Result<Option<usize>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let n: i64 = self
+            .scripts
+            .reclaim
+            .key(&keys.queue)
+            .key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.leases)
+            .arg(worker)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok((n >= 0).then_some(n as usize))
+    }
+
+    async fn fan_out(&self, pool: &Pool, m: &Match) -> Result<(), StoreError> {
+        let keys = PoolKeys::new(pool);
+        let json = serde_json::to_string(m)?;
+        let mut pipe = redis::pipe();
+        for player in m.players() {
+            let pk = PlayerKeys::new(player);
+            pipe.zadd(&pk.history, &json, m.created_at)
+                .ignore()
+                .zremrangebyrank(&pk.history, 0, -(HISTORY_LEN as isize) - 1)
+                .ignore()
+                .expire(&pk.history, PLAYER_TTL_SECS)
+                .ignore();
+        }
+        for envelope in matched_events(m) {
+            pipe.publish(EVENTS_CHANNEL, serde_json::to_string(&envelope)?)
+                .ignore();
+        }
+        pipe.zrem(&keys.outbox, m.id.as_str()).ignore();
+        let () = pipe.query_async(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    async fn stale_outbox(
+        &self,
+        pool: &Pool,
+        older_than: Duration,
+    ) -> Result<Vec<Match>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let cutoff = self
+            .server_now()
+            .await?
+            .saturating_sub(older_than.as_millis() as Millis);
+        let ids: Vec<String> = self
+            .conn()
+            .zrangebyscore_limit(&keys.outbox, "-inf", cutoff, 0, 1000)
+            .await?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let raw: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&keys.matches)
+            .arg(&ids)
+            .query_async(&mut self.conn())
+            .await?;
+        let mut out = Vec::new();
+        for (id, json) in ids.iter().zip(raw) {
+            match json {
+                Some(j) => out.push(serde_json::from_str(&j)?),
+                None => {
+                    // Purged already: nothing left to fan out.
+                    let _: i64 = self.conn().zrem(&keys.outbox, id).await?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn purge(&self, pool: &Pool, older_than: Duration) -> Result<usize, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let cutoff = self
+            .server_now()
+            .await?
+            .saturating_sub(older_than.as_millis() as Millis);
+        let mut total = 0;
+        loop {
+            let n: usize = self
+                .scripts
+                .purge
+                .key(&keys.tickets)
+                .key(&keys.state)
+                .key(&keys.matches)
+                .key(&keys.done)
+                .arg(cutoff)
+                .arg(PURGE_CHUNK)
+                .invoke_async(&mut self.conn())
+                .await?;
+            total += n;
+            if n < PURGE_CHUNK {
+                return Ok(total);
+            }
+        }
+    }
+
+    async fn publish(&self, events: &[EventEnvelope]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for e in events {
+            pipe.publish(EVENTS_CHANNEL, serde_json::to_string(e)?)
+                .ignore();
+        }
+        let () = pipe.query_async(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {
+        self.ensure_listener().await?;
+        Ok(self.hub.subscribe(player))
+    }
+
+    async fn depths(&self, pool: &Pool) -> Result<Depths, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let (queued, workers): (u64, Vec<String>) = redis::pipe()
+            .zcard(&keys.queue)
+            .zrange(&keys.leases, 0, -1)
+            .query_async(&mut self.conn())
+            .await?;
+        let mut pipe = redis::pipe();
+        for w in &workers {
+            pipe.zcard(keys.held(w));
+        }
+        let held: Vec<u64> = if workers.is_empty() {
+            Vec::new()
+        } else {
+            pipe.query_async(&mut self.conn()).await?
+        };
+        Ok(Depths {
+            queued,
+            processing: held.iter().sum(),
+        })
+    }
+}

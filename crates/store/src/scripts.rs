@@ -1,0 +1,42 @@
+//! The Lua scripts, compiled into the binary from `src/lua/`. Scripts that need the
+//! shared helpers get `common.lua` prepended.
+
+use redis::Script;
+
+macro_rules! script {
+    ($file:literal) => {
+        Script::new(concat!(
+            include_str!("lua/common.lua"),
+            include_str!(concat!("lua/", $file))
+        ))
+    };
+}
+
+/// Every script the Redis store runs, hashed once.
+pub struct Scripts {
+    pub enqueue: Script,
+    pub claim: Script,
+    pub complete: Script,
+    pub release: Script,
+    pub heartbeat: Script,
+    pub reclaim: Script,
+    pub cancel: Script,
+    pub activate: Script,
+    pub purge: Script,
+}
+
+impl Scripts {
+    pub fn new() -> Self {
+        Self {
+            enqueue: Script::new(include_str!("lua/enqueue.lua")),
+            claim: script!("claim.lua"),
+            complete: script!("complete.lua"),
+            release: script!("release.lua"),
+            heartbeat: script!("heartbeat.lua"),
+            reclaim: script!("reclaim.lua"),
+            cancel: script!("cancel.lua"),
+            activate: Script::new(include_str!("lua/activate.lua")),
+            purge: Script::new(include_str!("lua/purge.lua")),
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! The store contract, checked the same way on both implementations.
+
+use crate::{Harness, pool, ticket};
+use mm_domain::{Event, Match, MatchId, MatchTicket, PlayerId, TicketId, TicketStatus, now_ms};
+use mm_store::{CancelOutcome, Claimed, EnqueueOutcome};
+use std::time::Duration;
+
+const LEASE: Duration = Duration::from_secs(30);
+
+fn make_match(claimed: &[&Claimed]) -> Match {
+    Match {
+        id: MatchId::new(format!("m-{}", uuid::Uuid::new_v4().simple())).unwrap(),
+        mode: "ranked".into(),
+        region: "eu".into(),
+        tickets: claimed
+            .iter()
+            .map(|c| MatchTicket {
+                ticket_id: c.ticket.id.clone(),
+                players: c.ticket.players.clone(),
+                rating: c.ticket.rating,
+                enqueued_at: c.ticket.enqueued_at,
+            })
+            .collect(),
+        created_at: now_ms(),
+    }
+}
+
+async fn enqueue_then_read_back(h: Harness) {
+    let t = ticket(1, 1500.0);
+    assert_eq!(h.store.enqueue(&t).await.unwrap(), EnqueueOutcome::Queued);
+    let v = h
+        .store
+        .ticket(&t.owner, &t.id)
+        .await
+        .unwrap()
+        .expect("ticket");
+    assert_eq!(v.status, TicketStatus::Queued);
+    assert_eq!(v.rating, 1500.0);
+    assert_eq!(v.enqueued_at, t.enqueued_at);
+    assert!(v.match_id.is_none());
+    // Another player cannot see it.
+    let other = PlayerId::new("someone-else").unwrap();
+    assert!(h.store.ticket(&other, &t.id).await.unwrap().is_none());
+    assert!(
+        h.store
+            .ticket(&t.owner, &TicketId::new("t-nope").unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(h.store.depths(&pool()).await.unwrap().queued, 1);
+}
+
+async fn claim_complete_release(h: Harness) {
+    let ts: Vec<_> = (0..4).map(|i| ticket(i, 1500.0 + i as f64)).collect();
+    for t in &ts {
+        h.store.enqueue(t).await.unwrap();
+    }
+    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+    assert_eq!(claimed.len(), 4);
+    assert!(claimed.iter().all(|c| c.first_claim));
+    let d = h.store.depths(&pool()).await.unwrap();
+    assert_eq!((d.queued, d.processing), (0, 4));
+
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    let committed = h
+        .store
+        .complete("w1", &pool(), std::slice::from_ref(&m))
+        .await
+        .unwrap();
+    assert_eq!(committed, vec![m.id.clone()]);
+    let rest: Vec<TicketId> = claimed[2..].iter().map(|c| c.ticket.id.clone()).collect();
+    assert_eq!(
+        h.store.release("w1", &pool(), Some(&rest)).await.unwrap(),
+        2
+    );
+    let d = h.store.depths(&pool()).await.unwrap();
+    assert_eq!((d.queued, d.processing), (2, 0));
+
+    let t0 = &claimed[0].ticket;
+    let v = h.store.ticket(&t0.owner, &t0.id).await.unwrap().unwrap();
+    assert_eq!(v.status, TicketStatus::Matched);
+    assert_eq!(v.match_id, Some(m.id.clone()));
+    assert_eq!(v.co_players, Some(claimed[1].ticket.players.clone()));
+    let t2 = &claimed[2].ticket;
+    let v = h.store.ticket(&t2.owner, &t2.id).await.unwrap().unwrap();
+    assert_eq!(v.status, TicketStatus::Searching);
+
+    // Released tickets are claimed again with their original enqueue time.
+    let again = h.store.claim("w2", &pool(), 10, 0.5, LEASE).await.unwrap();
+    assert_eq!(again.len(), 2);
+    assert!(again.iter().all(|c| !c.first_claim));
+    for c in &again {
+        let orig = ts.iter().find(|t| t.id == c.ticket.id).unwrap();
+        assert_eq!(c.ticket.enqueued_at, orig.enqueued_at);
+    }
+    // Completing the same match twice, or another worker's tickets, commits nothing.
+    assert!(
+        h.store
+            .complete("w1", &pool(), &[m])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let foreign = make_match(&[&again[0], &again[1]]);
+    assert!(
+        h.store
+            .complete("w1", &pool(), &[foreign])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn cancel_queued_is_never_claimed(h: Harness) {
+    let t = ticket(1, 1500.0);
+    h.store.enqueue(&t).await.unwrap();
+    assert_eq!(
+        h.store.cancel(&t.owner, &t.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    );
+    assert_eq!(
+        h.store.cancel(&t.owner, &t.id).await.unwrap(),
+        CancelOutcome::AlreadyCancelled
+    );
+    assert!(
+        h.store
+            .claim("w1", &pool(), 10, 0.0, LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let v = h.store.ticket(&t.owner, &t.id).await.unwrap().unwrap();
+    assert_eq!(v.status, TicketStatus::Cancelled);
+    let other = PlayerId::new("mallory").unwrap();
+    assert_eq!(
+        h.store.cancel(&other, &t.id).await.unwrap(),
+        CancelOutcome::NotFound
+    );
+}
+
+async fn cancel_while_held_blocks_the_match(h: Harness) {
+    let a = ticket(1, 1500.0);
+    let b = ticket(2, 1500.0);
+    h.store.enqueue(&a).await.unwrap();
+    h.store.enqueue(&b).await.unwrap();
+    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+    assert_eq!(
+        h.store.cancel(&a.owner, &a.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    );
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    assert!(
+        h.store
+            .complete("w1", &pool(), &[m])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Releasing both requeues only the one not cancelled.
+    assert_eq!(h.store.release("w1", &pool(), None).await.unwrap(), 1);
+    let d = h.store.depths(&pool()).await.unwrap();
+    assert_eq!((d.queued, d.processing), (1, 0));
+    assert_eq!(
+        h.store
+            .ticket(&a.owner, &a.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        TicketStatus::Cancelled
+    );
+    assert_eq!(
+        h.store
+            .ticket(&b.owner, &b.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        TicketStatus::Searching
+    );
+}
+
+async fn cancel_matched_is_refused(h: Harness) {
+    let a = ticket(1, 1500.0);
+    let b = ticket(2, 1500.0);
+    h.store.enqueue(&a).await.unwrap();
+    h.store.enqueue(&b).await.unwrap();
+    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    h.store
+        .complete("w1", &pool(), std::slice::from_ref(&m))
+        .await
+        .unwrap();
+    assert_eq!(
+        h.store.cancel(&a.owner, &a.id).await.unwrap(),
+        CancelOutcome::Matched(m.id.clone())
+    );
+    assert_eq!(
+        h.store
+            .ticket(&a.owner, &a.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        TicketStatus::Matched
+    );
+}
+
+async fn one_active_ticket_per_player(h: Harness) {
+    let a = ticket(1, 1500.0);
+    h.store.enqueue(&a).await.unwrap();
+    let mut again = ticket(1, 1600.0);
+    again.owner = a.owner.clone();
+    assert_eq!(
+        h.store.enqueue(&again).await.unwrap(),
+        EnqueueOutcome::PlayerBusy(a.id.clone())
+    );
+    h.store.cancel(&a.owner, &a.id).await.unwrap();
+    assert_eq!(
+        h.store.enqueue(&again).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    assert_eq!(h.store.depths(&pool()).await.unwrap().queued, 1);
+}
+
+async fn expired_lease_is_reclaimed(h: Harness) {
+    for i in 0..3 {
+        h.store.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    let claimed = h
+        .store
+        .claim("dead", &pool(), 10, 0.0, Duration::from_millis(50))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 3);
+    // A live lease is not reclaimed.
+    assert_eq!(h.store.reclaim("dead", &pool()).await.unwrap(), None);
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert_eq!(
+        h.store.expired_workers(&pool()).await.unwrap(),
+        vec!["dead".to_string()]
+    );
+    assert_eq!(h.store.reclaim("dead", &pool()).await.unwrap(), Some(3));
+    // Idempotent: a second supervisor finds nothing left.
+    assert_eq!(h.store.reclaim("dead", &pool()).await.unwrap(), Some(0));
+    assert!(h.store.expired_workers(&pool()).await.unwrap().is_empty());
+    let d = h.store.depths(&pool()).await.unwrap();
+    assert_eq!((d.queued, d.processing), (3, 0));
+    // The dead worker waking up cannot commit what it lost.
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    assert!(
+        h.store
+            .complete("dead", &pool(), &[m])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let t = &claimed[0].ticket;
+    let v = h.store.ticket(&t.owner, &t.id).await.unwrap().unwrap();
+    assert_eq!(v.status, TicketStatus::Searching);
+    assert_eq!(v.enqueued_at, t.enqueued_at);
+}
+
+async fn heartbeat_keeps_the_lease(h: Harness) {
+    h.store.enqueue(&ticket(1, 1500.0)).await.unwrap();
+    h.store
+        .claim("w1", &pool(), 10, 0.0, Duration::from_millis(100))
+        .await
+        .unwrap();
+    assert_eq!(
+        h.store
+            .heartbeat("w1", &pool(), Duration::from_secs(10))
+            .await
+            .unwrap(),
+        1
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(h.store.expired_workers(&pool()).await.unwrap().is_empty());
+    assert_eq!(h.store.reclaim("w1", &pool()).await.unwrap(), None);
+}
+
+async fn fan_out_reaches_history_and_subscribers(h: Harness) {
+    let a = ticket(1, 1500.0);
+    let b = ticket(2, 1510.0);
+    let mut rx = h.store.subscribe(&a.owner).await.unwrap();
+    h.store.enqueue(&a).await.unwrap();
+    h.store.enqueue(&b).await.unwrap();
+    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    h.store
+        .complete("w1", &pool(), std::slice::from_ref(&m))
+        .await
+        .unwrap();
+    assert_eq!(
+        h.store.stale_outbox(&pool(), Duration::ZERO).await.unwrap(),
+        vec![m.clone()]
+    );
+    h.store.fan_out(&pool(), &m).await.unwrap();
+    h.store.fan_out(&pool(), &m).await.unwrap();
+    assert!(
+        h.store
+            .stale_outbox(&pool(), Duration::ZERO)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        h.store.player_matches(&a.owner, 10).await.unwrap(),
+        vec![m.clone()]
+    );
+    assert_eq!(
+        h.store.player_matches(&b.owner, 10).await.unwrap(),
+        vec![m.clone()]
+    );
+    let ev = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    match ev {
+        Event::Matched {
+            ticket_id,
+            match_id,
+            ..
+        } => {
+            assert_eq!(ticket_id, a.id);
+            assert_eq!(match_id, m.id);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+async fn purge_forgets_finished_tickets(h: Harness) {
+    let a = ticket(1, 1500.0);
+    let b = ticket(2, 1500.0);
+    h.store.enqueue(&a).await.unwrap();
+    h.store.enqueue(&b).await.unwrap();
+    h.store.cancel(&b.owner, &b.id).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(h.store.purge(&pool(), Duration::ZERO).await.unwrap(), 1);
+    assert!(h.store.ticket(&b.owner, &b.id).await.unwrap().is_none());
+    assert!(h.store.ticket(&a.owner, &a.id).await.unwrap().is_some());
+}
+
+crate::both_stores!(
+    enqueue_then_read_back,
+    claim_complete_release,
+    cancel_queued_is_never_claimed,
+    cancel_while_held_blocks_the_match,
+    cancel_matched_is_refused,
+    one_active_ticket_per_player,
+    expired_lease_is_reclaimed,
+    heartbeat_keeps_the_lease,
+    fan_out_reaches_history_and_subscribers,
+    purge_forgets_finished_tickets,
+);

@@ -1,0 +1,198 @@
+//! Test harness: starts real servers and processes for integration tests.
+//!
+//! - [`RedisServer`]: a throwaway `redis-server` on a free loopback port, killed on drop.
+//! - [`Proc`]: a child process (usually the `matchmaker` binary) logging to a file,
+//!   SIGKILLed on drop unless stopped first.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A free TCP port on 127.0.0.1 (free when asked; bind it soon).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free port on loopback")
+}
+
+/// A real redis-server for one test.
+pub struct RedisServer {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts `redis-server` (or `$REDIS_SERVER_BIN`) on a free port with no persistence.
+    pub fn start() -> Self {
+        let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+        let mut last_err = String::new();
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let port = free_port();
+            let log = std::fs::File::create(dir.path().join("redis.log")).expect("log file");
+            let child = Command::new(&bin)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+                .args(["--appendonly", "no", "--protected-mode", "no"])
+                .arg("--dir")
+                .arg(dir.path())
+                .stdout(log)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!("cannot start {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)")
+                });
+            let mut server = RedisServer {
+                child,
+                port,
+                _dir: dir,
+            };
+            match server.wait_ready(Duration::from_secs(10)) {
+                Ok(()) => return server,
+                Err(e) => {
+                    last_err = e;
+                    let _ = server.child.kill();
+                }
+            }
+        }
+        panic!("redis-server did not start: {last_err}");
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("exited with {status}"));
+            }
+            if ping(self.port).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("no PONG in time".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ping(port: u16) -> std::io::Result<()> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_millis(500)))?;
+    s.write_all(b"PING\r\n")?;
+    let mut buf = [0u8; 7];
+    s.read_exact(&mut buf)?;
+    if &buf == b"+PONG\r\n" {
+        Ok(())
+    } else {
+        Err(std::io::Error::other("not ready"))
+    }
+}
+
+/// A child process whose output goes to a log file; SIGKILLed on drop.
+pub struct Proc {
+    child: Option<Child>,
+    name: String,
+    log: PathBuf,
+}
+
+impl Proc {
+    /// Spawns `cmd` with stdout and stderr appended to `log_dir/name.log`.
+    pub fn spawn(name: &str, mut cmd: Command, log_dir: &Path) -> Self {
+        let log = log_dir.join(format!("{name}.log"));
+        let out = std::fs::File::create(&log).expect("log file");
+        let err = out.try_clone().expect("log file");
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Self {
+            child: Some(child),
+            name: name.into(),
+            log,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or(0)
+    }
+
+    /// The process's output so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL, as a crash.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM, then wait up to `timeout` for a clean exit (SIGKILL after that).
+    /// Returns whether it exited successfully by itself.
+    pub fn terminate(&mut self, timeout: Duration) -> bool {
+        let Some(mut c) = self.child.take() else {
+            return false;
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &c.id().to_string()])
+            .status();
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = c.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        eprintln!("{} did not stop after SIGTERM; killing", self.name);
+        let _ = c.kill();
+        let _ = c.wait();
+        false
+    }
+
+    /// True while the process runs.
+    pub fn running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Waits until a TCP connect to `addr` succeeds.
+pub fn wait_for_port(addr: &str, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if TcpStream::connect(addr).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
