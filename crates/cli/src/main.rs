@@ -1,1 +1,70 @@
-fn main() {}
+//! `matchmaker`: one binary, one subcommand per component. This file only parses
+//! the command line and wires the pieces together.
+
+mod bench;
+mod config;
+mod run;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "matchmaker",
+    version,
+    about = "Matchmaking service for online games: tickets in over HTTP/WebSocket, fair matches out.",
+    long_about = "Matchmaking service for online games: tickets in over HTTP/WebSocket, fair matches out.\n\n\
+        Run everything in one process with `matchmaker serve` (in-memory store, no external services), \
+        or run `ingress`, `worker` and `supervisor` as separate processes sharing Redis (REDIS_URL).\n\n\
+        Every option can also be set with the environment variable shown next to it."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ingress, worker and supervisor in one process. In-memory store unless REDIS_URL is given.
+    Serve(run::ServeArgs),
+    /// The HTTP/WebSocket API for game clients (stateless; needs REDIS_URL).
+    Ingress(run::IngressArgs),
+    /// Claims tickets and forms matches (stateless; needs REDIS_URL).
+    Worker(run::WorkerCmd),
+    /// Returns tickets of dead workers to the queue and finishes interrupted fan-outs (needs REDIS_URL).
+    Supervisor(run::SupervisorCmd),
+    /// Benchmarks against a deployment the command starts itself.
+    #[command(subcommand)]
+    Bench(bench::Scenario),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(run(cli.command)));
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<()> {
+    {
+        match command {
+            Command::Serve(args) => run::serve(args).await,
+            Command::Ingress(args) => run::ingress(args).await,
+            Command::Worker(args) => run::worker(args).await,
+            Command::Supervisor(args) => run::supervisor(args).await,
+            Command::Bench(scenario) => bench::run(scenario).await,
+        }
+    }
+}

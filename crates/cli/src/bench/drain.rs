@@ -1,0 +1,263 @@
+//! The drain scenario (seed 000's "Queue Drain Rate"): N tickets seeded in one pool,
+//! K `matchmaker worker` processes started, queue and processing depth sampled
+//! until the queue is empty. Reports tickets/s and Redis CPU per ticket (from
+//! `INFO commandstats`), optionally beside a baseline run with seed 000's claim
+//! batch of 10 in the same command.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
+use mm_store::{RedisStore, Store};
+use mm_testkit::{Proc, RedisServer};
+use rand::{Rng, SeedableRng};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Args)]
+pub struct DrainArgs {
+    /// Tickets seeded before the workers start.
+    #[arg(long, default_value_t = 10_000)]
+    pub tickets: usize,
+    /// Worker processes.
+    #[arg(long, default_value_t = 3)]
+    pub workers: usize,
+    /// Consumer tasks per worker process.
+    #[arg(long, default_value_t = 2)]
+    pub worker_pool_size: usize,
+    /// Tickets claimed per poll.
+    #[arg(long, default_value_t = 100)]
+    pub claim_batch_size: usize,
+    /// Also run seed 000's claim batch (10) in the same command and print the ratio.
+    #[arg(long)]
+    pub baseline: bool,
+    /// Give up on a run after this long.
+    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Seed of the rating generator (ratings ~ N(1500, 300) clipped to 0..3000).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write the depth samples here as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// What one run measured.
+struct Outcome {
+    label: String,
+    batch: usize,
+    matched: u64,
+    left: u64,
+    t99: Option<Duration>,
+    t_end: Duration,
+    redis_usec_per_ticket: f64,
+    samples: Vec<(f64, u64, u64)>,
+}
+
+pub async fn run(args: DrainArgs) -> Result<()> {
+    if args.tickets < 2 || args.workers == 0 {
+        bail!("--tickets must be at least 2 and --workers at least 1");
+    }
+    let mut outcomes = vec![drain_once(&args, "ours", args.claim_batch_size).await?];
+    if args.baseline {
+        outcomes.push(drain_once(&args, "seed-000 batch", 10).await?);
+    }
+    println!();
+    println!(
+        "{:<16} {:>6} {:>9} {:>6} {:>10} {:>10} {:>14} {:>16}",
+        "run",
+        "batch",
+        "matched",
+        "left",
+        "t99 (s)",
+        "all (s)",
+        "tickets/s (99%)",
+        "redis us/ticket"
+    );
+    for o in &outcomes {
+        let t99 = o.t99.map(|t| t.as_secs_f64());
+        let rate = t99.map(|t| 0.99 * args.tickets as f64 / t);
+        println!(
+            "{:<16} {:>6} {:>9} {:>6} {:>10} {:>10.2} {:>14} {:>16.2}",
+            o.label,
+            o.batch,
+            o.matched,
+            o.left,
+            t99.map_or("-".into(), |t| format!("{t:.2}")),
+            o.t_end.as_secs_f64(),
+            rate.map_or("-".into(), |r| format!("{r:.0}")),
+            o.redis_usec_per_ticket
+        );
+    }
+    if let [ours, base] = outcomes.as_slice()
+        && let (Some(a), Some(b)) = (ours.t99, base.t99)
+    {
+        println!(
+            "\nratio ours / seed-000 batch (drain rate): {:.2}x",
+            b.as_secs_f64() / a.as_secs_f64()
+        );
+    }
+    if let Some(path) = &args.csv {
+        let mut f = std::fs::File::create(path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(f, "run,t_s,queued,processing")?;
+        for o in &outcomes {
+            for (t, q, p) in &o.samples {
+                writeln!(f, "{},{t:.3},{q},{p}", o.label)?;
+            }
+        }
+        println!("samples written to {}", path.display());
+    }
+    Ok(())
+}
+
+fn ratings(n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            // Box-Muller: N(1500, 300), clipped to 0..3000.
+            let u1: f64 = rng.random_range(f64::EPSILON..1.0);
+            let u2: f64 = rng.random();
+            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+            (1500.0 + 300.0 * z).clamp(0.0, 3000.0).round()
+        })
+        .collect()
+}
+
+async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
+    let pool = Pool::new("bench", "eu");
+    eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
+    let now = now_ms();
+    let tickets: Vec<Ticket> = ratings(args.tickets, args.seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, rating)| {
+            let player = PlayerId::new(format!("bench-{i}")).expect("valid id");
+            Ticket {
+                id: TicketId::new(format!("t-bench-{i}")).expect("valid id"),
+                owner: player.clone(),
+                players: vec![player],
+                mode: pool.mode.clone(),
+                regions: vec![pool.region.clone()],
+                rating,
+                enqueued_at: now,
+            }
+        })
+        .collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for chunk in tickets.chunks(args.tickets.div_ceil(32)) {
+        let (store, chunk) = (store.clone(), chunk.to_vec());
+        tasks.spawn(async move {
+            for t in &chunk {
+                store.enqueue(t).await?;
+            }
+            Ok::<_, mm_store::StoreError>(())
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r??;
+    }
+    let client = redis::Client::open(url.as_str())?;
+    let mut admin = client.get_multiplexed_async_connection().await?;
+    let () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut admin)
+        .await?;
+
+    let exe = std::env::current_exe()?;
+    let logs = tempfile_dir()?;
+    let started = Instant::now();
+    let mut workers: Vec<Proc> = (0..args.workers)
+        .map(|i| {
+            let mut cmd = Command::new(&exe);
+            cmd.arg("worker")
+                .env("REDIS_URL", &url)
+                .env("MODES", &pool.mode)
+                .env("REGIONS", &pool.region)
+                .env("CLAIM_BATCH_SIZE", batch.to_string())
+                .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
+                .env("RUST_LOG", "warn");
+            Proc::spawn(&format!("worker-{i}"), cmd, &logs)
+        })
+        .collect();
+
+    let n = args.tickets as u64;
+    let mut samples = Vec::new();
+    let mut t99 = None;
+    let mut stable_since: Option<(u64, Instant)> = None;
+    let t_end = loop {
+        let d = store.depths(&pool).await?;
+        let elapsed = started.elapsed();
+        samples.push((elapsed.as_secs_f64(), d.queued, d.processing));
+        let left = d.queued + d.processing;
+        if t99.is_none() && left * 100 <= n {
+            t99 = Some(elapsed);
+        }
+        if left == 0 {
+            break elapsed;
+        }
+        // A handful of tickets no window can pair (yet) ends the run once stable.
+        match stable_since {
+            Some((l, since)) if l == left && left * 100 <= n => {
+                if since.elapsed() > Duration::from_secs(5) {
+                    break elapsed;
+                }
+            }
+            _ => stable_since = Some((left, Instant::now())),
+        }
+        if elapsed > args.timeout {
+            eprintln!("[{label}] timed out with {left} tickets left");
+            break elapsed;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for w in &mut workers {
+        w.terminate(Duration::from_secs(10));
+    }
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut admin)
+        .await?;
+    let usec: f64 = stats
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_"))
+        .filter_map(|l| {
+            l.split("usec=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .sum();
+    let d = store.depths(&pool).await?;
+    let left = d.queued + d.processing;
+    let matched = n - left;
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&logs);
+    Ok(Outcome {
+        label: label.into(),
+        batch,
+        matched,
+        left,
+        t99,
+        t_end,
+        redis_usec_per_ticket: if matched > 0 {
+            usec / matched as f64
+        } else {
+            0.0
+        },
+        samples,
+    })
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mm-bench-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}

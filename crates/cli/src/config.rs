@@ -1,0 +1,237 @@
+//! Command-line and environment configuration. Every knob is a flag and an
+//! environment variable (seed 000's names where it has them); values are checked
+//! at start-up and refused with a message naming the variable.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use mm_engine::{BatchConfig, WindowPolicy};
+use mm_server::Catalog;
+use mm_server::supervisor::SupervisorConfig;
+use mm_server::worker::WorkerConfig;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+fn duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (use e.g. 30s, 500ms)"))
+}
+
+/// Modes and regions served.
+#[derive(Debug, Clone, Args)]
+pub struct CatalogArgs {
+    /// Game modes accepted in tickets, comma-separated.
+    #[arg(
+        long,
+        env = "MODES",
+        value_delimiter = ',',
+        default_value = "ranked,casual"
+    )]
+    pub modes: Vec<String>,
+    /// Regions accepted in tickets, comma-separated.
+    #[arg(
+        long,
+        env = "REGIONS",
+        value_delimiter = ',',
+        default_value = "eu,na,asia"
+    )]
+    pub regions: Vec<String>,
+}
+
+impl CatalogArgs {
+    pub fn catalog(&self) -> Result<Catalog> {
+        Catalog::new(self.modes.clone(), self.regions.clone())
+            .map_err(|e| anyhow::anyhow!("MODES/REGIONS (--modes/--regions): {e}"))
+    }
+}
+
+/// The HTTP listener.
+#[derive(Debug, Clone, Args)]
+pub struct HttpArgs {
+    /// Address the HTTP/WebSocket API listens on.
+    #[arg(long = "listen", env = "LISTEN_ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+}
+
+/// Match formation (seed 000's batch algorithm and search window).
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// Initial half-width of a ticket's rating window.
+    #[arg(long, env = "MMR_DELTA_INITIAL", default_value_t = 50.0)]
+    pub mmr_delta_initial: f64,
+    /// Growth of the window half-width per second of wait.
+    #[arg(long, env = "MMR_SCALING_FACTOR", default_value_t = 10.0)]
+    pub mmr_scaling_factor: f64,
+    /// Largest window half-width.
+    #[arg(long, env = "MMR_DELTA_MAX", default_value_t = 500.0)]
+    pub mmr_delta_max: f64,
+    /// Fewest tickets in a match.
+    #[arg(long, env = "MIN_PLAYERS_PER_MATCH", default_value_t = 2)]
+    pub min_players_per_match: usize,
+    /// Most tickets in a match.
+    #[arg(long, env = "MAX_PLAYERS_PER_MATCH", default_value_t = 8)]
+    pub max_players_per_match: usize,
+}
+
+impl EngineArgs {
+    pub fn engine(&self) -> Result<BatchConfig> {
+        for (name, v) in [
+            (
+                "MMR_DELTA_INITIAL (--mmr-delta-initial)",
+                self.mmr_delta_initial,
+            ),
+            (
+                "MMR_SCALING_FACTOR (--mmr-scaling-factor)",
+                self.mmr_scaling_factor,
+            ),
+            ("MMR_DELTA_MAX (--mmr-delta-max)", self.mmr_delta_max),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                bail!("{name} must be a non-negative number, got {v}");
+            }
+        }
+        if self.mmr_delta_max < self.mmr_delta_initial {
+            bail!(
+                "MMR_DELTA_MAX (--mmr-delta-max) must be at least MMR_DELTA_INITIAL (--mmr-delta-initial)"
+            );
+        }
+        if self.min_players_per_match < 2 {
+            bail!("MIN_PLAYERS_PER_MATCH (--min-players-per-match) must be at least 2");
+        }
+        if self.max_players_per_match < self.min_players_per_match {
+            bail!(
+                "MAX_PLAYERS_PER_MATCH (--max-players-per-match) must be at least MIN_PLAYERS_PER_MATCH"
+            );
+        }
+        Ok(BatchConfig {
+            min_players: self.min_players_per_match,
+            max_players: self.max_players_per_match,
+            window: WindowPolicy {
+                initial: self.mmr_delta_initial,
+                per_second: self.mmr_scaling_factor,
+                cap: self.mmr_delta_max,
+            },
+        })
+    }
+}
+
+/// A worker's knobs.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    /// Unique id of this worker process (default: random).
+    #[arg(long, env = "WORKER_ID")]
+    pub worker_id: Option<String>,
+    /// Consumer tasks per worker process (default: number of CPUs).
+    #[arg(long, env = "WORKER_POOL_SIZE")]
+    pub worker_pool_size: Option<usize>,
+    /// Most tickets claimed per poll (1-2000).
+    #[arg(long, env = "CLAIM_BATCH_SIZE", default_value_t = 100)]
+    pub claim_batch_size: usize,
+    /// Lease on claimed tickets; a worker silent this long is presumed dead.
+    #[arg(long, env = "LOCK_TTL", default_value = "30s", value_parser = duration)]
+    pub lock_ttl: Duration,
+    /// How often a worker refreshes its leases; must be shorter than LOCK_TTL.
+    #[arg(long, env = "HEARTBEAT_INTERVAL", default_value = "2s", value_parser = duration)]
+    pub heartbeat_interval: Duration,
+    /// Pause after a pass that formed no match.
+    #[arg(long, env = "POLL_INTERVAL", default_value = "100ms", value_parser = duration)]
+    pub poll_interval: Duration,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+impl WorkerArgs {
+    pub fn config(&self, catalog: &Catalog) -> Result<WorkerConfig> {
+        let engine = self.engine.engine()?;
+        if !(1..=2000).contains(&self.claim_batch_size) {
+            bail!(
+                "CLAIM_BATCH_SIZE (--claim-batch-size) must be between 1 and 2000, got {}",
+                self.claim_batch_size
+            );
+        }
+        if engine.max_players > self.claim_batch_size {
+            bail!(
+                "MAX_PLAYERS_PER_MATCH must not exceed CLAIM_BATCH_SIZE (a match is formed from one batch)"
+            );
+        }
+        if self.lock_ttl.is_zero() {
+            bail!("LOCK_TTL (--lock-ttl) must be more than zero");
+        }
+        if self.heartbeat_interval.is_zero() || self.heartbeat_interval >= self.lock_ttl {
+            bail!(
+                "HEARTBEAT_INTERVAL (--heartbeat-interval) must be more than zero and shorter than LOCK_TTL (--lock-ttl)"
+            );
+        }
+        if self.poll_interval.is_zero() {
+            bail!("POLL_INTERVAL (--poll-interval) must be more than zero");
+        }
+        let pool_size = self.worker_pool_size.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        });
+        if !(1..=1024).contains(&pool_size) {
+            bail!(
+                "WORKER_POOL_SIZE (--worker-pool-size) must be between 1 and 1024, got {pool_size}"
+            );
+        }
+        let id = match &self.worker_id {
+            Some(id) => {
+                if id.is_empty()
+                    || id.len() > 64
+                    || !id
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+                {
+                    bail!(
+                        "WORKER_ID (--worker-id) must be 1-64 characters of letters, digits, '-', '_' or '.'"
+                    );
+                }
+                id.clone()
+            }
+            None => format!(
+                "w-{}-{}",
+                std::process::id(),
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            ),
+        };
+        Ok(WorkerConfig {
+            id,
+            pools: catalog.pools(),
+            pool_size,
+            batch_size: self.claim_batch_size,
+            lease: self.lock_ttl,
+            heartbeat: self.heartbeat_interval,
+            poll: self.poll_interval,
+            engine,
+        })
+    }
+}
+
+/// A supervisor's knobs.
+#[derive(Debug, Clone, Args)]
+pub struct SupervisorArgs {
+    /// Time between supervisor cycles.
+    #[arg(long, env = "SUPERVISE_INTERVAL", default_value = "5s", value_parser = duration)]
+    pub supervise_interval: Duration,
+    /// How long finished tickets and matches stay readable.
+    #[arg(long, env = "TICKET_RETENTION", default_value = "1h", value_parser = duration)]
+    pub ticket_retention: Duration,
+}
+
+impl SupervisorArgs {
+    /// `lock_ttl` doubles as the grace before the supervisor fans out a match its
+    /// worker did not: a worker silent that long is presumed dead.
+    pub fn config(&self, catalog: &Catalog, lock_ttl: Duration) -> Result<SupervisorConfig> {
+        if self.supervise_interval.is_zero() {
+            bail!("SUPERVISE_INTERVAL (--supervise-interval) must be more than zero");
+        }
+        if self.ticket_retention.is_zero() {
+            bail!("TICKET_RETENTION (--ticket-retention) must be more than zero");
+        }
+        Ok(SupervisorConfig {
+            pools: catalog.pools(),
+            interval: self.supervise_interval,
+            outbox_grace: lock_ttl,
+            retention: self.ticket_retention,
+        })
+    }
+}

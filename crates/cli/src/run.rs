@@ -1,0 +1,161 @@
+//! The long-running subcommands: build the store and configs, start the
+//! components, stop them on SIGTERM or Ctrl-C.
+
+use crate::config::{CatalogArgs, HttpArgs, SupervisorArgs, WorkerArgs};
+use anyhow::{Context, Result};
+use clap::Args;
+use mm_server::ingress::{self, AppState, DevTokens};
+use mm_server::{supervisor, worker};
+use mm_store::{MemoryStore, RedisStore, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How long shutdown waits for WebSockets to close.
+const DRAIN: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Args)]
+pub struct RedisArgs {
+    /// Redis to share state through, e.g. redis://127.0.0.1:6379.
+    #[arg(long = "redis-url", env = "REDIS_URL")]
+    pub redis_url: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Redis to use instead of the in-memory store.
+    #[arg(long = "redis-url", env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+    #[command(flatten)]
+    pub http: HttpArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub supervisor: SupervisorArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct IngressArgs {
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WorkerCmd {
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SupervisorCmd {
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub supervisor: SupervisorArgs,
+    /// Workers' lease; a committed match not fanned out after this long is fanned out here.
+    #[arg(long, env = "LOCK_TTL", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub lock_ttl: Duration,
+}
+
+async fn redis(url: &str) -> Result<Arc<dyn Store>> {
+    let store = RedisStore::connect(url)
+        .await
+        .with_context(|| format!("REDIS_URL (--redis-url): cannot connect to {url}"))?;
+    Ok(Arc::new(store))
+}
+
+/// Cancels the returned token on SIGTERM or Ctrl-C.
+fn shutdown_on_signal() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        tracing::info!("shutting down");
+        t.cancel();
+    });
+    token
+}
+
+async fn listen(http: &HttpArgs) -> Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind(http.listen)
+        .await
+        .with_context(|| format!("LISTEN_ADDR (--listen): cannot listen on {}", http.listen))?;
+    tracing::info!(addr = %listener.local_addr()?, "listening (dev tokens: the bearer token is the player id)");
+    Ok(listener)
+}
+
+pub async fn serve(args: ServeArgs) -> Result<()> {
+    let catalog = args.catalog.catalog()?;
+    let worker_cfg = args.worker.config(&catalog)?;
+    let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
+    let store: Arc<dyn Store> = match &args.redis_url {
+        Some(url) => redis(url).await?,
+        None => {
+            tracing::info!("using the in-memory store (state is lost when the process stops)");
+            Arc::new(MemoryStore::new())
+        }
+    };
+    let listener = listen(&args.http).await?;
+    let shutdown = shutdown_on_signal();
+    let state = AppState::new(
+        store.clone(),
+        catalog,
+        Arc::new(DevTokens),
+        shutdown.clone(),
+    );
+    let sup = tokio::spawn(supervisor::run(
+        store.clone(),
+        supervisor_cfg,
+        shutdown.clone(),
+    ));
+    let work = tokio::spawn(worker::run(store.clone(), worker_cfg, shutdown.clone()));
+    let http = ingress::serve(listener, state, DRAIN).await;
+    shutdown.cancel();
+    let _ = work.await;
+    let _ = sup.await;
+    http.context("HTTP server failed")
+}
+
+pub async fn ingress(args: IngressArgs) -> Result<()> {
+    let catalog = args.catalog.catalog()?;
+    let store = redis(&args.redis.redis_url).await?;
+    let listener = listen(&args.http).await?;
+    let shutdown = shutdown_on_signal();
+    let state = AppState::new(store, catalog, Arc::new(DevTokens), shutdown);
+    ingress::serve(listener, state, DRAIN)
+        .await
+        .context("HTTP server failed")
+}
+
+pub async fn worker(args: WorkerCmd) -> Result<()> {
+    let catalog = args.catalog.catalog()?;
+    let cfg = args.worker.config(&catalog)?;
+    let store = redis(&args.redis.redis_url).await?;
+    worker::run(store, cfg, shutdown_on_signal()).await;
+    Ok(())
+}
+
+pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
+    let catalog = args.catalog.catalog()?;
+    let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
+    let store = redis(&args.redis.redis_url).await?;
+    supervisor::run(store, cfg, shutdown_on_signal()).await;
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! The HTTP/JSON + WebSocket API for game clients. Stateless: everything lives in
+//! the store. [`router`] builds the routes; [`serve`] runs them until shutdown and
+//! then closes WebSockets with 1001 and waits for them.
+
+mod auth;
+mod error;
+mod extract;
+mod tickets;
+mod ws;
+
+pub use auth::{Authenticator, DevTokens, Player};
+pub use error::ApiError;
+
+use crate::Catalog;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::get;
+use mm_store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub catalog: Arc<Catalog>,
+    pub auth: Arc<dyn Authenticator>,
+    /// WebSocket tasks, so shutdown can wait for them.
+    pub sockets: TaskTracker,
+    pub shutdown: CancellationToken,
+}
+
+impl AppState {
+    pub fn new(
+        store: Arc<dyn Store>,
+        catalog: Catalog,
+        auth: Arc<dyn Authenticator>,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            store,
+            catalog: Arc::new(catalog),
+            auth,
+            sockets: TaskTracker::new(),
+            shutdown,
+        }
+    }
+}
+
+/// All routes of API v1 plus health checks.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/tickets", axum::routing::post(tickets::create))
+        .route(
+            "/v1/tickets/{id}",
+            get(tickets::get_one).delete(tickets::cancel),
+        )
+        .route("/v1/players/{id}/matches", get(tickets::player_matches))
+        .route("/v1/ws", get(ws::upgrade))
+        .route("/healthz", get(health))
+        .route("/readyz", get(ready))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until `state.shutdown` is cancelled, then closes
+/// open WebSockets and waits up to `drain` for them.
+pub async fn serve(listener: TcpListener, state: AppState, drain: Duration) -> std::io::Result<()> {
+    let shutdown = state.shutdown.clone();
+    let sockets = state.sockets.clone();
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await?;
+    sockets.close();
+    if tokio::time::timeout(drain, sockets.wait()).await.is_err() {
+        tracing::warn!("some WebSockets did not close in time");
+    }
+    Ok(())
+}
+
+async fn health() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({"status": "ok"}))
+}
+
+async fn ready(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    match tokio::time::timeout(Duration::from_secs(2), state.store.ping()).await {
+        Ok(Ok(())) => Ok(axum::Json(serde_json::json!({"status": "ready"}))),
+        Ok(Err(e)) => Err(ApiError::unavailable(format!("store does not answer: {e}"))),
+        Err(_) => Err(ApiError::unavailable("store did not answer within 2s")),
+    }
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no_route", "no such endpoint")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "method not allowed on this endpoint",
+    )
+}

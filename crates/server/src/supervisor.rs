@@ -1,0 +1,96 @@
+//! The supervisor: every interval, for every pool, returns the tickets of workers
+//! whose lease expired to the queue, fans out matches whose worker died between
+//! commit and fan-out, and forgets finished tickets past their retention. Every step
+//! is idempotent, so any number of supervisors may run at once.
+
+use mm_domain::Pool;
+use mm_store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct SupervisorConfig {
+    pub pools: Vec<Pool>,
+    /// Time between cycles (`SUPERVISE_INTERVAL`).
+    pub interval: Duration,
+    /// A committed match not fanned out after this long is fanned out by the supervisor.
+    pub outbox_grace: Duration,
+    /// Finished tickets and matches stay readable this long (`TICKET_RETENTION`).
+    pub retention: Duration,
+}
+
+/// What one cycle did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CycleReport {
+    pub reclaimed: usize,
+    pub fanned_out: usize,
+    pub purged: usize,
+}
+
+/// Runs supervisor cycles until `shutdown` is cancelled.
+pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: CancellationToken) {
+    tracing::info!(pools = cfg.pools.len(), interval = ?cfg.interval, "supervisor started");
+    let mut tick = tokio::time::interval(cfg.interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        let report = cycle(&*store, &cfg).await;
+        if report.reclaimed > 0 || report.fanned_out > 0 {
+            tracing::info!(
+                reclaimed = report.reclaimed,
+                fanned_out = report.fanned_out,
+                purged = report.purged,
+                "supervisor cycle"
+            );
+        }
+    }
+    tracing::info!("supervisor stopped");
+}
+
+/// One pass over every pool. Errors are logged and the pass goes on.
+pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
+    let mut report = CycleReport::default();
+    for pool in &cfg.pools {
+        match store.expired_workers(pool).await {
+            Ok(workers) => {
+                for w in workers {
+                    match store.reclaim(&w, pool).await {
+                        Ok(Some(n)) => {
+                            if n > 0 {
+                                tracing::info!(worker = %w, pool = %pool.name(), tickets = n, "reclaimed tickets of a dead worker");
+                            }
+                            report.reclaimed += n;
+                        }
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!(error = %e, worker = %w, "reclaim failed"),
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, pool = %pool.name(), "listing expired leases failed")
+            }
+        }
+        match store.stale_outbox(pool, cfg.outbox_grace).await {
+            Ok(matches) => {
+                for m in matches {
+                    match store.fan_out(pool, &m).await {
+                        Ok(()) => report.fanned_out += 1,
+                        Err(e) => {
+                            tracing::warn!(error = %e, match_id = %m.id, "fan-out retry failed")
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "reading the outbox failed"),
+        }
+        match store.purge(pool, cfg.retention).await {
+            Ok(n) => report.purged += n,
+            Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "purge failed"),
+        }
+    }
+    report
+}

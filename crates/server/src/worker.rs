@@ -1,0 +1,242 @@
+//! The worker: `pool_size` consumer tasks that claim batches, form matches with the
+//! engine and commit them, plus one heartbeater that keeps the worker's leases
+//! alive. Matched tickets are completed and the rest released in the same cycle, so
+//! nothing accumulates in the held sets. On shutdown it releases whatever it holds.
+
+use mm_domain::{Event, EventEnvelope, Match, MatchId, MatchTicket, Pool, TicketId, now_ms};
+use mm_engine::{BatchConfig, Candidate, form_matches};
+use mm_store::{Claimed, Store, StoreError};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How a worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Unique per process; leases and held sets are keyed by it.
+    pub id: String,
+    pub pools: Vec<Pool>,
+    /// Consumer tasks (`WORKER_POOL_SIZE`).
+    pub pool_size: usize,
+    /// Most tickets claimed per poll (`CLAIM_BATCH_SIZE`).
+    pub batch_size: usize,
+    /// Lease on claimed tickets (`LOCK_TTL`).
+    pub lease: Duration,
+    /// Lease refresh period (`HEARTBEAT_INTERVAL`).
+    pub heartbeat: Duration,
+    /// Pause after a pass over every pool that formed no match (`POLL_INTERVAL`).
+    pub poll: Duration,
+    pub engine: BatchConfig,
+}
+
+/// Counters of one worker process.
+#[derive(Debug, Default)]
+pub struct WorkerStats {
+    pub claimed: AtomicU64,
+    pub matched_tickets: AtomicU64,
+    pub matches: AtomicU64,
+    pub released: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// Runs the worker until `shutdown` is cancelled, then releases what it holds.
+pub async fn run(
+    store: Arc<dyn Store>,
+    cfg: WorkerConfig,
+    shutdown: CancellationToken,
+) -> Arc<WorkerStats> {
+    let stats = Arc::new(WorkerStats::default());
+    let cfg = Arc::new(cfg);
+    tracing::info!(worker = %cfg.id, pools = cfg.pools.len(), consumers = cfg.pool_size, "worker started");
+    let heartbeat_stop = CancellationToken::new();
+    let heartbeater = tokio::spawn(heartbeat_loop(
+        store.clone(),
+        cfg.clone(),
+        heartbeat_stop.clone(),
+    ));
+    let mut consumers = Vec::new();
+    for i in 0..cfg.pool_size.max(1) {
+        consumers.push(tokio::spawn(consume(
+            store.clone(),
+            cfg.clone(),
+            stats.clone(),
+            i,
+            shutdown.clone(),
+        )));
+    }
+    for c in consumers {
+        let _ = c.await;
+    }
+    // Consumers finish their cycle before returning; keep the lease until then.
+    heartbeat_stop.cancel();
+    let _ = heartbeater.await;
+    let mut released = 0;
+    for pool in &cfg.pools {
+        match store.release(&cfg.id, pool, None).await {
+            Ok(n) => released += n,
+            Err(e) => {
+                tracing::warn!(error = %e, pool = %pool.name(), "could not release on shutdown; the supervisor will reclaim")
+            }
+        }
+    }
+    tracing::info!(worker = %cfg.id, released, matches = stats.matches.load(Ordering::Relaxed), "worker stopped");
+    stats
+}
+
+async fn heartbeat_loop(store: Arc<dyn Store>, cfg: Arc<WorkerConfig>, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(cfg.heartbeat);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        for pool in &cfg.pools {
+            if let Err(e) = store.heartbeat(&cfg.id, pool, cfg.lease).await {
+                tracing::warn!(error = %e, pool = %pool.name(), "heartbeat failed");
+            }
+        }
+    }
+}
+
+async fn consume(
+    store: Arc<dyn Store>,
+    cfg: Arc<WorkerConfig>,
+    stats: Arc<WorkerStats>,
+    index: usize,
+    shutdown: CancellationToken,
+) {
+    let n = cfg.pools.len();
+    while !shutdown.is_cancelled() {
+        let mut formed = 0;
+        let mut failed = false;
+        for k in 0..n {
+            if shutdown.is_cancelled() {
+                return;
+            }
+            let pool = &cfg.pools[(index + k) % n];
+            match cycle(&*store, &cfg, &stats, pool).await {
+                Ok(m) => formed += m,
+                Err(e) => {
+                    stats.errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %e, pool = %pool.name(), "match cycle failed");
+                    failed = true;
+                }
+            }
+        }
+        if formed == 0 || failed {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(cfg.poll) => {}
+            }
+        }
+    }
+}
+
+/// One claim -> form -> complete -> release -> fan-out cycle on one pool.
+/// Returns the number of matches committed.
+pub async fn cycle(
+    store: &dyn Store,
+    cfg: &WorkerConfig,
+    stats: &WorkerStats,
+    pool: &Pool,
+) -> Result<usize, StoreError> {
+    let claimed = store
+        .claim(
+            &cfg.id,
+            pool,
+            cfg.batch_size,
+            rand::random::<f64>(),
+            cfg.lease,
+        )
+        .await?;
+    if claimed.is_empty() {
+        return Ok(0);
+    }
+    stats
+        .claimed
+        .fetch_add(claimed.len() as u64, Ordering::Relaxed);
+    let searching: Vec<EventEnvelope> = claimed
+        .iter()
+        .filter(|c| c.first_claim)
+        .flat_map(|c| {
+            c.ticket.players.iter().map(|p| EventEnvelope {
+                player: p.clone(),
+                event: Event::Searching {
+                    ticket_id: c.ticket.id.clone(),
+                },
+            })
+        })
+        .collect();
+    if let Err(e) = store.publish(&searching).await {
+        tracing::warn!(error = %e, "could not publish ticket.searching");
+    }
+
+    let matches = propose(&claimed, pool, &cfg.engine);
+    let committed: HashSet<MatchId> = store
+        .complete(&cfg.id, pool, &matches)
+        .await?
+        .into_iter()
+        .collect();
+    let matched: HashSet<&TicketId> = matches
+        .iter()
+        .filter(|m| committed.contains(&m.id))
+        .flat_map(|m| m.tickets.iter().map(|t| &t.ticket_id))
+        .collect();
+    let rest: Vec<TicketId> = claimed
+        .iter()
+        .map(|c| &c.ticket.id)
+        .filter(|id| !matched.contains(id))
+        .cloned()
+        .collect();
+    let released = store.release(&cfg.id, pool, Some(&rest)).await?;
+    stats.released.fetch_add(released as u64, Ordering::Relaxed);
+    stats
+        .matched_tickets
+        .fetch_add(matched.len() as u64, Ordering::Relaxed);
+    stats
+        .matches
+        .fetch_add(committed.len() as u64, Ordering::Relaxed);
+
+    for m in matches.iter().filter(|m| committed.contains(&m.id)) {
+        // A failure here leaves the match in the outbox for the supervisor.
+        if let Err(e) = store.fan_out(pool, m).await {
+            tracing::warn!(error = %e, match_id = %m.id, "fan-out failed; the supervisor will retry");
+        }
+    }
+    Ok(committed.len())
+}
+
+/// Turns a claimed batch into proposed matches with the engine.
+fn propose(claimed: &[Claimed], pool: &Pool, engine: &BatchConfig) -> Vec<Match> {
+    let now = now_ms();
+    let candidates: Vec<Candidate> = claimed
+        .iter()
+        .map(|c| Candidate {
+            rating: c.ticket.rating,
+            enqueued_at: c.ticket.enqueued_at,
+        })
+        .collect();
+    form_matches(&candidates, now, engine)
+        .into_iter()
+        .map(|group| Match {
+            id: MatchId::random(&uuid::Uuid::new_v4().simple().to_string()),
+            mode: pool.mode.clone(),
+            region: pool.region.clone(),
+            tickets: group
+                .into_iter()
+                .map(|i| {
+                    let t = &claimed[i].ticket;
+                    MatchTicket {
+                        ticket_id: t.id.clone(),
+                        players: t.players.clone(),
+                        rating: t.rating,
+                        enqueued_at: t.enqueued_at,
+                    }
+                })
+                .collect(),
+            created_at: now,
+        })
+        .collect()
+}
