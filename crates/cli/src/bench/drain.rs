@@ -170,7 +170,7 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         .await?;
 
     let exe = std::env::current_exe()?;
-    let logs = tempfile_dir()?;
+    let logs = tempfile::tempdir()?;
     let started = Instant::now();
     let mut workers: Vec<Proc> = (0..args.workers)
         .map(|i| {
@@ -182,7 +182,7 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
                 .env("CLAIM_BATCH_SIZE", batch.to_string())
                 .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
                 .env("RUST_LOG", "warn");
-            Proc::spawn(&format!("worker-{i}"), cmd, &logs)
+            Proc::spawn(&format!("worker-{i}"), cmd, logs.path())
         })
         .collect();
 
@@ -239,7 +239,6 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     let left = d.queued + d.processing;
     let matched = n - left;
     drop(redis);
-    let _ = std::fs::remove_dir_all(&logs);
     Ok(Outcome {
         label: label.into(),
         batch,
@@ -254,10 +253,4 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         },
         samples,
     })
-}
-
-fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("mm-bench-{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }

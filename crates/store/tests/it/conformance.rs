@@ -230,13 +230,13 @@ async fn expired_lease_is_reclaimed(h: Harness) {
     }
     let claimed = h
         .store
-        .claim("dead", &pool(), 10, 0.0, Duration::from_millis(50))
+        .claim("dead", &pool(), 10, 0.0, Duration::from_millis(800))
         .await
         .unwrap();
     assert_eq!(claimed.len(), 3);
     // A live lease is not reclaimed.
     assert_eq!(h.store.reclaim("dead", &pool()).await.unwrap(), None);
-    tokio::time::sleep(Duration::from_millis(120)).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(
         h.store.expired_workers(&pool()).await.unwrap(),
         vec!["dead".to_string()]

@@ -1,0 +1,180 @@
+//! Black-box tests of the `matchmaker` binary: real processes, a real redis-server,
+//! real HTTP and WebSocket clients.
+
+mod bad_input;
+mod cli;
+mod crash;
+mod e2e;
+
+use futures_util::StreamExt;
+use mm_testkit::{Proc, RedisServer, free_port};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_matchmaker");
+
+/// Settings that make a deployment react quickly in tests.
+pub fn fast_env(cmd: &mut Command) {
+    cmd.env("RUST_LOG", "info")
+        .env("POLL_INTERVAL", "20ms")
+        .env("SUPERVISE_INTERVAL", "200ms")
+        .env("LOCK_TTL", "2s")
+        .env("HEARTBEAT_INTERVAL", "300ms")
+        .env("WORKER_POOL_SIZE", "2");
+}
+
+/// A running deployment: either `serve` alone or Redis plus separate processes.
+pub struct Deployment {
+    pub addr: String,
+    pub procs: Vec<Proc>,
+    pub redis: Option<RedisServer>,
+    pub logs: tempfile::TempDir,
+}
+
+impl Deployment {
+    /// `matchmaker serve` on the in-memory store.
+    pub async fn embedded() -> Self {
+        let logs = tempfile::tempdir().unwrap();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve").env("LISTEN_ADDR", &addr);
+        fast_env(&mut cmd);
+        let procs = vec![Proc::spawn("serve", cmd, logs.path())];
+        let d = Self { addr, procs, redis: None, logs };
+        d.wait_ready().await;
+        d
+    }
+
+    /// A redis-server plus separate ingress, worker and supervisor processes.
+    pub async fn redis_processes() -> Self {
+        let logs = tempfile::tempdir().unwrap();
+        let redis = RedisServer::start();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut procs = Vec::new();
+        for (name, extra) in [("ingress", vec![("LISTEN_ADDR", addr.as_str())]), ("worker", vec![]), ("supervisor", vec![])] {
+            let mut cmd = Command::new(BIN);
+            cmd.arg(name).env("REDIS_URL", redis.url());
+            fast_env(&mut cmd);
+            for (k, v) in extra {
+                cmd.env(k, v);
+            }
+            procs.push(Proc::spawn(name, cmd, logs.path()));
+        }
+        let d = Self {
+            addr,
+            procs,
+            redis: Some(redis),
+            logs,
+        };
+        d.wait_ready().await;
+        d
+    }
+
+    async fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let url = format!("http://{}/readyz", self.addr);
+        while Instant::now() < deadline {
+            if let Ok(r) = reqwest::get(&url).await
+                && r.status() == StatusCode::OK
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.dump_logs();
+        panic!("deployment not ready at {url}");
+    }
+
+    pub fn dump_logs(&self) {
+        for p in &self.procs {
+            eprintln!("---- log ----\n{}", p.log());
+        }
+    }
+
+    pub fn client(&self, token: &str) -> Client {
+        Client {
+            http: reqwest::Client::new(),
+            base: format!("http://{}", self.addr),
+            token: token.to_string(),
+        }
+    }
+
+    /// Opens the player's event socket and waits for `session.ready`.
+    pub async fn socket(&self, token: &str) -> Socket {
+        let url = format!("ws://{}/v1/ws?token={token}", self.addr);
+        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("websocket");
+        let mut s = Socket { ws };
+        let hello = s.next_event(Duration::from_secs(5)).await.expect("hello");
+        assert_eq!(hello["type"], "session.ready");
+        s
+    }
+}
+
+/// An HTTP client acting as one player.
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub token: String,
+}
+
+impl Client {
+    pub async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status();
+        let text = resp.text().await.unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub async fn create(&self, rating: f64) -> (StatusCode, Value) {
+        let body = json!({"players": [self.token], "mode": "ranked", "regions": ["eu"], "rating": rating});
+        self.send(reqwest::Method::POST, "/v1/tickets", Some(body)).await
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.send(reqwest::Method::DELETE, path, None).await
+    }
+}
+
+/// A player's WebSocket.
+pub struct Socket {
+    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+}
+
+impl Socket {
+    /// The next JSON event, or `None` on timeout or close.
+    pub async fn next_event(&mut self, timeout: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let msg = tokio::time::timeout_at(deadline, self.ws.next()).await.ok()??.ok()?;
+            match msg {
+                Message::Text(t) => return serde_json::from_str(&t).ok(),
+                Message::Close(_) => return None,
+                _ => continue,
+            }
+        }
+    }
+
+    /// Waits for an event of the given type, skipping others.
+    pub async fn wait_for(&mut self, kind: &str, timeout: Duration) -> Value {
+        let deadline = Instant::now() + timeout;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.next_event(left).await {
+                Some(e) if e["type"] == kind => return e,
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        panic!("no {kind} event within {timeout:?}");
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh Debian machine that has only the Rust
+# toolchain: installs what is missing (redis-server), then lints and tests.
+# Every server a test needs is started by the test itself on a free port.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+
+apt_install() {
+  "${sudo_cmd[@]}" apt-get update -qq &&
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  # The first apt call on a new machine can fail; retry once.
+  apt_install "${missing[@]}" || { echo "apt-get failed; retrying once"; sleep 5; apt_install "${missing[@]}"; }
+fi
+
+echo "== formatting and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --all-targets --locked
+else
+  cargo test --workspace --all-targets --locked
+fi
