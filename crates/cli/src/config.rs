@@ -47,7 +47,12 @@ impl CatalogArgs {
 #[derive(Debug, Clone, Args)]
 pub struct HttpArgs {
     /// Address the HTTP/WebSocket API listens on.
-    #[arg(long = "listen", env = "LISTEN_ADDR", value_name = "LISTEN_ADDR", default_value = "127.0.0.1:8080")]
+    #[arg(
+        long = "listen",
+        env = "LISTEN_ADDR",
+        value_name = "LISTEN_ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
     pub listen: SocketAddr,
 }
 

@@ -491,23 +491,14 @@ impl Store for RedisStore {
 
     async fn depths(&self, pool: &Pool) -> Result<Depths, StoreError> {
         let keys = PoolKeys::new(pool);
-        let (queued, workers): (u64, Vec<String>) = redis::pipe()
-            .zcard(&keys.queue)
-            .zrange(&keys.leases, 0, -1)
-            .query_async(&mut self.conn())
+        let (queued, processing): (u64, u64) = self
+            .scripts
+            .depths
+            .key(&keys.queue)
+            .key(&keys.leases)
+            .arg(keys.held(""))
+            .invoke_async(&mut self.conn())
             .await?;
-        let mut pipe = redis::pipe();
-        for w in &workers {
-            pipe.zcard(keys.held(w));
-        }
-        let held: Vec<u64> = if workers.is_empty() {
-            Vec::new()
-        } else {
-            pipe.query_async(&mut self.conn()).await?
-        };
-        Ok(Depths {
-            queued,
-            processing: held.iter().sum(),
-        })
+        Ok(Depths { queued, processing })
     }
 }

@@ -23,6 +23,7 @@ pub struct Scripts {
     pub cancel: Script,
     pub activate: Script,
     pub purge: Script,
+    pub depths: Script,
 }
 
 impl Scripts {
@@ -37,6 +38,7 @@ impl Scripts {
             cancel: script!("cancel.lua"),
             activate: Script::new(include_str!("lua/activate.lua")),
             purge: Script::new(include_str!("lua/purge.lua")),
+            depths: Script::new(include_str!("lua/depths.lua")),
         }
     }
 }

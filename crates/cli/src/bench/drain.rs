@@ -1,8 +1,8 @@
 //! The drain scenario (seed 000's "Queue Drain Rate"): N tickets seeded in one pool,
 //! K `matchmaker worker` processes started, queue and processing depth sampled
-//! until the queue is empty. Reports tickets/s and Redis CPU per ticket (from
-//! `INFO commandstats`), optionally beside a baseline run with seed 000's claim
-//! batch of 10 in the same command.
+//! until the queue is empty. Reports tickets/s and Redis CPU per ticket by command
+//! (from `INFO commandstats`, taken when 99% are matched, before the idle tail),
+//! optionally beside a baseline run with seed 000's claim batch of 10.
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -52,7 +52,11 @@ struct Outcome {
     left: u64,
     t99: Option<Duration>,
     t_end: Duration,
+    /// Redis CPU (user + sys, from `INFO cpu`) per matched ticket, at the 99% mark.
     redis_usec_per_ticket: f64,
+    /// `INFO commandstats` per matched ticket, largest first, at the 99% mark.
+    /// Commands a script calls are counted on their own and inside `evalsha`.
+    breakdown: Vec<(String, f64)>,
     samples: Vec<(f64, u64, u64)>,
 }
 
@@ -64,9 +68,13 @@ pub async fn run(args: DrainArgs) -> Result<()> {
     if args.baseline {
         outcomes.push(drain_once(&args, "seed-000 batch", 10).await?);
     }
+    report(&args, &outcomes)
+}
+
+fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
-        "{:<16} {:>6} {:>9} {:>6} {:>10} {:>10} {:>14} {:>16}",
+        "{:<16} {:>6} {:>8} {:>5} {:>8} {:>8} {:>15} {:>15}",
         "run",
         "batch",
         "matched",
@@ -76,11 +84,11 @@ pub async fn run(args: DrainArgs) -> Result<()> {
         "tickets/s (99%)",
         "redis us/ticket"
     );
-    for o in &outcomes {
+    for o in outcomes {
         let t99 = o.t99.map(|t| t.as_secs_f64());
         let rate = t99.map(|t| 0.99 * args.tickets as f64 / t);
         println!(
-            "{:<16} {:>6} {:>9} {:>6} {:>10} {:>10.2} {:>14} {:>16.2}",
+            "{:<16} {:>6} {:>8} {:>5} {:>8} {:>8.2} {:>15} {:>15.2}",
             o.label,
             o.batch,
             o.matched,
@@ -91,7 +99,19 @@ pub async fn run(args: DrainArgs) -> Result<()> {
             o.redis_usec_per_ticket
         );
     }
-    if let [ours, base] = outcomes.as_slice()
+    println!(
+        "\ncommandstats per ticket (us) at the 99% mark (commands run by scripts also count inside evalsha):"
+    );
+    for o in outcomes {
+        let parts: Vec<String> = o
+            .breakdown
+            .iter()
+            .take(6)
+            .map(|(c, u)| format!("{c} {u:.2}"))
+            .collect();
+        println!("  {:<16} {}", o.label, parts.join(", "));
+    }
+    if let [ours, base] = outcomes
         && let (Some(a), Some(b)) = (ours.t99, base.t99)
     {
         println!(
@@ -103,7 +123,7 @@ pub async fn run(args: DrainArgs) -> Result<()> {
         let mut f = std::fs::File::create(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
         writeln!(f, "run,t_s,queued,processing")?;
-        for o in &outcomes {
+        for o in outcomes {
             for (t, q, p) in &o.samples {
                 writeln!(f, "{},{t:.3},{q},{p}", o.label)?;
             }
@@ -111,6 +131,42 @@ pub async fn run(args: DrainArgs) -> Result<()> {
         println!("samples written to {}", path.display());
     }
     Ok(())
+}
+
+/// Total microseconds per command from `INFO commandstats`.
+async fn command_usec(admin: &mut redis::aio::MultiplexedConnection) -> Result<Vec<(String, f64)>> {
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(admin)
+        .await?;
+    Ok(stats
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let usec = rest
+                .split("usec=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<f64>()
+                .ok()?;
+            Some((name.to_string(), usec))
+        })
+        .filter(|(name, _)| !matches!(name.as_str(), "info" | "config"))
+        .collect())
+}
+
+/// Redis's own CPU time (user + sys) in microseconds, from `INFO cpu`.
+async fn redis_cpu_usec(admin: &mut redis::aio::MultiplexedConnection) -> Result<f64> {
+    let info: String = redis::cmd("INFO").arg("cpu").query_async(admin).await?;
+    Ok(info
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k, "used_cpu_user" | "used_cpu_sys").then(|| v.trim().parse::<f64>().ok())?
+        })
+        .sum::<f64>()
+        * 1e6)
 }
 
 fn ratings(n: usize, seed: u64) -> Vec<f64> {
@@ -126,14 +182,9 @@ fn ratings(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {
-    let redis = RedisServer::start();
-    let url = redis.url();
-    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
-    let pool = Pool::new("bench", "eu");
-    eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
+async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> Result<()> {
     let now = now_ms();
-    let tickets: Vec<Ticket> = ratings(args.tickets, args.seed)
+    let tickets: Vec<Ticket> = ratings(n, rng_seed)
         .into_iter()
         .enumerate()
         .map(|(i, rating)| {
@@ -150,7 +201,7 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         })
         .collect();
     let mut tasks = tokio::task::JoinSet::new();
-    for chunk in tickets.chunks(args.tickets.div_ceil(32)) {
+    for chunk in tickets.chunks(n.div_ceil(32)) {
         let (store, chunk) = (store.clone(), chunk.to_vec());
         tasks.spawn(async move {
             for t in &chunk {
@@ -162,12 +213,24 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     while let Some(r) = tasks.join_next().await {
         r??;
     }
-    let client = redis::Client::open(url.as_str())?;
-    let mut admin = client.get_multiplexed_async_connection().await?;
+    Ok(())
+}
+
+async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
+    let pool = Pool::new("bench", "eu");
+    eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
+    seed(&store, &pool, args.tickets, args.seed).await?;
+    let mut admin = redis::Client::open(url.as_str())?
+        .get_multiplexed_async_connection()
+        .await?;
     let () = redis::cmd("CONFIG")
         .arg("RESETSTAT")
         .query_async(&mut admin)
         .await?;
+    let cpu_start = redis_cpu_usec(&mut admin).await?;
 
     let exe = std::env::current_exe()?;
     let logs = tempfile::tempdir()?;
@@ -189,6 +252,7 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     let n = args.tickets as u64;
     let mut samples = Vec::new();
     let mut t99 = None;
+    let mut at_t99: Option<(u64, f64, Vec<(String, f64)>)> = None;
     let mut stable_since: Option<(u64, Instant)> = None;
     let t_end = loop {
         let d = store.depths(&pool).await?;
@@ -197,6 +261,8 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         let left = d.queued + d.processing;
         if t99.is_none() && left * 100 <= n {
             t99 = Some(elapsed);
+            let cpu = redis_cpu_usec(&mut admin).await? - cpu_start;
+            at_t99 = Some((n - left, cpu, command_usec(&mut admin).await?));
         }
         if left == 0 {
             break elapsed;
@@ -219,38 +285,26 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     for w in &mut workers {
         w.terminate(Duration::from_secs(10));
     }
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut admin)
-        .await?;
-    let usec: f64 = stats
-        .lines()
-        .filter(|l| l.starts_with("cmdstat_"))
-        .filter_map(|l| {
-            l.split("usec=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<f64>()
-                .ok()
-        })
-        .sum();
+    let (done, cpu, per_cmd) = match at_t99 {
+        Some(snapshot) => snapshot,
+        None => (0, 0.0, command_usec(&mut admin).await?),
+    };
+    let mut breakdown: Vec<(String, f64)> = per_cmd
+        .into_iter()
+        .map(|(name, usec)| (name, usec / done.max(1) as f64))
+        .collect();
+    breakdown.sort_by(|a, b| b.1.total_cmp(&a.1));
     let d = store.depths(&pool).await?;
     let left = d.queued + d.processing;
-    let matched = n - left;
-    drop(redis);
     Ok(Outcome {
         label: label.into(),
         batch,
-        matched,
+        matched: n - left,
         left,
         t99,
         t_end,
-        redis_usec_per_ticket: if matched > 0 {
-            usec / matched as f64
-        } else {
-            0.0
-        },
+        redis_usec_per_ticket: cpu / done.max(1) as f64,
+        breakdown,
         samples,
     })
 }

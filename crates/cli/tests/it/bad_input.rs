@@ -8,10 +8,22 @@ use serde_json::{Value, json};
 fn assert_error(status: StatusCode, body: &Value, want: StatusCode, code: &str) {
     assert_eq!(status, want, "body: {body}");
     assert_eq!(body["error"]["code"], code, "body: {body}");
-    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "message: {body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "message: {body}"
+    );
 }
 
-async fn raw(d: &Deployment, method: Method, path: &str, auth: Option<&str>, ctype: Option<&str>, body: &str) -> (StatusCode, Value) {
+async fn raw(
+    d: &Deployment,
+    method: Method,
+    path: &str,
+    auth: Option<&str>,
+    ctype: Option<&str>,
+    body: &str,
+) -> (StatusCode, Value) {
     let mut req = reqwest::Client::new().request(method, format!("http://{}{path}", d.addr));
     if let Some(a) = auth {
         req = req.header("authorization", a);
@@ -22,7 +34,10 @@ async fn raw(d: &Deployment, method: Method, path: &str, auth: Option<&str>, cty
     let resp = req.body(body.to_string()).send().await.unwrap();
     let status = resp.status();
     let text = resp.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text:?}")))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text:?}")),
+    )
 }
 
 async fn every_endpoint_refuses_bad_input(d: &Deployment) {
@@ -36,48 +51,161 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
     // Authentication.
     let (s, b) = raw(d, Method::POST, "/v1/tickets", None, json_ct, ok_body).await;
     assert_error(s, &b, StatusCode::UNAUTHORIZED, "unauthorized");
-    let (s, b) = raw(d, Method::POST, "/v1/tickets", Some("Basic abc"), json_ct, ok_body).await;
+    let (s, b) = raw(
+        d,
+        Method::POST,
+        "/v1/tickets",
+        Some("Basic abc"),
+        json_ct,
+        ok_body,
+    )
+    .await;
     assert_error(s, &b, StatusCode::UNAUTHORIZED, "unauthorized");
-    let (s, b) = raw(d, Method::POST, "/v1/tickets", Some("Bearer not a{valid}id"), json_ct, ok_body).await;
+    let (s, b) = raw(
+        d,
+        Method::POST,
+        "/v1/tickets",
+        Some("Bearer not a{valid}id"),
+        json_ct,
+        ok_body,
+    )
+    .await;
     assert_error(s, &b, StatusCode::UNAUTHORIZED, "unauthorized");
-    let (s, b) = raw(d, Method::GET, &format!("/v1/tickets/{accepted_id}?token=alice"), None, None, "").await;
+    let (s, b) = raw(
+        d,
+        Method::GET,
+        &format!("/v1/tickets/{accepted_id}?token=alice"),
+        None,
+        None,
+        "",
+    )
+    .await;
     assert_error(s, &b, StatusCode::UNAUTHORIZED, "unauthorized");
 
     // POST /v1/tickets.
     let zed = Some("Bearer zed");
     let cases: &[(&str, StatusCode, &str)] = &[
-        (r#"{"players":["zed"],"mode":"ranked","#, StatusCode::BAD_REQUEST, "malformed_json"),
+        (
+            r#"{"players":["zed"],"mode":"ranked","#,
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+        ),
         ("", StatusCode::BAD_REQUEST, "malformed_json"),
-        (r#"{"players":["zed"],"mode":"nope","regions":["eu"],"rating":1500}"#, StatusCode::BAD_REQUEST, "unknown_mode"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["mars"],"rating":1500}"#, StatusCode::BAD_REQUEST, "unknown_region"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":[],"rating":1500}"#, StatusCode::BAD_REQUEST, "missing_region"),
-        (r#"{"mode":"ranked","regions":["eu"],"rating":1500}"#, StatusCode::BAD_REQUEST, "missing_player"),
-        (r#"{"players":[],"mode":"ranked","regions":["eu"],"rating":1500}"#, StatusCode::BAD_REQUEST, "missing_player"),
-        (r#"{"players":["alice"],"mode":"ranked","regions":["eu"],"rating":1500}"#, StatusCode::FORBIDDEN, "not_your_ticket"),
-        (r#"{"players":["zed","amy"],"mode":"ranked","regions":["eu"],"rating":1500}"#, StatusCode::BAD_REQUEST, "parties_unsupported"),
-        (r#"{"players":["bad id"],"mode":"ranked","regions":["eu"],"rating":1500}"#, StatusCode::BAD_REQUEST, "invalid_player"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1e12}"#, StatusCode::BAD_REQUEST, "invalid_rating"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":-5}"#, StatusCode::BAD_REQUEST, "invalid_rating"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":"high"}"#, StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["eu"]}"#, StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1500,"mmr":3}"#, StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
-        (r#"{"players":["zed"],"mode":"ranked","regions":["eu","eu"],"rating":1500}"#, StatusCode::BAD_REQUEST, "invalid_request"),
-        (r#"[1,2,3]"#, StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
+        (
+            r#"{"players":["zed"],"mode":"nope","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "unknown_mode",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["mars"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "unknown_region",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":[],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "missing_region",
+        ),
+        (
+            r#"{"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "missing_player",
+        ),
+        (
+            r#"{"players":[],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "missing_player",
+        ),
+        (
+            r#"{"players":["alice"],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            StatusCode::FORBIDDEN,
+            "not_your_ticket",
+        ),
+        (
+            r#"{"players":["zed","amy"],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "parties_unsupported",
+        ),
+        (
+            r#"{"players":["bad id"],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "invalid_player",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1e12}"#,
+            StatusCode::BAD_REQUEST,
+            "invalid_rating",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":-5}"#,
+            StatusCode::BAD_REQUEST,
+            "invalid_rating",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":"high"}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["eu"]}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1500,"mmr":3}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"ranked","regions":["eu","eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+        ),
+        (
+            r#"[1,2,3]"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
     ];
     for (body, want, code) in cases {
         let (s, b) = raw(d, Method::POST, "/v1/tickets", zed, json_ct, body).await;
         assert_error(s, &b, *want, code);
     }
-    let (s, b) = raw(d, Method::POST, "/v1/tickets", zed, Some("text/plain"), ok_body).await;
-    assert_error(s, &b, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
+    let (s, b) = raw(
+        d,
+        Method::POST,
+        "/v1/tickets",
+        zed,
+        Some("text/plain"),
+        ok_body,
+    )
+    .await;
+    assert_error(
+        s,
+        &b,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
     let (s, b) = raw(d, Method::POST, "/v1/tickets", zed, None, ok_body).await;
-    assert_error(s, &b, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
-    let huge = format!(r#"{{"players":["zed"],"mode":"{}","regions":["eu"],"rating":1500}}"#, "x".repeat(100_000));
+    assert_error(
+        s,
+        &b,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
+    let huge = format!(
+        r#"{{"players":["zed"],"mode":"{}","regions":["eu"],"rating":1500}}"#,
+        "x".repeat(100_000)
+    );
     let (s, b) = raw(d, Method::POST, "/v1/tickets", zed, json_ct, &huge).await;
     assert_error(s, &b, StatusCode::PAYLOAD_TOO_LARGE, "body_too_large");
 
     // GET and DELETE /v1/tickets/{id}.
-    for path in ["/v1/tickets/t-doesnotexist", "/v1/tickets/..%2F..", "/v1/tickets/a%7Bb%7D"] {
+    for path in [
+        "/v1/tickets/t-doesnotexist",
+        "/v1/tickets/..%2F..",
+        "/v1/tickets/a%7Bb%7D",
+    ] {
         let (s, b) = alice.get(path).await;
         assert_error(s, &b, StatusCode::NOT_FOUND, "ticket_not_found");
         let (s, b) = alice.delete(path).await;
@@ -93,7 +221,13 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
     // GET /v1/players/{id}/matches.
     let (s, b) = alice.get("/v1/players/bob/matches").await;
     assert_error(s, &b, StatusCode::FORBIDDEN, "forbidden");
-    for q in ["?limit=0", "?limit=abc", "?limit=100000", "?limit=-1", "?other=1"] {
+    for q in [
+        "?limit=0",
+        "?limit=abc",
+        "?limit=100000",
+        "?limit=-1",
+        "?other=1",
+    ] {
         let (s, b) = alice.get(&format!("/v1/players/me/matches{q}")).await;
         assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid_query");
     }
@@ -108,13 +242,18 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
     // Routing.
     let (s, b) = alice.get("/v2/nothing").await;
     assert_error(s, &b, StatusCode::NOT_FOUND, "no_route");
-    let (s, b) = alice.send(Method::PUT, "/v1/tickets", Some(json!({}))).await;
+    let (s, b) = alice
+        .send(Method::PUT, "/v1/tickets", Some(json!({})))
+        .await;
     assert_error(s, &b, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
 
     // Still up, and the accepted ticket is intact.
     let (s, v) = alice.get(&format!("/v1/tickets/{accepted_id}")).await;
     assert_eq!(s, StatusCode::OK);
-    assert!(["queued", "searching"].contains(&v["status"].as_str().unwrap()), "{v}");
+    assert!(
+        ["queued", "searching"].contains(&v["status"].as_str().unwrap()),
+        "{v}"
+    );
     let (s, _) = alice.get("/healthz").await;
     assert_eq!(s, StatusCode::OK);
 }

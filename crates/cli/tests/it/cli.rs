@@ -11,7 +11,11 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), text)
 }
 
@@ -36,7 +40,10 @@ fn help_lists_every_option_with_its_variable() {
         "WORKER_POOL_SIZE",
         "SUPERVISE_INTERVAL",
     ] {
-        assert!(serve.contains(&format!("[env: {var}")), "serve --help lacks {var}:\n{serve}");
+        assert!(
+            serve.contains(&format!("[env: {var}")),
+            "serve --help lacks {var}:\n{serve}"
+        );
     }
     let (_, worker) = run(&["worker", "--help"], &[]);
     assert!(worker.contains("[env: REDIS_URL") && worker.contains("[env: LOCK_TTL"));
@@ -64,10 +71,19 @@ fn invalid_values_are_refused_naming_the_variable() {
     for (var, value, named) in cases {
         let (ok, text) = run(&["serve"], &[(var, value)]);
         assert!(!ok, "{var}={value} was accepted");
-        assert!(text.contains(named), "{var}={value}: message does not name {named}:\n{text}");
+        assert!(
+            text.contains(named),
+            "{var}={value}: message does not name {named}:\n{text}"
+        );
     }
     let (ok, text) = run(&["worker"], &[]);
-    assert!(!ok && text.contains("REDIS_URL"), "worker without REDIS_URL:\n{text}");
+    assert!(
+        !ok && text.contains("REDIS_URL"),
+        "worker without REDIS_URL:\n{text}"
+    );
     let (ok, text) = run(&["worker", "--redis-url", "redis://127.0.0.1:1"], &[]);
-    assert!(!ok && text.contains("REDIS_URL"), "unreachable Redis:\n{text}");
+    assert!(
+        !ok && text.contains("REDIS_URL"),
+        "unreachable Redis:\n{text}"
+    );
 }

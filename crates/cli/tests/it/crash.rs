@@ -18,7 +18,13 @@ use std::time::{Duration, Instant};
 const N: usize = 10_000;
 
 fn signal(pid: u32, sig: &str) {
-    assert!(Command::new("kill").args([sig, &pid.to_string()]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,9 +65,14 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
 
     let spawn = |name: &str, sub: &str, extra: &[(&str, &str)]| {
         let mut cmd = Command::new(BIN);
-        cmd.arg(sub).env("REDIS_URL", redis.url()).env("MODES", "ranked").env("REGIONS", "eu");
+        cmd.arg(sub)
+            .env("REDIS_URL", redis.url())
+            .env("MODES", "ranked")
+            .env("REGIONS", "eu");
         fast_env(&mut cmd);
-        cmd.env("LOCK_TTL", "1s").env("HEARTBEAT_INTERVAL", "200ms").env("CLAIM_BATCH_SIZE", "50");
+        cmd.env("LOCK_TTL", "1s")
+            .env("HEARTBEAT_INTERVAL", "200ms")
+            .env("CLAIM_BATCH_SIZE", "50");
         for (k, v) in extra {
             cmd.env(k, v);
         }
@@ -73,7 +84,11 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
     let mut w2 = spawn("w2", "worker", &[("WORKER_ID", "w2")]);
 
     // Freeze the victim until it is caught holding tickets, then kill it.
-    let mut conn = redis::Client::open(redis.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let mut conn = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
     let held_key = keys.held("w0");
     let deadline = Instant::now() + Duration::from_secs(60);
     let held_at_kill = loop {
@@ -104,9 +119,23 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(w1.terminate(Duration::from_secs(10)), "w1 clean stop:\n{}", w1.log());
-    assert!(w2.terminate(Duration::from_secs(10)), "w2 clean stop:\n{}", w2.log());
-    assert!(supervisor.log().contains("reclaimed tickets of a dead worker"), "{}", supervisor.log());
+    assert!(
+        w1.terminate(Duration::from_secs(10)),
+        "w1 clean stop:\n{}",
+        w1.log()
+    );
+    assert!(
+        w2.terminate(Duration::from_secs(10)),
+        "w2 clean stop:\n{}",
+        w2.log()
+    );
+    assert!(
+        supervisor
+            .log()
+            .contains("reclaimed tickets of a dead worker"),
+        "{}",
+        supervisor.log()
+    );
     supervisor.terminate(Duration::from_secs(10));
 
     // Audit the whole pool.
@@ -131,7 +160,10 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
         let state = states.get(&id).unwrap_or_else(|| panic!("{id} lost"));
         match n {
             0 => {
-                assert!(queued.contains(&id), "{id} is neither matched nor queued (state {state})");
+                assert!(
+                    queued.contains(&id),
+                    "{id} is neither matched nor queued (state {state})"
+                );
                 assert_eq!(state, "r");
             }
             1 => assert!(state.starts_with("m:"), "{id} in a match but state {state}"),

@@ -17,12 +17,18 @@ async fn two_players_get_matched(d: &Deployment) {
     assert_eq!(status, StatusCode::CREATED, "{b}");
     let (a_id, b_id) = (a["id"].as_str().unwrap(), b["id"].as_str().unwrap());
 
-    let searching = alice_ws.wait_for("ticket.searching", Duration::from_secs(10)).await;
+    let searching = alice_ws
+        .wait_for("ticket.searching", Duration::from_secs(10))
+        .await;
     assert_eq!(searching["ticket_id"], a_id);
-    let matched = alice_ws.wait_for("ticket.matched", Duration::from_secs(10)).await;
+    let matched = alice_ws
+        .wait_for("ticket.matched", Duration::from_secs(10))
+        .await;
     assert_eq!(matched["ticket_id"], a_id);
     let match_id = matched["match_id"].as_str().unwrap().to_string();
-    let bob_matched = bob_ws.wait_for("ticket.matched", Duration::from_secs(10)).await;
+    let bob_matched = bob_ws
+        .wait_for("ticket.matched", Duration::from_secs(10))
+        .await;
     assert_eq!(bob_matched["match_id"], match_id.as_str());
     assert_eq!(bob_matched["ticket_id"], b_id);
 
@@ -50,11 +56,17 @@ async fn two_players_get_matched(d: &Deployment) {
     let (_, c) = carol.create(9000.0).await;
     let c_id = c["id"].as_str().unwrap();
     let (status, busy) = carol.create(9000.0).await;
-    assert_eq!(status, StatusCode::CONFLICT, "one active ticket per player: {busy}");
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "one active ticket per player: {busy}"
+    );
     let (status, view) = carol.delete(&format!("/v1/tickets/{c_id}")).await;
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(view["status"], "cancelled");
-    let ev = carol_ws.wait_for("ticket.cancelled", Duration::from_secs(10)).await;
+    let ev = carol_ws
+        .wait_for("ticket.cancelled", Duration::from_secs(10))
+        .await;
     assert_eq!(ev["ticket_id"], c_id);
     let (status, _) = carol.create(9000.0).await;
     assert_eq!(status, StatusCode::CREATED, "a new ticket after cancelling");
@@ -72,6 +84,10 @@ async fn separate_processes_on_redis_match_two_players() {
     two_players_get_matched(&d).await;
     // Graceful stop: each process exits cleanly on SIGTERM.
     for p in &mut d.procs {
-        assert!(p.terminate(Duration::from_secs(10)), "clean exit on SIGTERM:\n{}", p.log());
+        assert!(
+            p.terminate(Duration::from_secs(10)),
+            "clean exit on SIGTERM:\n{}",
+            p.log()
+        );
     }
 }

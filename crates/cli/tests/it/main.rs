@@ -43,7 +43,12 @@ impl Deployment {
         cmd.arg("serve").env("LISTEN_ADDR", &addr);
         fast_env(&mut cmd);
         let procs = vec![Proc::spawn("serve", cmd, logs.path())];
-        let d = Self { addr, procs, redis: None, logs };
+        let d = Self {
+            addr,
+            procs,
+            redis: None,
+            logs,
+        };
         d.wait_ready().await;
         d
     }
@@ -54,7 +59,11 @@ impl Deployment {
         let redis = RedisServer::start();
         let addr = format!("127.0.0.1:{}", free_port());
         let mut procs = Vec::new();
-        for (name, extra) in [("ingress", vec![("LISTEN_ADDR", addr.as_str())]), ("worker", vec![]), ("supervisor", vec![])] {
+        for (name, extra) in [
+            ("ingress", vec![("LISTEN_ADDR", addr.as_str())]),
+            ("worker", vec![]),
+            ("supervisor", vec![]),
+        ] {
             let mut cmd = Command::new(BIN);
             cmd.arg(name).env("REDIS_URL", redis.url());
             fast_env(&mut cmd);
@@ -105,7 +114,9 @@ impl Deployment {
     /// Opens the player's event socket and waits for `session.ready`.
     pub async fn socket(&self, token: &str) -> Socket {
         let url = format!("ws://{}/v1/ws?token={token}", self.addr);
-        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("websocket");
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("websocket");
         let mut s = Socket { ws };
         let hello = s.next_event(Duration::from_secs(5)).await.expect("hello");
         assert_eq!(hello["type"], "session.ready");
@@ -121,20 +132,33 @@ pub struct Client {
 }
 
 impl Client {
-    pub async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut req = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
         if let Some(b) = body {
             req = req.json(&b);
         }
         let resp = req.send().await.expect("request");
         let status = resp.status();
         let text = resp.text().await.unwrap_or_default();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     pub async fn create(&self, rating: f64) -> (StatusCode, Value) {
-        let body = json!({"players": [self.token], "mode": "ranked", "regions": ["eu"], "rating": rating});
-        self.send(reqwest::Method::POST, "/v1/tickets", Some(body)).await
+        let body =
+            json!({"players": [self.token], "mode": "ranked", "regions": ["eu"], "rating": rating});
+        self.send(reqwest::Method::POST, "/v1/tickets", Some(body))
+            .await
     }
 
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
@@ -148,7 +172,9 @@ impl Client {
 
 /// A player's WebSocket.
 pub struct Socket {
-    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    ws: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
 }
 
 impl Socket {
@@ -156,7 +182,10 @@ impl Socket {
     pub async fn next_event(&mut self, timeout: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let msg = tokio::time::timeout_at(deadline, self.ws.next()).await.ok()??.ok()?;
+            let msg = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .ok()??
+                .ok()?;
             match msg {
                 Message::Text(t) => return serde_json::from_str(&t).ok(),
                 Message::Close(_) => return None,

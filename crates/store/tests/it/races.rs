@@ -124,7 +124,7 @@ async fn heavy_race_every_ticket_in_one_place(h: Harness) {
                     }
                 }
                 // Every fifth round hand everything back, to churn.
-                let (to_match, to_release): (Vec<_>, Vec<_>) = if round % 5 == 0 {
+                let (to_match, to_release): (Vec<_>, Vec<_>) = if round.is_multiple_of(5) {
                     (Vec::new(), got)
                 } else {
                     let k = got.len() & !1;
@@ -151,7 +151,7 @@ async fn heavy_race_every_ticket_in_one_place(h: Harness) {
         r.unwrap();
     }
 
-    let committed = committed.lock().unwrap();
+    let committed = std::mem::take(&mut *committed.lock().unwrap());
     let mut in_match = HashMap::<TicketId, MatchId>::new();
     for m in committed.iter() {
         for t in &m.tickets {
@@ -214,7 +214,6 @@ async fn cancel_racing_claim(h: Harness) {
                     tokio::task::yield_now().await;
                     continue;
                 }
-                idle = 0;
                 tokio::task::yield_now().await;
                 let matches = pair_matches(&got);
                 let ok: HashSet<MatchId> = store
@@ -224,6 +223,13 @@ async fn cancel_racing_claim(h: Harness) {
                     .into_iter()
                     .collect();
                 store.release(&worker, &pool(), None).await.unwrap();
+                // A lone leftover ticket would be claimed and released forever:
+                // a round that commits nothing counts as idle.
+                if ok.is_empty() {
+                    idle += 1;
+                } else {
+                    idle = 0;
+                }
                 committed
                     .lock()
                     .unwrap()
@@ -249,8 +255,8 @@ async fn cancel_racing_claim(h: Harness) {
     while let Some(r) = set.join_next().await {
         r.unwrap();
     }
-    let cancelled = cancelled.lock().unwrap();
-    let committed = committed.lock().unwrap();
+    let cancelled = std::mem::take(&mut *cancelled.lock().unwrap());
+    let committed = std::mem::take(&mut *committed.lock().unwrap());
     let mut seen = HashSet::new();
     for m in committed.iter() {
         for t in &m.tickets {
