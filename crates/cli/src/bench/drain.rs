@@ -60,6 +60,13 @@ struct Outcome {
     samples: Vec<(f64, u64, u64)>,
 }
 
+/// Redis counters when 99% of the tickets were matched.
+struct Snapshot {
+    done: u64,
+    cpu_usec: f64,
+    per_cmd: Vec<(String, f64)>,
+}
+
 pub async fn run(args: DrainArgs) -> Result<()> {
     if args.tickets < 2 || args.workers == 0 {
         bail!("--tickets must be at least 2 and --workers at least 1");
@@ -252,7 +259,7 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     let n = args.tickets as u64;
     let mut samples = Vec::new();
     let mut t99 = None;
-    let mut at_t99: Option<(u64, f64, Vec<(String, f64)>)> = None;
+    let mut at_t99: Option<Snapshot> = None;
     let mut stable_since: Option<(u64, Instant)> = None;
     let t_end = loop {
         let d = store.depths(&pool).await?;
@@ -262,7 +269,11 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         if t99.is_none() && left * 100 <= n {
             t99 = Some(elapsed);
             let cpu = redis_cpu_usec(&mut admin).await? - cpu_start;
-            at_t99 = Some((n - left, cpu, command_usec(&mut admin).await?));
+            at_t99 = Some(Snapshot {
+                done: n - left,
+                cpu_usec: cpu,
+                per_cmd: command_usec(&mut admin).await?,
+            });
         }
         if left == 0 {
             break elapsed;
@@ -285,9 +296,17 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     for w in &mut workers {
         w.terminate(Duration::from_secs(10));
     }
-    let (done, cpu, per_cmd) = match at_t99 {
+    let Snapshot {
+        done,
+        cpu_usec,
+        per_cmd,
+    } = match at_t99 {
         Some(snapshot) => snapshot,
-        None => (0, 0.0, command_usec(&mut admin).await?),
+        None => Snapshot {
+            done: 0,
+            cpu_usec: 0.0,
+            per_cmd: command_usec(&mut admin).await?,
+        },
     };
     let mut breakdown: Vec<(String, f64)> = per_cmd
         .into_iter()
@@ -303,7 +322,7 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         left,
         t99,
         t_end,
-        redis_usec_per_ticket: cpu / done.max(1) as f64,
+        redis_usec_per_ticket: cpu_usec / done.max(1) as f64,
         breakdown,
         samples,
     })
