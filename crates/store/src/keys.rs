@@ -73,3 +73,36 @@ impl PlayerKeys {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hash tag Redis Cluster hashes: the text between the first `{` and the next `}`.
+    fn tag(key: &str) -> &str {
+        let open = key.find('{').expect("tagged");
+        let close = open + key[open..].find('}').expect("closed");
+        &key[open + 1..close]
+    }
+
+    #[test]
+    fn every_pool_key_shares_the_pool_tag() {
+        let k = PoolKeys::new(&Pool::new("ranked", "eu"));
+        for key in [
+            &k.queue,
+            &k.tickets,
+            &k.state,
+            &k.leases,
+            &k.matches,
+            &k.done,
+            &k.outbox,
+            &k.held("w-1"),
+        ] {
+            assert_eq!(tag(key), "p:ranked:eu", "{key}");
+        }
+        let p = PlayerKeys::new(&PlayerId::new("alice").unwrap());
+        for key in [&p.active, &p.tickets, &p.history] {
+            assert_eq!(tag(key), "u:alice", "{key}");
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! leases drain 10,000 tickets; one worker is frozen (SIGSTOP) at a moment it holds
 //! claimed tickets, then killed. At the end every ticket is in exactly one match or
 //! still queued (none lost, none twice), nothing is held, and the supervisor
-//! returned the dead worker's tickets.
+//! returned the dead worker's tickets. Two supervisors run at once throughout.
 
 use crate::{BIN, fast_env};
 use mm_domain::{Match, PlayerId, Pool, Ticket, TicketId, now_ms};
@@ -78,7 +78,9 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
         }
         Proc::spawn(name, cmd, logs.path())
     };
+    // Two supervisors at once: reclaim must be safe to race.
     let mut supervisor = spawn("supervisor", "supervisor", &[]);
+    let mut supervisor2 = spawn("supervisor2", "supervisor", &[]);
     let mut victim = spawn("w0", "worker", &[("WORKER_ID", "w0")]);
     let mut w1 = spawn("w1", "worker", &[("WORKER_ID", "w1")]);
     let mut w2 = spawn("w2", "worker", &[("WORKER_ID", "w2")]);

@@ -3,6 +3,7 @@
 
 mod conformance;
 mod races;
+mod scripts;
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_store::{MemoryStore, RedisStore, Store};
