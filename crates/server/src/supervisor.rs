@@ -75,16 +75,10 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
             }
         }
         match store.stale_outbox(pool, cfg.outbox_grace).await {
-            Ok(matches) => {
-                for m in matches {
-                    match store.fan_out(pool, &m).await {
-                        Ok(()) => report.fanned_out += 1,
-                        Err(e) => {
-                            tracing::warn!(error = %e, match_id = %m.id, "fan-out retry failed")
-                        }
-                    }
-                }
-            }
+            Ok(matches) => match store.fan_out(pool, &matches).await {
+                Ok(()) => report.fanned_out += matches.len(),
+                Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "fan-out retry failed"),
+            },
             Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "reading the outbox failed"),
         }
         match store.purge(pool, cfg.retention).await {

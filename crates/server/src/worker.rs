@@ -199,11 +199,13 @@ pub async fn cycle(
         .matches
         .fetch_add(committed.len() as u64, Ordering::Relaxed);
 
-    for m in matches.iter().filter(|m| committed.contains(&m.id)) {
-        // A failure here leaves the match in the outbox for the supervisor.
-        if let Err(e) = store.fan_out(pool, m).await {
-            tracing::warn!(error = %e, match_id = %m.id, "fan-out failed; the supervisor will retry");
-        }
+    // A failure here leaves the matches in the outbox for the supervisor.
+    let done: Vec<Match> = matches
+        .into_iter()
+        .filter(|m| committed.contains(&m.id))
+        .collect();
+    if let Err(e) = store.fan_out(pool, &done).await {
+        tracing::warn!(error = %e, matches = done.len(), "fan-out failed; the supervisor will retry");
     }
     Ok(committed.len())
 }

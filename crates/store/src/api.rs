@@ -111,9 +111,10 @@ pub trait Store: Send + Sync + 'static {
     /// `None` if the lease turned out to be live.
     async fn reclaim(&self, worker: &str, pool: &Pool) -> Result<Option<usize>, StoreError>;
 
-    /// Writes a committed match to its players' histories, publishes
-    /// `ticket.matched` to them and takes it out of the outbox. Idempotent.
-    async fn fan_out(&self, pool: &Pool, m: &Match) -> Result<(), StoreError>;
+    /// Writes committed matches to their players' histories, publishes
+    /// `ticket.matched` to them and takes them out of the outbox, in one round trip.
+    /// Idempotent.
+    async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError>;
 
     /// Matches that were committed more than `older_than` ago and not yet fanned out.
     async fn stale_outbox(

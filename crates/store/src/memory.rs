@@ -344,20 +344,22 @@ impl Store for MemoryStore {
         Ok(Some(ps.requeue(worker, &ids)))
     }
 
-    async fn fan_out(&self, pool: &Pool, m: &Match) -> Result<(), StoreError> {
+    async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         {
             let mut inner = self.lock();
-            for player in m.players() {
-                let p = inner.players.entry(player.clone()).or_default();
-                if !p.history.iter().any(|h| h.id == m.id) {
-                    let at = p.history.partition_point(|h| h.created_at > m.created_at);
-                    p.history.insert(at, m.clone());
-                    p.history.truncate(HISTORY_LEN);
+            for m in matches {
+                for player in m.players() {
+                    let p = inner.players.entry(player.clone()).or_default();
+                    if !p.history.iter().any(|h| h.id == m.id) {
+                        let at = p.history.partition_point(|h| h.created_at > m.created_at);
+                        p.history.insert(at, m.clone());
+                        p.history.truncate(HISTORY_LEN);
+                    }
                 }
+                inner.pool(pool).outbox.remove(&m.id);
             }
-            inner.pool(pool).outbox.remove(&m.id);
         }
-        for envelope in matched_events(m) {
+        for envelope in matches.iter().flat_map(matched_events) {
             self.hub.dispatch(envelope);
         }
         Ok(())

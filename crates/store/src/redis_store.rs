@@ -388,24 +388,29 @@ impl Store for RedisStore {
         Ok((n >= 0).then_some(n as usize))
     }
 
-    async fn fan_out(&self, pool: &Pool, m: &Match) -> Result<(), StoreError> {
+    async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
+        if matches.is_empty() {
+            return Ok(());
+        }
         let keys = PoolKeys::new(pool);
-        let json = serde_json::to_string(m)?;
         let mut pipe = redis::pipe();
-        for player in m.players() {
-            let pk = PlayerKeys::new(player);
-            pipe.zadd(&pk.history, &json, m.created_at)
-                .ignore()
-                .zremrangebyrank(&pk.history, 0, -(HISTORY_LEN as isize) - 1)
-                .ignore()
-                .expire(&pk.history, PLAYER_TTL_SECS)
-                .ignore();
+        for m in matches {
+            let json = serde_json::to_string(m)?;
+            for player in m.players() {
+                let pk = PlayerKeys::new(player);
+                pipe.zadd(&pk.history, &json, m.created_at)
+                    .ignore()
+                    .zremrangebyrank(&pk.history, 0, -(HISTORY_LEN as isize) - 1)
+                    .ignore()
+                    .expire(&pk.history, PLAYER_TTL_SECS)
+                    .ignore();
+            }
+            for envelope in matched_events(m) {
+                pipe.publish(EVENTS_CHANNEL, serde_json::to_string(&envelope)?)
+                    .ignore();
+            }
+            pipe.zrem(&keys.outbox, m.id.as_str()).ignore();
         }
-        for envelope in matched_events(m) {
-            pipe.publish(EVENTS_CHANNEL, serde_json::to_string(&envelope)?)
-                .ignore();
-        }
-        pipe.zrem(&keys.outbox, m.id.as_str()).ignore();
         let () = pipe.query_async(&mut self.conn()).await?;
         Ok(())
     }

@@ -162,6 +162,20 @@ fn ticket_id(raw: String) -> Result<TicketId, ApiError> {
     TicketId::new(raw).map_err(|_| ApiError::not_found("ticket_not_found", "no such ticket"))
 }
 
+/// The caller's ticket, or 404 (also for other players' tickets).
+async fn read(
+    state: &AppState,
+    actor: &PlayerId,
+    id: &TicketId,
+) -> Result<Json<TicketView>, ApiError> {
+    state
+        .store
+        .ticket(actor, id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found("ticket_not_found", "no such ticket"))
+}
+
 /// `GET /v1/tickets/{id}`.
 pub async fn get_one(
     State(state): State<AppState>,
@@ -169,12 +183,7 @@ pub async fn get_one(
     Path(id): Path<String>,
 ) -> Result<Json<TicketView>, ApiError> {
     let id = ticket_id(id)?;
-    state
-        .store
-        .ticket(&actor, &id)
-        .await?
-        .map(Json)
-        .ok_or_else(|| ApiError::not_found("ticket_not_found", "no such ticket"))
+    read(&state, &actor, &id).await
 }
 
 /// `DELETE /v1/tickets/{id}` -> the cancelled ticket; 409 once it is in a match.
@@ -207,12 +216,7 @@ pub async fn cancel(
             return Err(ApiError::not_found("ticket_not_found", "no such ticket"));
         }
     }
-    state
-        .store
-        .ticket(&actor, &id)
-        .await?
-        .map(Json)
-        .ok_or_else(|| ApiError::not_found("ticket_not_found", "no such ticket"))
+    read(&state, &actor, &id).await
 }
 
 #[derive(Debug, Deserialize)]

@@ -296,8 +296,14 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
         h.store.stale_outbox(&pool(), Duration::ZERO).await.unwrap(),
         vec![m.clone()]
     );
-    h.store.fan_out(&pool(), &m).await.unwrap();
-    h.store.fan_out(&pool(), &m).await.unwrap();
+    h.store
+        .fan_out(&pool(), std::slice::from_ref(&m))
+        .await
+        .unwrap();
+    h.store
+        .fan_out(&pool(), std::slice::from_ref(&m))
+        .await
+        .unwrap();
     assert!(
         h.store
             .stale_outbox(&pool(), Duration::ZERO)
