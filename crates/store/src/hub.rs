@@ -42,12 +42,4 @@ impl Hub {
             subs.remove(&envelope.player);
         }
     }
-
-    /// Number of players with at least one local subscriber.
-    pub fn players(&self) -> usize {
-        self.subscribers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
-    }
 }
