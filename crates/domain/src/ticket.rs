@@ -106,3 +106,22 @@ pub struct TicketView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub co_players: Option<Vec<PlayerId>>,
 }
+
+impl TicketView {
+    /// The view of `ticket` in `status`, having waited until `end` (now while
+    /// active, the finish time once terminal). Match fields are left empty.
+    pub fn new(ticket: &Ticket, status: TicketStatus, end: Millis) -> Self {
+        Self {
+            id: ticket.id.clone(),
+            status,
+            mode: ticket.mode.clone(),
+            region: ticket.regions[0].clone(),
+            players: ticket.players.clone(),
+            rating: ticket.rating,
+            enqueued_at: ticket.enqueued_at,
+            time_in_queue_ms: end.saturating_sub(ticket.enqueued_at),
+            match_id: None,
+            co_players: None,
+        }
+    }
+}

@@ -186,30 +186,17 @@ pub(crate) fn view(
     } else {
         now
     };
-    let (match_id, co_players) = match (state, found) {
-        (State::Matched(id), m) => (
-            Some(id.clone()),
-            m.map(|m| {
-                m.players()
-                    .filter(|p| !ticket.players.contains(p))
-                    .cloned()
-                    .collect()
-            }),
-        ),
-        _ => (None, None),
-    };
-    TicketView {
-        id: ticket.id.clone(),
-        status,
-        mode: ticket.mode.clone(),
-        region: ticket.regions[0].clone(),
-        players: ticket.players.clone(),
-        rating: ticket.rating,
-        enqueued_at: ticket.enqueued_at,
-        time_in_queue_ms: end.saturating_sub(ticket.enqueued_at),
-        match_id,
-        co_players,
+    let mut v = TicketView::new(ticket, status, end);
+    if let State::Matched(id) = state {
+        v.match_id = Some(id.clone());
+        v.co_players = found.map(|m| {
+            m.players()
+                .filter(|p| !ticket.players.contains(p))
+                .cloned()
+                .collect()
+        });
     }
+    v
 }
 
 /// The `ticket.matched` events of a committed match, one per player.

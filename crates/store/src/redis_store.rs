@@ -22,6 +22,14 @@ const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
 /// Largest batch purged per script call.
 const PURGE_CHUNK: usize = 1000;
 
+/// What [`RedisStore::pool_state`] reads.
+struct Stored {
+    ticket: Ticket,
+    state: State,
+    finished_at: Option<Millis>,
+    now: Millis,
+}
+
 pub struct RedisStore {
     client: redis::Client,
     conn: ConnectionManager,
@@ -80,15 +88,18 @@ impl RedisStore {
         Ok(())
     }
 
+    /// A ticket's data, state and finish time, and the Redis clock, in one round trip.
     async fn pool_state(
         &self,
         keys: &PoolKeys,
         id: &TicketId,
-    ) -> Result<Option<(Ticket, State, Option<f64>)>, StoreError> {
-        let (data, state, done): (Option<String>, Option<String>, Option<f64>) = redis::pipe()
+    ) -> Result<Option<Stored>, StoreError> {
+        type Row = (Option<String>, Option<String>, Option<f64>, (u64, u64));
+        let (data, state, done, (secs, micros)): Row = redis::pipe()
             .hget(&keys.tickets, id.as_str())
             .hget(&keys.state, id.as_str())
             .zscore(&keys.done, id.as_str())
+            .cmd("TIME")
             .query_async(&mut self.conn())
             .await?;
         let (Some(data), Some(state)) = (data, state) else {
@@ -97,7 +108,12 @@ impl RedisStore {
         let ticket: Ticket = serde_json::from_str(&data)?;
         let state = State::parse(&state)
             .ok_or_else(|| StoreError::Corrupt(format!("ticket state {state:?}")))?;
-        Ok(Some((ticket, state, done)))
+        Ok(Some(Stored {
+            ticket,
+            state,
+            finished_at: done.map(|d| d as Millis),
+            now: secs * 1000 + micros / 1000,
+        }))
     }
 }
 
@@ -199,7 +215,13 @@ impl Store for RedisStore {
             return Ok(None);
         };
         let keys = PoolKeys::new(&pool);
-        let Some((ticket, state, done)) = self.pool_state(&keys, id).await? else {
+        let Some(Stored {
+            ticket,
+            state,
+            finished_at,
+            now,
+        }) = self.pool_state(&keys, id).await?
+        else {
             return Ok(None);
         };
         let found = match &state {
@@ -210,11 +232,10 @@ impl Store for RedisStore {
             }
             _ => None,
         };
-        let now = self.server_now().await?;
         Ok(Some(view(
             &ticket,
             &state,
-            done.map(|d| d as Millis),
+            finished_at,
             found.as_ref(),
             now,
         )))

@@ -7,8 +7,8 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
-    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, Ticket, TicketId, TicketView,
-    now_ms,
+    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, Ticket, TicketId, TicketStatus,
+    TicketView, now_ms,
 };
 use mm_store::{CancelOutcome, EnqueueOutcome};
 use serde::{Deserialize, Serialize};
@@ -144,11 +144,8 @@ pub async fn create(
             ));
         }
     }
-    let view = state
-        .store
-        .ticket(&actor, &ticket.id)
-        .await?
-        .ok_or_else(|| ApiError::unavailable("ticket was queued but cannot be read back yet"))?;
+    // Just queued: no need to read it back from the store.
+    let view = TicketView::new(&ticket, TicketStatus::Queued, ticket.enqueued_at);
     let location = format!("/v1/tickets/{}", ticket.id);
     Ok((
         StatusCode::CREATED,
