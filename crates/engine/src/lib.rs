@@ -1,13 +1,22 @@
-//! The matching engine: pure functions from a batch of candidates and the current
-//! time to proposed matches. No I/O, deterministic for the same input.
+//! The matching engine: pure functions from a pool snapshot and the current time to
+//! proposed matches. No I/O, deterministic for the same input.
 //!
-//! This is seed 000's engine: every ticket searches inside a rating window that
-//! grows with its wait ([`window`]), and a claimed batch is turned into matches by
-//! repeatedly taking the contiguous run of tickets (in rating order) with the
-//! smallest spread ([`batch`]).
+//! - [`mode`]: game modes as data (TOML), party rating policies.
+//! - [`window`]: the rating window a ticket accepts, growing with its wait.
+//! - [`region`]: which regions a ticket is matched in, and from when.
+//! - [`engine`]: our match formation (oldest first, fair windows, parties, teams).
+//! - [`teams`]: splitting a match into balanced teams with parties intact.
+//! - [`batch`]: seed 000's tightest-spread batch algorithm, kept as the baseline.
 
 pub mod batch;
+pub mod engine;
+pub mod mode;
+pub mod region;
+pub mod teams;
 pub mod window;
 
 pub use batch::{BatchConfig, Candidate, form_matches};
+pub use engine::{Entry, Proposal, propose};
+pub use mode::{DEFAULT_MODES, MAX_PARTY, Mode, ModeError, Modes, PartyRating};
+pub use region::{RegionChoice, plan};
 pub use window::WindowPolicy;

@@ -1,0 +1,350 @@
+//! Game modes as data: team shape, match size, how a party is rated, how the skill
+//! window grows and when other regions become acceptable. Modes are read from TOML;
+//! the defaults ship in `modes.toml` and a user file replaces or adds modes by name.
+
+use crate::WindowPolicy;
+use mm_domain::Millis;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The modes shipped with matchmaker (`1v1`, `5v5`, `br100`).
+pub const DEFAULT_MODES: &str = include_str!("modes.toml");
+
+/// Largest party the product supports (seed 004: parties of 2 to 5).
+pub const MAX_PARTY: usize = 5;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ModeError {
+    #[error("modes file is not valid TOML for modes: {0}")]
+    Parse(String),
+    #[error("mode {mode:?}: {reason}")]
+    Invalid { mode: String, reason: String },
+    #[error("no modes defined")]
+    Empty,
+}
+
+/// How one rating is chosen for a party to be matched with.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartyRating {
+    /// The highest member's rating (seed 004's default: a strong player cannot
+    /// hide behind weaker friends).
+    Highest,
+    /// The members' average.
+    Average,
+    /// The average plus `factor` times the spread between the best and the worst.
+    AveragePlusSpread(f64),
+}
+
+impl PartyRating {
+    /// The rating a party of members rated `ratings` is matched with.
+    pub fn rate(&self, ratings: &[f64]) -> f64 {
+        if ratings.is_empty() {
+            return 0.0;
+        }
+        let max = ratings.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = ratings.iter().copied().fold(f64::INFINITY, f64::min);
+        let avg = ratings.iter().sum::<f64>() / ratings.len() as f64;
+        match *self {
+            PartyRating::Highest => max,
+            PartyRating::Average => avg,
+            PartyRating::AveragePlusSpread(f) => (avg + f * (max - min)).min(max),
+        }
+    }
+}
+
+/// One game mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mode {
+    pub name: String,
+    /// Teams in a full match.
+    pub teams: usize,
+    /// Players per team.
+    pub team_size: usize,
+    /// Smallest match, in players (a multiple of `team_size`).
+    pub min_players: usize,
+    /// How long the longest-waiting ticket must have waited before a match smaller
+    /// than full may start.
+    pub start_below_max_after: Millis,
+    pub party_rating: PartyRating,
+    pub window: WindowPolicy,
+    /// Wait after which a ticket is also matched in its other acceptable regions.
+    pub cross_region_after: Millis,
+    /// Regions with a higher measured latency are never used.
+    pub max_latency_ms: u32,
+    /// Largest party accepted.
+    pub max_party: usize,
+}
+
+impl Mode {
+    /// Players in a full match.
+    pub fn max_players(&self) -> usize {
+        self.teams * self.team_size
+    }
+
+    /// Checks that the numbers make sense together.
+    pub fn validate(&self) -> Result<(), ModeError> {
+        let bad = |reason: String| {
+            Err(ModeError::Invalid {
+                mode: self.name.clone(),
+                reason,
+            })
+        };
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 32
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !name_ok {
+            return bad("the name must be 1-32 characters of a-z, 0-9, '-' or '_'".into());
+        }
+        if self.teams < 2 || self.teams > 200 {
+            return bad(format!("teams must be 2..=200, got {}", self.teams));
+        }
+        if self.team_size < 1 || self.team_size > 50 {
+            return bad(format!("team_size must be 1..=50, got {}", self.team_size));
+        }
+        if self.max_players() > 1000 {
+            return bad("a match may have at most 1000 players".into());
+        }
+        if self.min_players > self.max_players()
+            || self.min_players % self.team_size != 0
+            || self.min_players / self.team_size < 2
+        {
+            return bad(format!(
+                "min_players must be a multiple of team_size ({}), at least two teams and at most teams * team_size ({}), got {}",
+                self.team_size,
+                self.max_players(),
+                self.min_players
+            ));
+        }
+        if self.max_party < 1 || self.max_party > self.team_size.min(MAX_PARTY) {
+            return bad(format!(
+                "max_party must be 1..={}, got {}",
+                self.team_size.min(MAX_PARTY),
+                self.max_party
+            ));
+        }
+        let w = &self.window;
+        if ![w.initial, w.per_second, w.cap]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0)
+            || w.cap < w.initial
+        {
+            return bad("window values must be non-negative and cap >= initial".into());
+        }
+        if let PartyRating::AveragePlusSpread(f) = self.party_rating
+            && !(0.0..=1.0).contains(&f)
+        {
+            return bad("average_plus_spread must be between 0 and 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The modes a deployment serves, by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Modes {
+    modes: BTreeMap<String, Mode>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    modes: BTreeMap<String, RawMode>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWindow {
+    initial: f64,
+    per_second: f64,
+    cap: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMode {
+    teams: usize,
+    team_size: usize,
+    min_players: Option<usize>,
+    start_below_max_after: Option<String>,
+    party_rating: Option<PartyRating>,
+    window: Option<RawWindow>,
+    cross_region_after: Option<String>,
+    max_latency_ms: Option<u32>,
+    max_party: Option<usize>,
+}
+
+fn millis(mode: &str, key: &str, v: Option<String>, default: Millis) -> Result<Millis, ModeError> {
+    match v {
+        None => Ok(default),
+        Some(s) => humantime::parse_duration(&s)
+            .map(|d| d.as_millis() as Millis)
+            .map_err(|e| ModeError::Invalid {
+                mode: mode.to_string(),
+                reason: format!("{key}: {e} (use e.g. 30s, 500ms)"),
+            }),
+    }
+}
+
+impl RawMode {
+    fn build(self, name: &str, default_window: WindowPolicy) -> Result<Mode, ModeError> {
+        let mode = Mode {
+            name: name.to_string(),
+            teams: self.teams,
+            team_size: self.team_size,
+            min_players: self.min_players.unwrap_or(self.teams * self.team_size),
+            start_below_max_after: millis(
+                name,
+                "start_below_max_after",
+                self.start_below_max_after,
+                60_000,
+            )?,
+            party_rating: self.party_rating.unwrap_or(PartyRating::Highest),
+            window: self
+                .window
+                .map(|w| WindowPolicy {
+                    initial: w.initial,
+                    per_second: w.per_second,
+                    cap: w.cap,
+                })
+                .unwrap_or(default_window),
+            cross_region_after: millis(
+                name,
+                "cross_region_after",
+                self.cross_region_after,
+                20_000,
+            )?,
+            max_latency_ms: self.max_latency_ms.unwrap_or(150),
+            max_party: self.max_party.unwrap_or(self.team_size.min(MAX_PARTY)),
+        };
+        mode.validate()?;
+        Ok(mode)
+    }
+}
+
+impl Modes {
+    /// The shipped defaults, then every mode of `user` (TOML) replacing or adding by
+    /// name. A mode without a `window` gets `default_window`.
+    pub fn load(user: Option<&str>, default_window: WindowPolicy) -> Result<Self, ModeError> {
+        let mut modes = BTreeMap::new();
+        for text in std::iter::once(DEFAULT_MODES).chain(user) {
+            let file: File = toml::from_str(text).map_err(|e| ModeError::Parse(e.to_string()))?;
+            for (name, raw) in file.modes {
+                let mode = raw.build(&name, default_window)?;
+                modes.insert(name, mode);
+            }
+        }
+        if modes.is_empty() {
+            return Err(ModeError::Empty);
+        }
+        Ok(Self { modes })
+    }
+
+    /// The shipped defaults only.
+    pub fn defaults() -> Self {
+        Self::load(None, WindowPolicy::default()).expect("shipped modes are valid")
+    }
+
+    /// A set of exactly these modes.
+    pub fn of(modes: impl IntoIterator<Item = Mode>) -> Result<Self, ModeError> {
+        let mut map = BTreeMap::new();
+        for m in modes {
+            m.validate()?;
+            map.insert(m.name.clone(), m);
+        }
+        if map.is_empty() {
+            return Err(ModeError::Empty);
+        }
+        Ok(Self { modes: map })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Mode> {
+        self.modes.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.modes.keys().map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Mode> {
+        self.modes.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_defaults_load() {
+        let m = Modes::defaults();
+        assert_eq!(m.names().collect::<Vec<_>>(), ["1v1", "5v5", "br100"]);
+        let five = m.get("5v5").unwrap();
+        assert_eq!((five.teams, five.team_size, five.min_players), (2, 5, 10));
+        assert_eq!(five.max_party, 5);
+        let br = m.get("br100").unwrap();
+        assert_eq!((br.max_players(), br.min_players, br.max_party), (100, 60, 1));
+        assert_eq!(br.start_below_max_after, 60_000);
+    }
+
+    #[test]
+    fn a_user_file_adds_and_replaces_modes_without_code() {
+        let user = r#"
+            [modes.3v3]
+            teams = 2
+            team_size = 3
+            party_rating = "average"
+            [modes.duos]
+            teams = 50
+            team_size = 2
+            min_players = 40
+            party_rating = { average_plus_spread = 0.25 }
+            [modes.1v1]
+            teams = 2
+            team_size = 1
+            window = { initial = 10, per_second = 1, cap = 100 }
+        "#;
+        let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
+        assert_eq!(m.get("3v3").unwrap().max_party, 3);
+        assert_eq!(
+            m.get("duos").unwrap().party_rating,
+            PartyRating::AveragePlusSpread(0.25)
+        );
+        assert_eq!(m.get("1v1").unwrap().window.cap, 100.0);
+        assert!(m.get("5v5").is_some());
+    }
+
+    #[test]
+    fn bad_modes_are_refused_with_the_reason() {
+        for bad in [
+            "[modes.x]\nteams = 1\nteam_size = 5",
+            "[modes.x]\nteams = 2\nteam_size = 5\nmin_players = 7",
+            "[modes.x]\nteams = 2\nteam_size = 3\nmax_party = 4",
+            "[modes.x]\nteams = 2\nteam_size = 3\ncross_region_after = \"soon\"",
+            "[modes.X]\nteams = 2\nteam_size = 3",
+            "[modes.x]\nteams = 2\nteam_size = 3\ncolour = 1",
+            "[modes.x]\nteams = 2\nteam_size = 3\nwindow = { initial = 50, per_second = 1, cap = 10 }",
+        ] {
+            assert!(
+                Modes::load(Some(bad), WindowPolicy::default()).is_err(),
+                "accepted {bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn party_rating_policies() {
+        let r = [1000.0, 1400.0, 1600.0];
+        assert_eq!(PartyRating::Highest.rate(&r), 1600.0);
+        assert_eq!(PartyRating::Average.rate(&r), 1333.3333333333333);
+        assert_eq!(PartyRating::AveragePlusSpread(0.5).rate(&r), 1600.0);
+        assert_eq!(
+            PartyRating::AveragePlusSpread(0.1).rate(&r),
+            1333.3333333333333 + 60.0
+        );
+    }
+}
