@@ -4,80 +4,42 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use mm_engine::{BatchConfig, WindowPolicy};
+use mm_engine::{Modes, WindowPolicy};
 use mm_server::Catalog;
 use mm_server::supervisor::SupervisorConfig;
 use mm_server::worker::WorkerConfig;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (use e.g. 30s, 500ms)"))
 }
 
-/// Modes and regions served.
+/// The game modes: the shipped ones plus a user TOML file, and the default
+/// search window for modes that do not set their own.
 #[derive(Debug, Clone, Args)]
-pub struct CatalogArgs {
-    /// Game modes accepted in tickets, comma-separated.
-    #[arg(
-        long,
-        env = "MODES",
-        value_delimiter = ',',
-        default_value = "ranked,casual"
-    )]
+pub struct ModesArgs {
+    /// TOML file of game modes; its modes replace or add to the shipped 1v1, 5v5
+    /// and br100 (see `matchmaker modes` for the format).
+    #[arg(long, env = "MODES_FILE")]
+    pub modes_file: Option<PathBuf>,
+    /// Modes to serve, comma-separated (default: every mode defined).
+    #[arg(long, env = "MODES", value_delimiter = ',')]
     pub modes: Vec<String>,
-    /// Regions accepted in tickets, comma-separated.
-    #[arg(
-        long,
-        env = "REGIONS",
-        value_delimiter = ',',
-        default_value = "eu,na,asia"
-    )]
-    pub regions: Vec<String>,
-}
-
-impl CatalogArgs {
-    pub fn catalog(&self) -> Result<Catalog> {
-        Catalog::new(self.modes.clone(), self.regions.clone())
-            .map_err(|e| anyhow::anyhow!("MODES/REGIONS (--modes/--regions): {e}"))
-    }
-}
-
-/// The HTTP listener.
-#[derive(Debug, Clone, Args)]
-pub struct HttpArgs {
-    /// Address the HTTP/WebSocket API listens on.
-    #[arg(
-        long = "listen",
-        env = "LISTEN_ADDR",
-        value_name = "LISTEN_ADDR",
-        default_value = "127.0.0.1:8080"
-    )]
-    pub listen: SocketAddr,
-}
-
-/// Match formation (seed 000's batch algorithm and search window).
-#[derive(Debug, Clone, Args)]
-pub struct EngineArgs {
-    /// Initial half-width of a ticket's rating window.
+    /// Initial half-width of a ticket's rating window, for modes without `window`.
     #[arg(long, env = "MMR_DELTA_INITIAL", default_value_t = 50.0)]
     pub mmr_delta_initial: f64,
-    /// Growth of the window half-width per second of wait.
+    /// Growth of the window half-width per second of wait, for modes without `window`.
     #[arg(long, env = "MMR_SCALING_FACTOR", default_value_t = 10.0)]
     pub mmr_scaling_factor: f64,
-    /// Largest window half-width.
+    /// Largest window half-width, for modes without `window`.
     #[arg(long, env = "MMR_DELTA_MAX", default_value_t = 500.0)]
     pub mmr_delta_max: f64,
-    /// Fewest tickets in a match.
-    #[arg(long, env = "MIN_PLAYERS_PER_MATCH", default_value_t = 2)]
-    pub min_players_per_match: usize,
-    /// Most tickets in a match.
-    #[arg(long, env = "MAX_PLAYERS_PER_MATCH", default_value_t = 8)]
-    pub max_players_per_match: usize,
 }
 
-impl EngineArgs {
-    pub fn engine(&self) -> Result<BatchConfig> {
+impl ModesArgs {
+    pub fn window(&self) -> Result<WindowPolicy> {
         for (name, v) in [
             (
                 "MMR_DELTA_INITIAL (--mmr-delta-initial)",
@@ -98,24 +60,75 @@ impl EngineArgs {
                 "MMR_DELTA_MAX (--mmr-delta-max) must be at least MMR_DELTA_INITIAL (--mmr-delta-initial)"
             );
         }
-        if self.min_players_per_match < 2 {
-            bail!("MIN_PLAYERS_PER_MATCH (--min-players-per-match) must be at least 2");
-        }
-        if self.max_players_per_match < self.min_players_per_match {
-            bail!(
-                "MAX_PLAYERS_PER_MATCH (--max-players-per-match) must be at least MIN_PLAYERS_PER_MATCH"
-            );
-        }
-        Ok(BatchConfig {
-            min_players: self.min_players_per_match,
-            max_players: self.max_players_per_match,
-            window: WindowPolicy {
-                initial: self.mmr_delta_initial,
-                per_second: self.mmr_scaling_factor,
-                cap: self.mmr_delta_max,
-            },
+        Ok(WindowPolicy {
+            initial: self.mmr_delta_initial,
+            per_second: self.mmr_scaling_factor,
+            cap: self.mmr_delta_max,
         })
     }
+
+    pub fn modes(&self) -> Result<Modes> {
+        let window = self.window()?;
+        let user = match &self.modes_file {
+            None => None,
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("MODES_FILE (--modes-file) {}: {e}", path.display())
+            })?),
+        };
+        let all = Modes::load(user.as_deref(), window)
+            .map_err(|e| anyhow::anyhow!("MODES_FILE (--modes-file): {e}"))?;
+        if self.modes.is_empty() {
+            return Ok(all);
+        }
+        let mut chosen = Vec::new();
+        for name in &self.modes {
+            match all.get(name) {
+                Some(m) if !chosen.contains(m) => chosen.push(m.clone()),
+                Some(_) => bail!("MODES (--modes): {name:?} is listed twice"),
+                None => bail!(
+                    "MODES (--modes): unknown mode {name:?}; defined: {}",
+                    all.names().collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+        Modes::of(chosen).map_err(|e| anyhow::anyhow!("MODES (--modes): {e}"))
+    }
+}
+
+/// Modes and regions served.
+#[derive(Debug, Clone, Args)]
+pub struct CatalogArgs {
+    #[command(flatten)]
+    pub modes: ModesArgs,
+    /// Regions accepted in tickets, comma-separated.
+    #[arg(
+        long,
+        env = "REGIONS",
+        value_delimiter = ',',
+        default_value = "eu,na,asia"
+    )]
+    pub regions: Vec<String>,
+}
+
+impl CatalogArgs {
+    pub fn catalog(&self) -> Result<Catalog> {
+        let modes = self.modes.modes()?;
+        Catalog::new(modes, self.regions.clone())
+            .map_err(|e| anyhow::anyhow!("REGIONS (--regions): {e}"))
+    }
+}
+
+/// The HTTP listener.
+#[derive(Debug, Clone, Args)]
+pub struct HttpArgs {
+    /// Address the HTTP/WebSocket API listens on.
+    #[arg(
+        long = "listen",
+        env = "LISTEN_ADDR",
+        value_name = "LISTEN_ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
+    pub listen: SocketAddr,
 }
 
 /// A worker's knobs.
@@ -127,7 +140,8 @@ pub struct WorkerArgs {
     /// Consumer tasks per worker process (default: number of CPUs).
     #[arg(long, env = "WORKER_POOL_SIZE")]
     pub worker_pool_size: Option<usize>,
-    /// Most tickets claimed per poll (1-2000).
+    /// Most tickets claimed per poll (1-2000); a mode's polls claim at least three
+    /// full matches' worth (300 for br100).
     #[arg(long, env = "CLAIM_BATCH_SIZE", default_value_t = 100)]
     pub claim_batch_size: usize,
     /// Lease on claimed tickets; a worker silent this long is presumed dead.
@@ -139,22 +153,14 @@ pub struct WorkerArgs {
     /// Pause after a pass that formed no match.
     #[arg(long, env = "POLL_INTERVAL", default_value = "100ms", value_parser = duration)]
     pub poll_interval: Duration,
-    #[command(flatten)]
-    pub engine: EngineArgs,
 }
 
 impl WorkerArgs {
     pub fn config(&self, catalog: &Catalog) -> Result<WorkerConfig> {
-        let engine = self.engine.engine()?;
         if !(1..=2000).contains(&self.claim_batch_size) {
             bail!(
                 "CLAIM_BATCH_SIZE (--claim-batch-size) must be between 1 and 2000, got {}",
                 self.claim_batch_size
-            );
-        }
-        if engine.max_players > self.claim_batch_size {
-            bail!(
-                "MAX_PLAYERS_PER_MATCH must not exceed CLAIM_BATCH_SIZE (a match is formed from one batch)"
             );
         }
         if self.lock_ttl.is_zero() {
@@ -206,7 +212,7 @@ impl WorkerArgs {
             lease: self.lock_ttl,
             heartbeat: self.heartbeat_interval,
             poll: self.poll_interval,
-            engine,
+            modes: catalog.modes().clone(),
         })
     }
 }

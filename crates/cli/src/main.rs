@@ -4,6 +4,7 @@
 mod bench;
 mod config;
 mod run;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 
@@ -35,10 +36,31 @@ enum Command {
     /// Benchmarks against a deployment the command starts itself.
     #[command(subcommand)]
     Bench(bench::Scenario),
+    /// Replays seeded synthetic arrivals through our engine and the seed-000 baseline
+    /// on a simulated clock and compares match quality (no Redis needed).
+    Simulate(simulate::SimulateArgs),
+    /// Prints the shipped modes file (copy it to start your own MODES_FILE).
+    Modes,
 }
 
 fn main() {
     let cli = Cli::parse();
+    // Pure computations need no runtime.
+    let direct = match &cli.command {
+        Command::Modes => {
+            print!("{}", mm_engine::DEFAULT_MODES);
+            Some(Ok(()))
+        }
+        Command::Simulate(args) => Some(simulate::simulate(args.clone())),
+        _ => None,
+    };
+    if let Some(result) = direct {
+        if let Err(e) = result {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
+        return;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -65,6 +87,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             Command::Worker(args) => run::worker(args).await,
             Command::Supervisor(args) => run::supervisor(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
+            Command::Simulate(_) | Command::Modes => unreachable!("handled without a runtime"),
         }
     }
 }

@@ -8,8 +8,12 @@ use serde::{Deserialize, Serialize};
 pub struct MatchTicket {
     pub ticket_id: TicketId,
     pub players: Vec<PlayerId>,
+    /// The rating the ticket was matched with.
     pub rating: f64,
     pub enqueued_at: Millis,
+    /// The team the ticket plays on (0-based); a party is always on one team.
+    #[serde(default)]
+    pub team: usize,
 }
 
 /// A formed match.
@@ -26,6 +30,11 @@ impl Match {
     /// Every player of the match, ticket by ticket.
     pub fn players(&self) -> impl Iterator<Item = &PlayerId> {
         self.tickets.iter().flat_map(|t| t.players.iter())
+    }
+
+    /// Number of teams.
+    pub fn team_count(&self) -> usize {
+        self.tickets.iter().map(|t| t.team + 1).max().unwrap_or(0)
     }
 
     /// Highest minus lowest ticket rating.

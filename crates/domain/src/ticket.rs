@@ -36,7 +36,18 @@ impl Pool {
     }
 }
 
-/// A request to be matched: one or more players who play together.
+/// A region a ticket accepts, with the latency the client measured to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionLatency {
+    pub region: String,
+    /// Round-trip time the client measured, if it did; regions without one rank
+    /// after measured ones, in the order listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u32>,
+}
+
+/// A request to be matched: one player, or a party of players who play together
+/// on one team.
 ///
 /// A ticket is immutable once queued; its status lives in the store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,17 +56,57 @@ pub struct Ticket {
     /// The player who created the ticket.
     pub owner: PlayerId,
     pub players: Vec<PlayerId>,
+    /// Each player's own rating, in the order of `players`.
+    #[serde(default)]
+    pub player_ratings: Vec<f64>,
     pub mode: String,
-    /// Acceptable regions, most preferred first. The ticket waits in the pool of the first.
-    pub regions: Vec<String>,
+    /// Acceptable regions in the client's order of preference.
+    pub regions: Vec<RegionLatency>,
+    /// The rating the ticket is matched with: the player's, or the party's per the
+    /// mode's policy.
     pub rating: f64,
     /// When the ticket was first queued; kept across release and requeue.
     pub enqueued_at: Millis,
 }
 
 impl Ticket {
+    /// A one-player ticket that accepts one region.
+    pub fn solo(
+        id: TicketId,
+        player: PlayerId,
+        mode: impl Into<String>,
+        region: impl Into<String>,
+        rating: f64,
+        enqueued_at: Millis,
+    ) -> Self {
+        Self {
+            id,
+            owner: player.clone(),
+            players: vec![player],
+            player_ratings: vec![rating],
+            mode: mode.into(),
+            regions: vec![RegionLatency {
+                region: region.into(),
+                latency_ms: None,
+            }],
+            rating,
+            enqueued_at,
+        }
+    }
+
+    /// The best region: lowest measured latency, then the client's order.
+    pub fn best_region(&self) -> &str {
+        self.regions
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, r)| (r.latency_ms.unwrap_or(u32::MAX), *i))
+            .map(|(_, r)| r.region.as_str())
+            .unwrap_or("")
+    }
+
+    /// The pool the ticket waits in: its mode in its best region.
     pub fn pool(&self) -> Pool {
-        Pool::new(&self.mode, &self.regions[0])
+        Pool::new(&self.mode, self.best_region())
     }
 }
 
@@ -105,6 +156,9 @@ pub struct TicketView {
     /// The other players of the match, once matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub co_players: Option<Vec<PlayerId>>,
+    /// The ticket's team in the match (0-based), once matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<usize>,
 }
 
 impl TicketView {
@@ -115,13 +169,14 @@ impl TicketView {
             id: ticket.id.clone(),
             status,
             mode: ticket.mode.clone(),
-            region: ticket.regions[0].clone(),
+            region: ticket.best_region().to_string(),
             players: ticket.players.clone(),
             rating: ticket.rating,
             enqueued_at: ticket.enqueued_at,
             time_in_queue_ms: end.saturating_sub(ticket.enqueued_at),
             match_id: None,
             co_players: None,
+            team: None,
         }
     }
 }

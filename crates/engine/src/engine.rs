@@ -2,10 +2,23 @@
 //! pool's tickets and the current time in, proposed matches with their teams out.
 //! Pure and deterministic.
 //!
-//! The longest-waiting ticket goes first (so nobody starves: a ticket's priority only
-//! grows), and its match is grown outwards from it in rating order, nearest rating
-//! first. A ticket joins only if every member, it included, lies inside every other
-//! member's current window, if its party fits the team shape, and if the match does
+//! Two passes over the pool in rating order:
+//! 1. Overdue tickets (waited the mode's `overdue_after`) go first, longest wait
+//!    first: each gets the tightest match that includes it, using its whole window.
+//!    Priority only grows with wait. A ticket still unmatched after twice the time
+//!    its window takes to reach the cap (an outlier at the edge of the rating range,
+//!    whose fresh neighbours keep pairing up among themselves) holds its nearest
+//!    neighbours out of the cycle until their windows grow to meet it, so nobody
+//!    starves.
+//! 2. For everyone else the tightest match anywhere in the pool is formed first, then
+//!    the next tightest, and so on (a lazy priority queue: a candidate spoiled by an
+//!    earlier match is rebuilt and re-queued). Here a match may only use the mode's
+//!    `patience` share of its members' windows: fresh tickets wait a little for a
+//!    tighter match instead of taking the first that is barely fair.
+//!
+//! A ticket joins a match only if the match's rating spread fits inside every
+//! member's current window half-width (so every member lies inside every other
+//! member's window wherever it sits in the match, as in seed 000), if its party fits the team shape, and if the match does
 //! not overflow. A full match is split into balanced teams ([`crate::teams`]). A match
 //! smaller than full (battle royale) may start once its oldest member waited the
 //! mode's `start_below_max_after`.
@@ -13,6 +26,8 @@
 use crate::Mode;
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One ticket of the pool as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,149 +127,329 @@ impl Free {
 /// Proposes matches from `entries` at time `now` under `mode`. Every entry appears
 /// in at most one proposal; entries not proposed stay queued.
 pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
-    let max = mode.max_players();
-    let cap_team = mode.team_size;
-    // Eligible entries in rating order.
-    let mut order: Vec<u32> = (0..entries.len() as u32)
-        .filter(|&i| {
-            let e = &entries[i as usize];
-            e.eligible_at <= now && e.size >= 1 && e.size <= cap_team && e.rating.is_finite()
-        })
-        .collect();
-    order.sort_unstable_by(|&a, &b| {
-        entries[a as usize]
-            .rating
-            .total_cmp(&entries[b as usize].rating)
-            .then(a.cmp(&b))
-    });
-    let n = order.len();
-    if n == 0 {
+    let Some(mut pool) = Snapshot::new(mode, entries, now) else {
         return Vec::new();
-    }
-    // Per position: rating, window bounds, size, enqueue time.
-    let mut rating = Vec::with_capacity(n);
-    let mut lo = Vec::with_capacity(n);
-    let mut hi = Vec::with_capacity(n);
-    let mut size = Vec::with_capacity(n);
-    let mut since = Vec::with_capacity(n);
-    for &i in &order {
-        let e = &entries[i as usize];
-        let d = mode.window.delta(now.saturating_sub(e.enqueued_at));
-        rating.push(e.rating);
-        lo.push(e.rating - d);
-        hi.push(e.rating + d);
-        size.push(e.size);
-        since.push(e.enqueued_at);
-    }
-    // Anchors: longest wait first.
-    let mut anchors: Vec<u32> = (0..n as u32).collect();
-    anchors.sort_unstable_by(|&a, &b| {
-        since[a as usize]
-            .cmp(&since[b as usize])
-            .then(order[a as usize].cmp(&order[b as usize]))
-    });
-
-    let mut free = Free::new(n);
-    let mut used = vec![false; n];
+    };
     let mut out = Vec::new();
-    let mut members: Vec<usize> = Vec::with_capacity(max);
-    let mut sizes: Vec<usize> = Vec::with_capacity(max);
+    let mut group = Group::default();
+    let mut best = Group::default();
+
+    // 1. Overdue tickets, longest wait first: the tightest match that includes them.
+    let overdue_after = mode.overdue_after;
+    // A ticket that still has no match after twice the time its window takes to
+    // stop growing holds its nearest neighbours back (see below).
+    let reserve_after = mode.window.time_to_cap().saturating_mul(2);
+    let mut anchors: Vec<u32> = (0..pool.n as u32)
+        .filter(|&p| now.saturating_sub(pool.since[p as usize]) >= overdue_after)
+        .collect();
+    anchors.sort_unstable_by(|&a, &b| {
+        pool.since[a as usize]
+            .cmp(&pool.since[b as usize])
+            .then(pool.order[a as usize].cmp(&pool.order[b as usize]))
+    });
     for &a in &anchors {
         let a = a as usize;
-        if used[a] {
+        if pool.used[a] {
             continue;
         }
-        members.clear();
-        sizes.clear();
-        members.push(a);
-        sizes.push(size[a]);
-        let mut players = size[a];
-        let (mut win_lo, mut win_hi) = (lo[a], hi[a]);
-        let (mut min_r, mut max_r) = (rating[a], rating[a]);
-        let mut left = free.left_of(a.checked_sub(1));
-        let mut right = free.right_of(a + 1, n);
-        let mut skipped = 0;
-        while players < max {
-            let l = left.filter(|&p| rating[p] >= win_lo);
-            let r = right.filter(|&p| rating[p] <= win_hi);
-            let c = match (l, r) {
-                (None, None) => break,
-                (Some(l), None) => l,
-                (None, Some(r)) => r,
-                (Some(l), Some(r)) => {
-                    if rating[a] - rating[l] <= rating[r] - rating[a] {
-                        l
-                    } else {
-                        r
-                    }
-                }
+        // Start at the anchor or at one of the nearest free tickets below it.
+        best.clear();
+        let mut start = Some(a);
+        for _ in 0..ANCHOR_STARTS {
+            let Some(s) = start.filter(|&s| pool.rating[a] - pool.rating[s] <= pool.delta[a])
+            else {
+                break;
             };
-            if Some(c) == l {
-                left = free.left_of(c.checked_sub(1));
-            } else {
-                right = free.right_of(c + 1, n);
+            if pool.grow_right(s, Some(a), &mut group)
+                && pool.formable(&mut group)
+                && (best.is_empty() || group.spread < best.spread)
+            {
+                std::mem::swap(&mut best, &mut group);
             }
-            let lo_r = min_r.min(rating[c]);
-            let hi_r = max_r.max(rating[c]);
-            let mut ok = lo[c] <= lo_r && hi[c] >= hi_r && players + size[c] <= max;
-            if ok && size[c] > 1 {
-                sizes.push(size[c]);
-                ok = teams::fits(&sizes, mode.teams, cap_team);
-                sizes.pop();
+            start = pool.free.left_of(s.checked_sub(1));
+        }
+        match (!best.is_empty()).then(|| pool.accept(&best)).flatten() {
+            Some(p) => out.push(p),
+            // No fair match yet: keep the nearest tickets out of this cycle so they
+            // are still there when the windows have grown to meet the overdue one
+            // (otherwise fresh neighbours keep pairing up among themselves and a
+            // ticket at the edge of the rating range never gets a match).
+            // Only long after its window stopped growing (until then it may still
+            // find a match by itself), and only where matches must be full (a
+            // battle royale starts below full instead).
+            None if mode.min_players == mode.max_players()
+                && now.saturating_sub(pool.since[a]) >= reserve_after =>
+            {
+                pool.reserve_around(a)
+            }
+            None => {}
+        }
+    }
+
+    // 2. Everyone else: the tightest match anywhere first, lazily re-evaluated.
+    let mut heap = BinaryHeap::new();
+    let comfortable = |g: &Group| g.spread <= mode.patience * g.reach;
+    for s in 0..pool.n {
+        if !pool.used[s]
+            && pool.grow_right(s, None, &mut group)
+            && pool.formable(&mut group)
+            && comfortable(&group)
+        {
+            heap.push(Reverse((group.spread.to_bits(), s)));
+        }
+    }
+    while let Some(Reverse((spread, s))) = heap.pop() {
+        if pool.used[s] {
+            continue;
+        }
+        // Matches taken since may have spoiled this one: rebuild it, and take it only
+        // if it is still as tight, else queue it again with its new spread.
+        if !pool.grow_right(s, None, &mut group)
+            || !pool.formable(&mut group)
+            || !comfortable(&group)
+        {
+            continue;
+        }
+        if group.spread.to_bits() > spread {
+            heap.push(Reverse((group.spread.to_bits(), s)));
+            continue;
+        }
+        if let Some(p) = pool.accept(&group) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// How many starting points an overdue ticket's match is tried from.
+const ANCHOR_STARTS: usize = 12;
+
+/// A match being assembled: positions in rating order.
+#[derive(Debug, Default)]
+struct Group {
+    members: Vec<usize>,
+    sizes: Vec<usize>,
+    players: usize,
+    spread: f64,
+    /// The smallest window half-width among the members.
+    reach: f64,
+}
+
+impl Group {
+    fn clear(&mut self) {
+        self.members.clear();
+        self.sizes.clear();
+        self.players = 0;
+        self.spread = 0.0;
+        self.reach = 0.0;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+}
+
+/// The eligible entries of a pool in rating order, with their windows.
+struct Snapshot<'a> {
+    mode: &'a Mode,
+    now: Millis,
+    n: usize,
+    /// Entry index of each position.
+    order: Vec<u32>,
+    rating: Vec<f64>,
+    /// Window half-width.
+    delta: Vec<f64>,
+    size: Vec<usize>,
+    since: Vec<Millis>,
+    used: Vec<bool>,
+    free: Free,
+}
+
+impl<'a> Snapshot<'a> {
+    fn new(mode: &'a Mode, entries: &[Entry], now: Millis) -> Option<Self> {
+        let mut order: Vec<u32> = (0..entries.len() as u32)
+            .filter(|&i| {
+                let e = &entries[i as usize];
+                e.eligible_at <= now
+                    && e.size >= 1
+                    && e.size <= mode.team_size
+                    && e.rating.is_finite()
+            })
+            .collect();
+        order.sort_unstable_by(|&a, &b| {
+            entries[a as usize]
+                .rating
+                .total_cmp(&entries[b as usize].rating)
+                .then(a.cmp(&b))
+        });
+        let n = order.len();
+        if n == 0 {
+            return None;
+        }
+        let mut rating = Vec::with_capacity(n);
+        let mut delta = Vec::with_capacity(n);
+        let mut size = Vec::with_capacity(n);
+        let mut since = Vec::with_capacity(n);
+        for &i in &order {
+            let e = &entries[i as usize];
+            rating.push(e.rating);
+            delta.push(mode.window.delta(now.saturating_sub(e.enqueued_at)));
+            size.push(e.size);
+            since.push(e.enqueued_at);
+        }
+        Some(Self {
+            mode,
+            now,
+            n,
+            order,
+            rating,
+            delta,
+            size,
+            since,
+            used: vec![false; n],
+            free: Free::new(n),
+        })
+    }
+
+    /// Grows a match upwards in rating from free position `start`: each following
+    /// free ticket joins if the match's spread stays within every member's window
+    /// half-width (it included) and its party fits the team shape. Stops when full, when the
+    /// next ticket is outside the members' common window, or after `SKIP_LIMIT`
+    /// misfits. With `must`, fails unless that position joins.
+    fn grow_right(&mut self, start: usize, must: Option<usize>, g: &mut Group) -> bool {
+        let max = self.mode.max_players();
+        g.clear();
+        if self.used[start] {
+            return false;
+        }
+        g.members.push(start);
+        g.sizes.push(self.size[start]);
+        g.players = self.size[start];
+        // The spread of the match must fit inside the window half-width of every
+        // member (seed 000's rule: then each member, wherever it sits in the match,
+        // has every other inside its window).
+        let mut reach = self.delta[start];
+        let low = self.rating[start];
+        let mut high = low;
+        let mut next = self.free.right_of(start + 1, self.n);
+        let mut skipped = 0;
+        while g.players < max {
+            let Some(c) = next.filter(|&c| self.rating[c] - low <= reach) else {
+                break;
+            };
+            next = self.free.right_of(c + 1, self.n);
+            let r = self.rating[c];
+            let mut ok = r - low <= self.delta[c] && g.players + self.size[c] <= max;
+            if ok && self.size[c] > 1 {
+                g.sizes.push(self.size[c]);
+                ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
+                g.sizes.pop();
             }
             if !ok {
+                if must == Some(c) {
+                    return false;
+                }
                 skipped += 1;
                 if skipped > SKIP_LIMIT {
                     break;
                 }
                 continue;
             }
-            members.push(c);
-            sizes.push(size[c]);
-            players += size[c];
-            win_lo = win_lo.max(lo[c]);
-            win_hi = win_hi.min(hi[c]);
-            min_r = lo_r;
-            max_r = hi_r;
+            g.members.push(c);
+            g.sizes.push(self.size[c]);
+            g.players += self.size[c];
+            reach = reach.min(self.delta[c]);
+            high = r;
         }
-        if players < max {
-            // A smaller match only once its oldest member has waited long enough.
-            let oldest = members.iter().map(|&m| since[m]).min().unwrap_or(now);
-            if mode.min_players >= max
-                || now.saturating_sub(oldest) < mode.start_below_max_after
-            {
-                continue;
-            }
-            // Whole teams only.
-            while players % cap_team != 0 && members.len() > 1 {
-                let m = members.pop().expect("more than one member");
-                sizes.pop();
-                players -= size[m];
-            }
-            if players < mode.min_players {
-                continue;
-            }
+        g.spread = high - low;
+        g.reach = reach;
+        must.is_none_or(|m| g.members.contains(&m))
+    }
+
+    /// Whether the group may start as it is: full, or (modes that allow smaller
+    /// matches) once its oldest member has waited long enough, cut to whole teams.
+    fn formable(&self, g: &mut Group) -> bool {
+        let max = self.mode.max_players();
+        if g.players >= max {
+            return true;
         }
-        let units: Vec<Unit> = members
+        let oldest = g
+            .members
+            .iter()
+            .map(|&m| self.since[m])
+            .min()
+            .unwrap_or(self.now);
+        if self.mode.min_players >= max
+            || self.now.saturating_sub(oldest) < self.mode.start_below_max_after
+        {
+            return false;
+        }
+        while !g.players.is_multiple_of(self.mode.team_size) && g.members.len() > 1 {
+            let m = g.members.pop().expect("more than one member");
+            g.sizes.pop();
+            g.players -= self.size[m];
+        }
+        if let (Some(&first), Some(&last)) = (g.members.first(), g.members.last()) {
+            g.spread = self.rating[last] - self.rating[first];
+        }
+        g.players >= self.mode.min_players
+    }
+
+    /// Takes the free tickets nearest in rating to overdue position `a`, within its
+    /// window, out of this cycle: enough players for one match.
+    fn reserve_around(&mut self, a: usize) {
+        let mut need = self.mode.max_players().saturating_sub(self.size[a]);
+        self.used[a] = true;
+        self.free.take(a);
+        let mut left = self.free.left_of(a.checked_sub(1));
+        let mut right = self.free.right_of(a + 1, self.n);
+        let r = self.rating[a];
+        while need > 0 {
+            let l = left.filter(|&p| r - self.rating[p] <= self.delta[a]);
+            let h = right.filter(|&p| self.rating[p] - r <= self.delta[a]);
+            let c = match (l, h) {
+                (None, None) => break,
+                (Some(l), None) => l,
+                (None, Some(h)) => h,
+                (Some(l), Some(h)) => {
+                    if r - self.rating[l] <= self.rating[h] - r {
+                        l
+                    } else {
+                        h
+                    }
+                }
+            };
+            if Some(c) == l {
+                left = self.free.left_of(c.checked_sub(1));
+            } else {
+                right = self.free.right_of(c + 1, self.n);
+            }
+            self.used[c] = true;
+            self.free.take(c);
+            need = need.saturating_sub(self.size[c]);
+        }
+    }
+
+    /// Splits the group into teams and takes its members out of the pool.
+    fn accept(&mut self, g: &Group) -> Option<Proposal> {
+        let units: Vec<Unit> = g
+            .members
             .iter()
             .map(|&m| Unit {
-                size: size[m],
-                rating: rating[m],
+                size: self.size[m],
+                rating: self.rating[m],
             })
             .collect();
-        let Some(team_of) = teams::balance(&units, players / cap_team, cap_team) else {
-            continue;
-        };
-        for &m in &members {
-            used[m] = true;
-            free.take(m);
+        let team_of = teams::balance(&units, g.players / self.mode.team_size, self.mode.team_size)?;
+        for &m in &g.members {
+            self.used[m] = true;
+            self.free.take(m);
         }
-        out.push(Proposal {
-            members: members.iter().map(|&m| order[m] as usize).collect(),
+        Some(Proposal {
+            members: g.members.iter().map(|&m| self.order[m] as usize).collect(),
             teams: team_of,
-        });
+        })
     }
-    out
 }
 
 #[cfg(test)]
@@ -275,22 +470,17 @@ mod tests {
             cross_region_after: 20_000,
             max_latency_ms: 150,
             max_party: team_size.min(5),
-        }
-    }
-
-    fn party(rating: f64, size: usize, enqueued_at: Millis) -> Entry {
-        Entry {
-            rating,
-            size,
-            enqueued_at,
-            eligible_at: enqueued_at,
+            overdue_after: 15_000,
+            patience: 1.0,
         }
     }
 
     #[test]
     fn ten_close_players_make_a_balanced_5v5() {
         let m = Modes::defaults().get("5v5").unwrap().clone();
-        let entries: Vec<Entry> = (0..10).map(|i| Entry::solo(1500.0 + i as f64 * 5.0, 0)).collect();
+        let entries: Vec<Entry> = (0..10)
+            .map(|i| Entry::solo(1500.0 + i as f64 * 5.0, 0))
+            .collect();
         let p = propose(&m, &entries, 1000);
         assert_eq!(p.len(), 1);
         let teams = p[0].by_team();
@@ -340,11 +530,18 @@ mod tests {
         let p = propose(&m, &entries, 60_000);
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].members.len(), 70);
-        let full: Vec<Entry> = (0..100).map(|i| Entry::solo(1500.0 + i as f64 * 0.5, 0)).collect();
+        let full: Vec<Entry> = (0..100)
+            .map(|i| Entry::solo(1500.0 + i as f64 * 0.5, 0))
+            .collect();
         assert_eq!(propose(&m, &full, 0)[0].members.len(), 100);
     }
 
-    fn check(mode: &Mode, entries: &[Entry], now: Millis, props: &[Proposal]) -> Result<(), TestCaseError> {
+    fn check(
+        mode: &Mode,
+        entries: &[Entry],
+        now: Millis,
+        props: &[Proposal],
+    ) -> Result<(), TestCaseError> {
         let mut seen = std::collections::HashSet::new();
         for p in props {
             prop_assert_eq!(p.members.len(), p.teams.len());
@@ -360,15 +557,30 @@ mod tests {
                 // A party is one entry, so it is whole and on one team by construction;
                 // its size counts against that one team.
                 load[t] += entries[i].size;
-                let (lo, hi) = mode.window.window(entries[i].rating, now - entries[i].enqueued_at);
+                let (lo, hi) = mode
+                    .window
+                    .window(entries[i].rating, now - entries[i].enqueued_at);
                 for &j in &p.members {
-                    prop_assert!(entries[j].rating >= lo && entries[j].rating <= hi,
-                        "{} outside the window of {}", entries[j].rating, entries[i].rating);
+                    prop_assert!(
+                        entries[j].rating >= lo && entries[j].rating <= hi,
+                        "{} outside the window of {}",
+                        entries[j].rating,
+                        entries[i].rating
+                    );
                 }
             }
-            prop_assert!(load.iter().all(|&l| l == mode.team_size), "team loads {:?}", load);
+            prop_assert!(
+                load.iter().all(|&l| l == mode.team_size),
+                "team loads {:?}",
+                load
+            );
             if players < mode.max_players() {
-                let oldest = p.members.iter().map(|&i| entries[i].enqueued_at).min().unwrap();
+                let oldest = p
+                    .members
+                    .iter()
+                    .map(|&i| entries[i].enqueued_at)
+                    .min()
+                    .unwrap();
                 prop_assert!(now - oldest >= mode.start_below_max_after);
             }
         }
@@ -377,7 +589,13 @@ mod tests {
 
     fn entries_strategy(max_party: usize) -> impl Strategy<Value = Vec<Entry>> {
         proptest::collection::vec(
-            (1200.0f64..1800.0, 1..=max_party, 0u64..90_000, 0u64..30_000, any::<bool>()),
+            (
+                1200.0f64..1800.0,
+                1..=max_party,
+                0u64..90_000,
+                0u64..30_000,
+                any::<bool>(),
+            ),
             0..250,
         )
         .prop_map(|v| {
@@ -386,9 +604,17 @@ mod tests {
                     let enqueued_at = 100_000 - wait;
                     Entry {
                         rating: r,
-                        size: if s > 1 && r as u64 % 5 != 0 { 1 } else { s },
+                        size: if s > 1 && !(r as u64).is_multiple_of(5) {
+                            1
+                        } else {
+                            s
+                        },
                         enqueued_at,
-                        eligible_at: if cross { enqueued_at + late } else { enqueued_at },
+                        eligible_at: if cross {
+                            enqueued_at + late
+                        } else {
+                            enqueued_at
+                        },
                     }
                 })
                 .collect()

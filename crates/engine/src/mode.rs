@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 /// The modes shipped with matchmaker (`1v1`, `5v5`, `br100`).
 pub const DEFAULT_MODES: &str = include_str!("modes.toml");
 
+/// Default share of the window a match of fresh tickets may use.
+pub const DEFAULT_PATIENCE: f64 = 0.85;
+
 /// Largest party the product supports (seed 004: parties of 2 to 5).
 pub const MAX_PARTY: usize = 5;
 
@@ -74,6 +77,13 @@ pub struct Mode {
     pub max_latency_ms: u32,
     /// Largest party accepted.
     pub max_party: usize,
+    /// Wait after which a ticket is overdue: it is matched first, in the tightest
+    /// match that includes it, using its whole window.
+    pub overdue_after: Millis,
+    /// Share of the window (0..=1) a match of tickets that are not overdue may use:
+    /// below 1, fresh tickets wait for a tighter match rather than take the first
+    /// barely fair one.
+    pub patience: f64,
 }
 
 impl Mode {
@@ -109,7 +119,7 @@ impl Mode {
             return bad("a match may have at most 1000 players".into());
         }
         if self.min_players > self.max_players()
-            || self.min_players % self.team_size != 0
+            || !self.min_players.is_multiple_of(self.team_size)
             || self.min_players / self.team_size < 2
         {
             return bad(format!(
@@ -133,6 +143,9 @@ impl Mode {
             || w.cap < w.initial
         {
             return bad("window values must be non-negative and cap >= initial".into());
+        }
+        if !(self.patience > 0.0 && self.patience <= 1.0) {
+            return bad(format!("patience must be in (0, 1], got {}", self.patience));
         }
         if let PartyRating::AveragePlusSpread(f) = self.party_rating
             && !(0.0..=1.0).contains(&f)
@@ -176,6 +189,8 @@ struct RawMode {
     cross_region_after: Option<String>,
     max_latency_ms: Option<u32>,
     max_party: Option<usize>,
+    overdue_after: Option<String>,
+    patience: Option<f64>,
 }
 
 fn millis(mode: &str, key: &str, v: Option<String>, default: Millis) -> Result<Millis, ModeError> {
@@ -192,6 +207,21 @@ fn millis(mode: &str, key: &str, v: Option<String>, default: Millis) -> Result<M
 
 impl RawMode {
     fn build(self, name: &str, default_window: WindowPolicy) -> Result<Mode, ModeError> {
+        let window = self
+            .window
+            .map(|w| WindowPolicy {
+                initial: w.initial,
+                per_second: w.per_second,
+                cap: w.cap,
+            })
+            .unwrap_or(default_window);
+        // By default a ticket is overdue once its window has grown to four times
+        // its initial width.
+        let overdue_default = if window.per_second > 0.0 {
+            (3.0 * window.initial / window.per_second * 1000.0).min(3_600_000.0) as Millis
+        } else {
+            30_000
+        };
         let mode = Mode {
             name: name.to_string(),
             teams: self.teams,
@@ -204,14 +234,7 @@ impl RawMode {
                 60_000,
             )?,
             party_rating: self.party_rating.unwrap_or(PartyRating::Highest),
-            window: self
-                .window
-                .map(|w| WindowPolicy {
-                    initial: w.initial,
-                    per_second: w.per_second,
-                    cap: w.cap,
-                })
-                .unwrap_or(default_window),
+            window,
             cross_region_after: millis(
                 name,
                 "cross_region_after",
@@ -220,6 +243,8 @@ impl RawMode {
             )?,
             max_latency_ms: self.max_latency_ms.unwrap_or(150),
             max_party: self.max_party.unwrap_or(self.team_size.min(MAX_PARTY)),
+            overdue_after: millis(name, "overdue_after", self.overdue_after, overdue_default)?,
+            patience: self.patience.unwrap_or(DEFAULT_PATIENCE),
         };
         mode.validate()?;
         Ok(mode)
@@ -287,7 +312,10 @@ mod tests {
         assert_eq!((five.teams, five.team_size, five.min_players), (2, 5, 10));
         assert_eq!(five.max_party, 5);
         let br = m.get("br100").unwrap();
-        assert_eq!((br.max_players(), br.min_players, br.max_party), (100, 60, 1));
+        assert_eq!(
+            (br.max_players(), br.min_players, br.max_party),
+            (100, 60, 1)
+        );
         assert_eq!(br.start_below_max_after, 60_000);
     }
 

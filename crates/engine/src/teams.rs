@@ -78,13 +78,7 @@ pub fn fits(sizes: &[usize], teams: usize, team_size: usize) -> bool {
     place(&sorted, 0, &mut load, team_size, &mut budget)
 }
 
-fn place(
-    sizes: &[usize],
-    i: usize,
-    load: &mut [usize],
-    cap: usize,
-    budget: &mut usize,
-) -> bool {
+fn place(sizes: &[usize], i: usize, load: &mut [usize], cap: usize, budget: &mut usize) -> bool {
     if i == sizes.len() {
         return true;
     }
@@ -115,67 +109,52 @@ fn place(
 
 /// Exhaustive search over which units join team 0 (unit 0 always does).
 fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
-    let n = units.len();
-    let total_weight: f64 = units.iter().map(|u| u.rating * u.size as f64).sum();
-    let mut best: Option<(f64, u32)> = None;
-    // Depth-first over units 1.., carrying team 0's size and weight.
-    fn dfs(
-        units: &[Unit],
-        i: usize,
-        size: usize,
-        weight: f64,
-        mask: u32,
+    struct Search<'a> {
+        units: &'a [Unit],
         team_size: usize,
         total_weight: f64,
-        best: &mut Option<(f64, u32)>,
-    ) {
-        if size == team_size {
-            let other = total_weight - weight;
-            let d = (weight - other).abs() / team_size as f64;
-            if best.is_none_or(|(b, _)| d < b) {
-                *best = Some((d, mask));
-            }
-            return;
-        }
-        if i == units.len() {
-            return;
-        }
-        let u = units[i];
-        if size + u.size <= team_size {
-            dfs(
-                units,
-                i + 1,
-                size + u.size,
-                weight + u.rating * u.size as f64,
-                mask | 1 << i,
-                team_size,
-                total_weight,
-                best,
-            );
-        }
-        dfs(
-            units,
-            i + 1,
-            size,
-            weight,
-            mask,
-            team_size,
-            total_weight,
-            best,
-        );
+        /// Smallest gap found and team 0's members as a bit mask.
+        best: Option<(f64, u32)>,
     }
-    dfs(
+    impl Search<'_> {
+        /// Depth-first over units `i..`, with team 0 holding `size` players of
+        /// total rating `weight` (members in `mask`).
+        fn dfs(&mut self, i: usize, size: usize, weight: f64, mask: u32) {
+            if size == self.team_size {
+                let d = (2.0 * weight - self.total_weight).abs() / self.team_size as f64;
+                if self.best.is_none_or(|(b, _)| d < b) {
+                    self.best = Some((d, mask));
+                }
+                return;
+            }
+            if i == self.units.len() {
+                return;
+            }
+            let u = self.units[i];
+            if size + u.size <= self.team_size {
+                self.dfs(
+                    i + 1,
+                    size + u.size,
+                    weight + u.rating * u.size as f64,
+                    mask | 1 << i,
+                );
+            }
+            self.dfs(i + 1, size, weight, mask);
+        }
+    }
+    let mut search = Search {
         units,
-        1,
-        units[0].size,
-        units[0].rating * units[0].size as f64,
-        1,
         team_size,
-        total_weight,
-        &mut best,
-    );
-    let (_, mask) = best?;
-    Some((0..n).map(|i| usize::from(mask >> i & 1 == 0)).collect())
+        total_weight: units.iter().map(|u| u.rating * u.size as f64).sum(),
+        best: None,
+    };
+    search.dfs(1, units[0].size, units[0].rating * units[0].size as f64, 1);
+    let (_, mask) = search.best?;
+    Some(
+        (0..units.len())
+            .map(|i| usize::from(mask >> i & 1 == 0))
+            .collect(),
+    )
 }
 
 /// Big parties first, each into the team with room whose total rating is lowest.
@@ -327,10 +306,12 @@ mod tests {
 
     #[test]
     fn five_solos_a_side_split_evenly() {
-        let units: Vec<Unit> = [1000.0, 1100.0, 1200.0, 1300.0, 1400.0, 1500.0, 1600.0, 1700.0, 1800.0, 1900.0]
-            .iter()
-            .map(|&r| u(1, r))
-            .collect();
+        let units: Vec<Unit> = [
+            1000.0, 1100.0, 1200.0, 1300.0, 1400.0, 1500.0, 1600.0, 1700.0, 1800.0, 1900.0,
+        ]
+        .iter()
+        .map(|&r| u(1, r))
+        .collect();
         let a = balance(&units, 2, 5).unwrap();
         // Sums are 7200 vs 7300 at best (the total is odd in hundreds).
         assert_eq!(gap(&units, 2, &a), 20.0);
@@ -338,7 +319,14 @@ mod tests {
 
     #[test]
     fn parties_stay_whole() {
-        let units = vec![u(3, 1500.0), u(2, 1600.0), u(2, 1400.0), u(1, 1500.0), u(1, 1550.0), u(1, 1450.0)];
+        let units = vec![
+            u(3, 1500.0),
+            u(2, 1600.0),
+            u(2, 1400.0),
+            u(1, 1500.0),
+            u(1, 1550.0),
+            u(1, 1450.0),
+        ];
         let a = balance(&units, 2, 5).unwrap();
         let mut size = [0; 2];
         for (x, &t) in units.iter().zip(&a) {

@@ -31,6 +31,14 @@ impl WindowPolicy {
         grown.min(self.cap).max(0.0)
     }
 
+    /// How long a ticket waits until its window stops growing.
+    pub fn time_to_cap(&self) -> Millis {
+        if self.per_second <= 0.0 {
+            return 0;
+        }
+        (((self.cap - self.initial).max(0.0) / self.per_second) * 1000.0).min(1e15) as Millis
+    }
+
     /// The window `(min, max)` of a ticket rated `rating` that has waited `wait_ms`.
     pub fn window(&self, rating: f64, wait_ms: Millis) -> (f64, f64) {
         let d = self.delta(wait_ms);

@@ -1,66 +1,56 @@
 //! The modes and regions this deployment serves; their product is the set of pools.
 
 use mm_domain::Pool;
+use mm_engine::{Mode, Modes};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CatalogError {
-    #[error("{what} list is empty")]
-    Empty { what: &'static str },
-    #[error("{what} name {name:?} must be 1-32 characters of a-z, 0-9, '-' or '_'")]
-    BadName { what: &'static str, name: String },
-    #[error("{what} {name:?} is listed twice")]
-    Duplicate { what: &'static str, name: String },
+    #[error("region list is empty")]
+    Empty,
+    #[error("region name {0:?} must be 1-32 characters of a-z, 0-9, '-' or '_'")]
+    BadName(String),
+    #[error("region {0:?} is listed twice")]
+    Duplicate(String),
 }
 
 /// Known modes and regions.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Catalog {
-    modes: Vec<String>,
+    modes: Modes,
     regions: Vec<String>,
 }
 
-fn check(what: &'static str, names: &[String]) -> Result<(), CatalogError> {
-    if names.is_empty() {
-        return Err(CatalogError::Empty { what });
-    }
-    for (i, n) in names.iter().enumerate() {
-        let ok = !n.is_empty()
-            && n.len() <= 32
-            && n.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !ok {
-            return Err(CatalogError::BadName {
-                what,
-                name: n.clone(),
-            });
-        }
-        if names[..i].contains(n) {
-            return Err(CatalogError::Duplicate {
-                what,
-                name: n.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
 impl Catalog {
-    pub fn new(modes: Vec<String>, regions: Vec<String>) -> Result<Self, CatalogError> {
-        check("mode", &modes)?;
-        check("region", &regions)?;
+    pub fn new(modes: Modes, regions: Vec<String>) -> Result<Self, CatalogError> {
+        if regions.is_empty() {
+            return Err(CatalogError::Empty);
+        }
+        for (i, n) in regions.iter().enumerate() {
+            let ok = !n.is_empty()
+                && n.len() <= 32
+                && n.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
+                });
+            if !ok {
+                return Err(CatalogError::BadName(n.clone()));
+            }
+            if regions[..i].contains(n) {
+                return Err(CatalogError::Duplicate(n.clone()));
+            }
+        }
         Ok(Self { modes, regions })
     }
 
-    pub fn modes(&self) -> &[String] {
+    pub fn modes(&self) -> &Modes {
         &self.modes
+    }
+
+    pub fn mode(&self, name: &str) -> Option<&Mode> {
+        self.modes.get(name)
     }
 
     pub fn regions(&self) -> &[String] {
         &self.regions
-    }
-
-    pub fn has_mode(&self, mode: &str) -> bool {
-        self.modes.iter().any(|m| m == mode)
     }
 
     pub fn has_region(&self, region: &str) -> bool {
@@ -70,7 +60,7 @@ impl Catalog {
     /// Every pool: each mode in each region.
     pub fn pools(&self) -> Vec<Pool> {
         self.modes
-            .iter()
+            .names()
             .flat_map(|m| self.regions.iter().map(move |r| Pool::new(m, r)))
             .collect()
     }
@@ -81,12 +71,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validates_names_and_lists_pools() {
-        let c = Catalog::new(vec!["ranked".into(), "casual".into()], vec!["eu".into()]).unwrap();
-        assert_eq!(c.pools().len(), 2);
-        assert!(Catalog::new(vec![], vec!["eu".into()]).is_err());
-        assert!(Catalog::new(vec!["Ranked".into()], vec!["eu".into()]).is_err());
-        assert!(Catalog::new(vec!["a:b".into()], vec!["eu".into()]).is_err());
-        assert!(Catalog::new(vec!["a".into(), "a".into()], vec!["eu".into()]).is_err());
+    fn validates_regions_and_lists_pools() {
+        let c = Catalog::new(Modes::defaults(), vec!["eu".into(), "na".into()]).unwrap();
+        assert_eq!(c.pools().len(), 6);
+        assert!(Catalog::new(Modes::defaults(), vec![]).is_err());
+        assert!(Catalog::new(Modes::defaults(), vec!["EU".into()]).is_err());
+        assert!(Catalog::new(Modes::defaults(), vec!["a:b".into()]).is_err());
+        assert!(Catalog::new(Modes::defaults(), vec!["a".into(), "a".into()]).is_err());
     }
 }

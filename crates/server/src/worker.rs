@@ -4,7 +4,7 @@
 //! nothing accumulates in the held sets. On shutdown it releases whatever it holds.
 
 use mm_domain::{Event, EventEnvelope, Match, MatchId, MatchTicket, Pool, TicketId, now_ms};
-use mm_engine::{BatchConfig, Candidate, form_matches};
+use mm_engine::{Entry, Mode, Modes};
 use mm_store::{Claimed, Store, StoreError};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -20,7 +20,8 @@ pub struct WorkerConfig {
     pub pools: Vec<Pool>,
     /// Consumer tasks (`WORKER_POOL_SIZE`).
     pub pool_size: usize,
-    /// Most tickets claimed per poll (`CLAIM_BATCH_SIZE`).
+    /// Most tickets claimed per poll (`CLAIM_BATCH_SIZE`); a mode's polls claim at
+    /// least three full matches' worth.
     pub batch_size: usize,
     /// Lease on claimed tickets (`LOCK_TTL`).
     pub lease: Duration,
@@ -28,7 +29,15 @@ pub struct WorkerConfig {
     pub heartbeat: Duration,
     /// Pause after a pass over every pool that formed no match (`POLL_INTERVAL`).
     pub poll: Duration,
-    pub engine: BatchConfig,
+    /// The modes of the pools, by name.
+    pub modes: Modes,
+}
+
+impl WorkerConfig {
+    /// How many tickets to claim per poll in a pool of `mode`.
+    pub fn batch_for(&self, mode: &Mode) -> usize {
+        self.batch_size.max(3 * mode.max_players())
+    }
 }
 
 /// Counters of one worker process.
@@ -142,11 +151,15 @@ pub async fn cycle(
     stats: &WorkerStats,
     pool: &Pool,
 ) -> Result<usize, StoreError> {
+    let Some(mode) = cfg.modes.get(&pool.mode) else {
+        tracing::warn!(pool = %pool.name(), "pool of an unknown mode; skipped");
+        return Ok(0);
+    };
     let claimed = store
         .claim(
             &cfg.id,
             pool,
-            cfg.batch_size,
+            cfg.batch_for(mode),
             rand::random::<f64>(),
             cfg.lease,
         )
@@ -173,7 +186,7 @@ pub async fn cycle(
         tracing::warn!(error = %e, "could not publish ticket.searching");
     }
 
-    let matches = propose(&claimed, pool, &cfg.engine);
+    let matches = propose(&claimed, pool, mode);
     let committed: HashSet<MatchId> = store
         .complete(&cfg.id, pool, &matches)
         .await?
@@ -211,30 +224,35 @@ pub async fn cycle(
 }
 
 /// Turns a claimed batch into proposed matches with the engine.
-fn propose(claimed: &[Claimed], pool: &Pool, engine: &BatchConfig) -> Vec<Match> {
+fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
     let now = now_ms();
-    let candidates: Vec<Candidate> = claimed
+    let entries: Vec<Entry> = claimed
         .iter()
-        .map(|c| Candidate {
+        .map(|c| Entry {
             rating: c.ticket.rating,
+            size: c.ticket.players.len(),
             enqueued_at: c.ticket.enqueued_at,
+            eligible_at: c.ticket.enqueued_at,
         })
         .collect();
-    form_matches(&candidates, now, engine)
+    mm_engine::propose(mode, &entries, now)
         .into_iter()
-        .map(|group| Match {
+        .map(|p| Match {
             id: MatchId::random(&uuid::Uuid::new_v4().simple().to_string()),
             mode: pool.mode.clone(),
             region: pool.region.clone(),
-            tickets: group
-                .into_iter()
-                .map(|i| {
+            tickets: p
+                .members
+                .iter()
+                .zip(&p.teams)
+                .map(|(&i, &team)| {
                     let t = &claimed[i].ticket;
                     MatchTicket {
                         ticket_id: t.id.clone(),
                         players: t.players.clone(),
                         rating: t.rating,
                         enqueued_at: t.enqueued_at,
+                        team,
                     }
                 })
                 .collect(),

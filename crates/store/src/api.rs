@@ -19,8 +19,8 @@ pub struct Claimed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnqueueOutcome {
     Queued,
-    /// The player already has an active ticket.
-    PlayerBusy(TicketId),
+    /// This player already has this active ticket.
+    PlayerBusy(PlayerId, TicketId),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub trait Store: Send + Sync + 'static {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Queues a new ticket, unless its owner already has an active one.
+    /// Queues a new ticket, unless one of its players already has an active one.
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError>;
 
     /// A ticket of `player`'s, or `None` if the player has no such ticket.
@@ -195,6 +195,9 @@ pub(crate) fn view(
                 .cloned()
                 .collect()
         });
+        v.team = found
+            .and_then(|m| m.tickets.iter().find(|t| t.ticket_id == ticket.id))
+            .map(|t| t.team);
     }
     v
 }

@@ -138,22 +138,23 @@ impl Store for MemoryStore {
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
         let now = now_ms();
         let mut inner = self.lock();
-        let active = inner
-            .players
-            .get(&ticket.owner)
-            .and_then(|p| p.active.clone());
-        if let Some(current) = active {
-            let live = inner
-                .view(&ticket.owner, &current, now)
-                .is_some_and(|v| !v.status.is_terminal());
-            if live && current != ticket.id {
-                return Ok(EnqueueOutcome::PlayerBusy(current));
+        for p in &ticket.players {
+            let active = inner.players.get(p).and_then(|s| s.active.clone());
+            if let Some(current) = active {
+                let live = inner
+                    .view(p, &current, now)
+                    .is_some_and(|v| !v.status.is_terminal());
+                if live && current != ticket.id {
+                    return Ok(EnqueueOutcome::PlayerBusy(p.clone(), current));
+                }
             }
         }
         let pool = ticket.pool();
-        let player = inner.players.entry(ticket.owner.clone()).or_default();
-        player.active = Some(ticket.id.clone());
-        player.tickets.insert(ticket.id.clone(), pool.clone());
+        for p in &ticket.players {
+            let player = inner.players.entry(p.clone()).or_default();
+            player.active = Some(ticket.id.clone());
+            player.tickets.insert(ticket.id.clone(), pool.clone());
+        }
         let ps = inner.pool(&pool);
         if !ps.tickets.contains_key(&ticket.id) {
             ps.tickets.insert(ticket.id.clone(), ticket.clone());

@@ -39,6 +39,44 @@ pub struct RedisStore {
 }
 
 impl RedisStore {
+    /// Makes `ticket` the active ticket of `player` (compare-and-set; a finished
+    /// ticket may be replaced). Returns the player's live ticket if it is busy.
+    /// Each retry follows a ticket that finished, so a few tries always suffice
+    /// unless the player is racing themselves.
+    async fn activate(
+        &self,
+        player: &PlayerId,
+        ticket: &Ticket,
+        pool: &Pool,
+    ) -> Result<Option<TicketId>, StoreError> {
+        let pk = PlayerKeys::new(player);
+        let mut expected = String::new();
+        for _ in 0..5 {
+            let current: String = self
+                .scripts
+                .activate
+                .key(&pk.active)
+                .key(&pk.tickets)
+                .arg(ticket.id.as_str())
+                .arg(pool.name())
+                .arg(&expected)
+                .arg(PLAYER_TTL_SECS)
+                .invoke_async(&mut self.conn())
+                .await?;
+            if current.is_empty() || current == ticket.id.as_str() {
+                return Ok(None);
+            }
+            let current = TicketId::new(current).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            match self.ticket(player, &current).await? {
+                Some(v) if !v.status.is_terminal() => return Ok(Some(current)),
+                _ => expected = current.to_string(),
+            }
+        }
+        Ok(Some(
+            TicketId::new(expected).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        ))
+    }
+
     /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379`).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url)?;
@@ -154,40 +192,23 @@ impl Store for RedisStore {
 
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
         let pool = ticket.pool();
-        let pk = PlayerKeys::new(&ticket.owner);
-        let mut expected = String::new();
-        // Compare-and-set the player's active ticket; a finished one may be replaced.
-        // Each retry follows a ticket that finished, so a few tries always suffice
-        // unless the player is racing themselves.
-        let mut activated = false;
-        for _ in 0..5 {
-            let current: String = self
-                .scripts
-                .activate
-                .key(&pk.active)
-                .key(&pk.tickets)
-                .arg(ticket.id.as_str())
-                .arg(pool.name())
-                .arg(&expected)
-                .arg(PLAYER_TTL_SECS)
-                .invoke_async(&mut self.conn())
-                .await?;
-            if current.is_empty() || current == ticket.id.as_str() {
-                activated = true;
-                break;
-            }
-            let current = TicketId::new(current).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            match self.ticket(&ticket.owner, &current).await? {
-                Some(v) if !v.status.is_terminal() => {
-                    return Ok(EnqueueOutcome::PlayerBusy(current));
+        // Every player of the ticket becomes its active ticket, one after the other;
+        // if one is busy, the ones already taken are given back.
+        for (i, player) in ticket.players.iter().enumerate() {
+            if let Some(busy) = self.activate(player, ticket, &pool).await? {
+                for done in &ticket.players[..i] {
+                    let pk = PlayerKeys::new(done);
+                    let _: i64 = self
+                        .scripts
+                        .deactivate
+                        .key(&pk.active)
+                        .key(&pk.tickets)
+                        .arg(ticket.id.as_str())
+                        .invoke_async(&mut self.conn())
+                        .await?;
                 }
-                _ => expected = current.to_string(),
+                return Ok(EnqueueOutcome::PlayerBusy(player.clone(), busy));
             }
-        }
-        if !activated {
-            return Ok(EnqueueOutcome::PlayerBusy(
-                TicketId::new(expected).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ));
         }
         let keys = PoolKeys::new(&pool);
         let _: i64 = self

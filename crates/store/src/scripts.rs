@@ -22,6 +22,7 @@ pub struct Scripts {
     pub reclaim: Script,
     pub cancel: Script,
     pub activate: Script,
+    pub deactivate: Script,
     pub purge: Script,
     pub depths: Script,
 }
@@ -37,6 +38,7 @@ impl Scripts {
             reclaim: script!("reclaim.lua"),
             cancel: script!("cancel.lua"),
             activate: Script::new(include_str!("lua/activate.lua")),
+            deactivate: Script::new(include_str!("lua/deactivate.lua")),
             purge: Script::new(include_str!("lua/purge.lua")),
             depths: Script::new(include_str!("lua/depths.lua")),
         }

@@ -200,8 +200,12 @@ async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> R
                 id: TicketId::new(format!("t-bench-{i}")).expect("valid id"),
                 owner: player.clone(),
                 players: vec![player],
+                player_ratings: vec![rating],
                 mode: pool.mode.clone(),
-                regions: vec![pool.region.clone()],
+                regions: vec![mm_domain::RegionLatency {
+                    region: pool.region.clone(),
+                    latency_ms: None,
+                }],
                 rating,
                 enqueued_at: now,
             }
@@ -223,6 +227,17 @@ async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> R
     Ok(())
 }
 
+/// The benched mode: matches of 2 to 8 solo players, as seed 000's
+/// MIN/MAX_PLAYERS_PER_MATCH defaults of issue 2's drain (teams of one, formed below
+/// full at once).
+const BENCH_MODE: &str = r#"
+[modes.bench]
+teams = 8
+team_size = 1
+min_players = 2
+start_below_max_after = "0s"
+"#;
+
 async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {
     let redis = RedisServer::start();
     let url = redis.url();
@@ -241,12 +256,15 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
 
     let exe = std::env::current_exe()?;
     let logs = tempfile::tempdir()?;
+    let modes_file = logs.path().join("modes.toml");
+    std::fs::write(&modes_file, BENCH_MODE)?;
     let started = Instant::now();
     let mut workers: Vec<Proc> = (0..args.workers)
         .map(|i| {
             let mut cmd = Command::new(&exe);
             cmd.arg("worker")
                 .env("REDIS_URL", &url)
+                .env("MODES_FILE", &modes_file)
                 .env("MODES", &pool.mode)
                 .env("REGIONS", &pool.region)
                 .env("CLAIM_BATCH_SIZE", batch.to_string())

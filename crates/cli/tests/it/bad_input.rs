@@ -46,7 +46,7 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
     assert_eq!(status, StatusCode::CREATED);
     let accepted_id = accepted["id"].as_str().unwrap().to_string();
     let json_ct = Some("application/json");
-    let ok_body = r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1500}"#;
+    let ok_body = r#"{"players":["zed"],"mode":"1v1","regions":["eu"],"rating":1500}"#;
 
     // Authentication.
     let (s, b) = raw(d, Method::POST, "/v1/tickets", None, json_ct, ok_body).await;
@@ -86,7 +86,7 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
     let zed = Some("Bearer zed");
     let cases: &[(&str, StatusCode, &str)] = &[
         (
-            r#"{"players":["zed"],"mode":"ranked","#,
+            r#"{"players":["zed"],"mode":"1v1","#,
             StatusCode::BAD_REQUEST,
             "malformed_json",
         ),
@@ -97,67 +97,97 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
             "unknown_mode",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":["mars"],"rating":1500}"#,
+            r#"{"players":["zed"],"mode":"1v1","regions":["mars"],"rating":1500}"#,
             StatusCode::BAD_REQUEST,
             "unknown_region",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":[],"rating":1500}"#,
+            r#"{"players":["zed"],"mode":"1v1","regions":[],"rating":1500}"#,
             StatusCode::BAD_REQUEST,
             "missing_region",
         ),
         (
-            r#"{"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            r#"{"mode":"1v1","regions":["eu"],"rating":1500}"#,
             StatusCode::BAD_REQUEST,
             "missing_player",
         ),
         (
-            r#"{"players":[],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            r#"{"players":[],"mode":"1v1","regions":["eu"],"rating":1500}"#,
             StatusCode::BAD_REQUEST,
             "missing_player",
         ),
         (
-            r#"{"players":["alice"],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            r#"{"players":["alice"],"mode":"1v1","regions":["eu"],"rating":1500}"#,
             StatusCode::FORBIDDEN,
             "not_your_ticket",
         ),
         (
-            r#"{"players":["zed","amy"],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            r#"{"players":["zed","amy"],"mode":"1v1","regions":["eu"],"rating":1500}"#,
             StatusCode::BAD_REQUEST,
-            "parties_unsupported",
+            "party_too_large",
         ),
         (
-            r#"{"players":["bad id"],"mode":"ranked","regions":["eu"],"rating":1500}"#,
+            r#"{"players":["zed","a","b","c","d","e"],"mode":"5v5","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "party_too_large",
+        ),
+        (
+            r#"{"players":[{"id":"zed","rating":1500},{"id":"zed","rating":1400}],"mode":"5v5","regions":["eu"]}"#,
             StatusCode::BAD_REQUEST,
             "invalid_player",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1e12}"#,
+            r#"{"players":[{"id":"zed"},{"id":"amy","rating":1500}],"mode":"5v5","regions":["eu"]}"#,
+            StatusCode::BAD_REQUEST,
+            "missing_rating",
+        ),
+        (
+            r#"{"players":[{"id":"zed","rating":1500,"level":3}],"mode":"5v5","regions":["eu"]}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"1v1","regions":[{"region":"eu","latency_ms":99999}],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "invalid_latency",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"1v1","regions":[{"region":"mars","latency_ms":20}],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "unknown_region",
+        ),
+        (
+            r#"{"players":["bad id"],"mode":"1v1","regions":["eu"],"rating":1500}"#,
+            StatusCode::BAD_REQUEST,
+            "invalid_player",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"1v1","regions":["eu"],"rating":1e12}"#,
             StatusCode::BAD_REQUEST,
             "invalid_rating",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":-5}"#,
+            r#"{"players":["zed"],"mode":"1v1","regions":["eu"],"rating":-5}"#,
             StatusCode::BAD_REQUEST,
             "invalid_rating",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":"high"}"#,
+            r#"{"players":["zed"],"mode":"1v1","regions":["eu"],"rating":"high"}"#,
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_request",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":["eu"]}"#,
+            r#"{"players":["zed"],"mode":"1v1","regions":["eu"]}"#,
+            StatusCode::BAD_REQUEST,
+            "missing_rating",
+        ),
+        (
+            r#"{"players":["zed"],"mode":"1v1","regions":["eu"],"rating":1500,"mmr":3}"#,
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_request",
         ),
         (
-            r#"{"players":["zed"],"mode":"ranked","regions":["eu"],"rating":1500,"mmr":3}"#,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
-        ),
-        (
-            r#"{"players":["zed"],"mode":"ranked","regions":["eu","eu"],"rating":1500}"#,
+            r#"{"players":["zed"],"mode":"1v1","regions":["eu","eu"],"rating":1500}"#,
             StatusCode::BAD_REQUEST,
             "invalid_request",
         ),

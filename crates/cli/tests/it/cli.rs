@@ -23,7 +23,15 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
 fn help_lists_every_option_with_its_variable() {
     let (ok, top) = run(&["--help"], &[]);
     assert!(ok);
-    for sub in ["serve", "ingress", "worker", "supervisor", "bench"] {
+    for sub in [
+        "serve",
+        "ingress",
+        "worker",
+        "supervisor",
+        "bench",
+        "simulate",
+        "modes",
+    ] {
         assert!(top.contains(sub), "{sub} missing from --help");
     }
     let (_, serve) = run(&["serve", "--help"], &[]);
@@ -35,8 +43,9 @@ fn help_lists_every_option_with_its_variable() {
         "LOCK_TTL",
         "HEARTBEAT_INTERVAL",
         "CLAIM_BATCH_SIZE",
-        "MIN_PLAYERS_PER_MATCH",
-        "MAX_PLAYERS_PER_MATCH",
+        "MODES_FILE",
+        "MODES",
+        "REGIONS",
         "WORKER_POOL_SIZE",
         "SUPERVISE_INTERVAL",
     ] {
@@ -60,7 +69,8 @@ fn invalid_values_are_refused_naming_the_variable() {
         ("HEARTBEAT_INTERVAL", "1m", "HEARTBEAT_INTERVAL"),
         ("CLAIM_BATCH_SIZE", "0", "CLAIM_BATCH_SIZE"),
         ("CLAIM_BATCH_SIZE", "many", "CLAIM_BATCH_SIZE"),
-        ("MIN_PLAYERS_PER_MATCH", "9", "MAX_PLAYERS_PER_MATCH"),
+        ("MODES_FILE", "/nonexistent/modes.toml", "MODES_FILE"),
+        ("MMR_DELTA_MAX", "10", "MMR_DELTA_MAX"),
         ("MMR_DELTA_INITIAL", "-3", "MMR_DELTA_INITIAL"),
         ("MMR_SCALING_FACTOR", "NaN", "MMR_SCALING_FACTOR"),
         ("WORKER_POOL_SIZE", "0", "WORKER_POOL_SIZE"),
@@ -86,4 +96,32 @@ fn invalid_values_are_refused_naming_the_variable() {
         !ok && text.contains("REDIS_URL"),
         "unreachable Redis:\n{text}"
     );
+}
+
+#[test]
+fn a_user_modes_file_adds_a_mode_and_bad_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("modes.toml");
+    std::fs::write(&good, "[modes.3v3]\nteams = 2\nteam_size = 3\n").unwrap();
+    let (ok, shipped) = run(&["modes"], &[]);
+    assert!(ok && shipped.contains("[modes.5v5]"), "{shipped}");
+    // The simulator refuses a scenario whose mode the file lacks, and runs with it.
+    let (ok, text) = run(
+        &["simulate", "--scenario", "nope"],
+        &[("MODES_FILE", good.to_str().unwrap())],
+    );
+    assert!(!ok && text.contains("unknown scenario"), "{text}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[modes.3v3]\nteams = 2\nteam_size = 3\nmin_players = 4\n",
+    )
+    .unwrap();
+    let (ok, text) = run(&["serve"], &[("MODES_FILE", bad.to_str().unwrap())]);
+    assert!(
+        !ok && text.contains("MODES_FILE") && text.contains("3v3"),
+        "{text}"
+    );
+    let (ok, text) = run(&["serve"], &[("MODES", "1v1,7v7")]);
+    assert!(!ok && text.contains("7v7"), "{text}");
 }

@@ -32,22 +32,21 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
     let redis = RedisServer::start();
     let logs = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await.unwrap());
-    let pool = Pool::new("ranked", "eu");
+    let pool = Pool::new("1v1", "eu");
     let keys = PoolKeys::new(&pool);
 
     // Dense ratings so everything can pair within the initial window.
     let tickets: Vec<Ticket> = (0..N)
         .map(|i| {
             let p = PlayerId::new(format!("crash-{i}")).unwrap();
-            Ticket {
-                id: TicketId::new(format!("t-crash-{i}")).unwrap(),
-                owner: p.clone(),
-                players: vec![p],
-                mode: "ranked".into(),
-                regions: vec!["eu".into()],
-                rating: 1450.0 + (i % 100) as f64,
-                enqueued_at: now_ms(),
-            }
+            Ticket::solo(
+                TicketId::new(format!("t-crash-{i}")).unwrap(),
+                p,
+                "1v1",
+                "eu",
+                1450.0 + (i % 100) as f64,
+                now_ms(),
+            )
         })
         .collect();
     let mut set = tokio::task::JoinSet::new();
@@ -67,7 +66,7 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
         let mut cmd = Command::new(BIN);
         cmd.arg(sub)
             .env("REDIS_URL", redis.url())
-            .env("MODES", "ranked")
+            .env("MODES", "1v1")
             .env("REGIONS", "eu");
         fast_env(&mut cmd);
         cmd.env("LOCK_TTL", "1s")

@@ -2,8 +2,86 @@
 //! once through separate ingress, worker and supervisor processes on Redis.
 
 use crate::Deployment;
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
 use std::time::Duration;
+
+/// A party of three, a party of two and five solo players queue for 5v5: they form
+/// one match of two full teams, each party whole on one team, and every member
+/// hears of it.
+async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
+    let lead = d.client("p1");
+    let mut p2_ws = d.socket("p2").await;
+    let (status, party) = lead
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(json!({
+                "mode": "5v5",
+                "players": [
+                    {"id": "p1", "rating": 1510},
+                    {"id": "p2", "rating": 1440},
+                    {"id": "p3", "rating": 1480},
+                ],
+                "regions": [{"region": "na", "latency_ms": 90}, {"region": "eu", "latency_ms": 20}],
+            })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{party}");
+    // The party is matched with its highest rating, in its lowest-latency region.
+    assert_eq!(party["rating"], 1510.0);
+    assert_eq!(party["region"], "eu");
+    let party_id = party["id"].as_str().unwrap().to_string();
+    // A member cannot queue on its own while in the party's ticket.
+    let (status, busy) = d.client("p2").create(1500.0).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{busy}");
+    let (status, duo) = d
+        .client("p4")
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(json!({"mode": "5v5", "players": ["p4", "p5"], "rating": 1500, "region": "eu"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{duo}");
+    for (i, r) in [1495.0, 1500.0, 1505.0, 1512.0, 1498.0].iter().enumerate() {
+        let name = format!("s{i}");
+        let (status, t) = d
+            .client(&name)
+            .send(
+                Method::POST,
+                "/v1/tickets",
+                Some(json!({"mode": "5v5", "players": [name], "rating": r, "regions": ["eu"]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{t}");
+    }
+    let ev = p2_ws
+        .wait_for("ticket.matched", Duration::from_secs(15))
+        .await;
+    assert_eq!(ev["ticket_id"], party_id.as_str());
+    let m = &ev["match"];
+    assert_eq!(m["mode"], "5v5");
+    assert_eq!(m["region"], "eu");
+    let tickets = m["tickets"].as_array().unwrap();
+    assert_eq!(tickets.len(), 7);
+    let mut team_players = [0usize; 2];
+    let mut team_sum = [0.0f64; 2];
+    for t in tickets {
+        let team = t["team"].as_u64().unwrap() as usize;
+        let n = t["players"].as_array().unwrap().len();
+        team_players[team] += n;
+        team_sum[team] += n as f64 * t["rating"].as_f64().unwrap();
+    }
+    assert_eq!(team_players, [5, 5], "{m}");
+    // Exact split: 3+2 party players against five solos would be 1504 vs 1502.
+    assert!((team_sum[0] - team_sum[1]).abs() / 5.0 <= 10.0, "{m}");
+    // A member reads the party's ticket too.
+    let (status, view) = d.client("p3").get(&format!("/v1/tickets/{party_id}")).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["status"], "matched");
+    assert!(view["team"].as_u64().is_some(), "{view}");
+}
 
 async fn two_players_get_matched(d: &Deployment) {
     let (alice, bob) = (d.client("alice"), d.client("bob"));
@@ -76,12 +154,14 @@ async fn two_players_get_matched(d: &Deployment) {
 async fn embedded_serve_matches_two_players() {
     let d = Deployment::embedded().await;
     two_players_get_matched(&d).await;
+    parties_play_together_in_a_balanced_5v5(&d).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn separate_processes_on_redis_match_two_players() {
     let mut d = Deployment::redis_processes().await;
     two_players_get_matched(&d).await;
+    parties_play_together_in_a_balanced_5v5(&d).await;
     // Graceful stop: each process exits cleanly on SIGTERM.
     for p in &mut d.procs {
         assert!(

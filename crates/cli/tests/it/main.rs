@@ -156,7 +156,7 @@ impl Client {
 
     pub async fn create(&self, rating: f64) -> (StatusCode, Value) {
         let body =
-            json!({"players": [self.token], "mode": "ranked", "regions": ["eu"], "rating": rating});
+            json!({"players": [self.token], "mode": "1v1", "regions": ["eu"], "rating": rating});
         self.send(reqwest::Method::POST, "/v1/tickets", Some(body))
             .await
     }

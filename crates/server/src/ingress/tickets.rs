@@ -7,69 +7,159 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
-    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, Ticket, TicketId, TicketStatus,
-    TicketView, now_ms,
+    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency, Ticket, TicketId,
+    TicketStatus, TicketView, now_ms,
 };
 use mm_store::{CancelOutcome, EnqueueOutcome};
 use serde::{Deserialize, Serialize};
 
 /// Most regions a ticket may list.
 const MAX_REGIONS: usize = 8;
+/// Highest latency a client may report (ms).
+const MAX_LATENCY_MS: u32 = 10_000;
+
+/// A player of a ticket: just the id (the ticket's `rating` applies), or the id
+/// with the player's own rating.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum PlayerSpec {
+    Id(String),
+    Rated(RatedPlayer),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatedPlayer {
+    pub id: String,
+    pub rating: Option<f64>,
+}
+
+/// A region a ticket accepts: just the name, or the name with the latency the
+/// client measured to it.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RegionSpec {
+    Name(String),
+    Measured(MeasuredRegion),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredRegion {
+    pub region: String,
+    pub latency_ms: Option<u32>,
+}
 
 /// Body of `POST /v1/tickets`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTicket {
-    /// The players of the ticket; for now exactly one: the caller.
+    /// The players of the ticket: the caller alone, or a party of up to 5
+    /// (at most the mode's team size) that always plays on one team.
     #[serde(default)]
-    pub players: Vec<String>,
+    pub players: Vec<PlayerSpec>,
     pub mode: String,
-    /// Acceptable regions, most preferred first (`region` is shorthand for one).
+    /// Acceptable regions (`region` is shorthand for one).
     #[serde(default)]
-    pub regions: Vec<String>,
+    pub regions: Vec<RegionSpec>,
     #[serde(default)]
     pub region: Option<String>,
-    pub rating: f64,
+    /// Rating of players listed without their own.
+    #[serde(default)]
+    pub rating: Option<f64>,
+}
+
+fn check_rating(r: f64, who: &str) -> Result<f64, ApiError> {
+    if !(MIN_RATING..=MAX_RATING).contains(&r) {
+        return Err(ApiError::bad_request(
+            "invalid_rating",
+            format!("rating of {who} must be between {MIN_RATING} and {MAX_RATING}"),
+        ));
+    }
+    Ok(r)
 }
 
 impl CreateTicket {
     fn validate(self, actor: &PlayerId, state: &AppState) -> Result<Ticket, ApiError> {
-        let players = match self.players.as_slice() {
-            [] => {
-                return Err(ApiError::bad_request(
-                    "missing_player",
-                    "players must list the ticket's player",
-                ));
-            }
-            [one] => vec![
-                PlayerId::new(one.clone())
-                    .map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?,
-            ],
-            _ => {
-                return Err(ApiError::bad_request(
-                    "parties_unsupported",
-                    "a ticket holds one player for now; party tickets are not supported yet",
-                ));
-            }
+        let Some(mode) = state.catalog.mode(&self.mode) else {
+            return Err(ApiError::bad_request(
+                "unknown_mode",
+                format!(
+                    "unknown mode {:?}; known modes: {}",
+                    self.mode,
+                    state.catalog.modes().names().collect::<Vec<_>>().join(", ")
+                ),
+            ));
         };
-        if &players[0] != actor {
+        if self.players.is_empty() {
+            return Err(ApiError::bad_request(
+                "missing_player",
+                "players must list the ticket's players",
+            ));
+        }
+        if self.players.len() > mode.max_party {
+            return Err(ApiError::bad_request(
+                "party_too_large",
+                format!(
+                    "mode {} accepts parties of at most {} players, got {}",
+                    mode.name,
+                    mode.max_party,
+                    self.players.len()
+                ),
+            ));
+        }
+        let default_rating = self
+            .rating
+            .map(|r| check_rating(r, "the ticket"))
+            .transpose()?;
+        let mut players = Vec::with_capacity(self.players.len());
+        let mut player_ratings = Vec::with_capacity(self.players.len());
+        for spec in self.players {
+            let (id, rating) = match spec {
+                PlayerSpec::Id(id) => (id, None),
+                PlayerSpec::Rated(p) => (p.id, p.rating),
+            };
+            let id = PlayerId::new(id)
+                .map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?;
+            if players.contains(&id) {
+                return Err(ApiError::bad_request(
+                    "invalid_player",
+                    format!("player {id} is listed twice"),
+                ));
+            }
+            let rating = match rating {
+                Some(r) => check_rating(r, id.as_str())?,
+                None => default_rating.ok_or_else(|| {
+                    ApiError::bad_request(
+                        "missing_rating",
+                        format!("player {id} has no rating and the ticket gives none"),
+                    )
+                })?,
+            };
+            players.push(id);
+            player_ratings.push(rating);
+        }
+        if !players.contains(actor) {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "not_your_ticket",
                 "a ticket's players must include the authenticated player",
             ));
         }
-        if !state.catalog.has_mode(&self.mode) {
-            return Err(ApiError::bad_request(
-                "unknown_mode",
-                format!(
-                    "unknown mode {:?}; known modes: {}",
-                    self.mode,
-                    state.catalog.modes().join(", ")
-                ),
-            ));
-        }
-        let mut regions = self.regions;
+        let mut regions: Vec<RegionLatency> = self
+            .regions
+            .into_iter()
+            .map(|r| match r {
+                RegionSpec::Name(region) => RegionLatency {
+                    region,
+                    latency_ms: None,
+                },
+                RegionSpec::Measured(m) => RegionLatency {
+                    region: m.region,
+                    latency_ms: m.latency_ms,
+                },
+            })
+            .collect();
         if let Some(r) = self.region {
             if !regions.is_empty() {
                 return Err(ApiError::bad_request(
@@ -77,7 +167,10 @@ impl CreateTicket {
                     "give either region or regions, not both",
                 ));
             }
-            regions.push(r);
+            regions.push(RegionLatency {
+                region: r,
+                latency_ms: None,
+            });
         }
         if regions.is_empty() {
             return Err(ApiError::bad_request(
@@ -92,35 +185,37 @@ impl CreateTicket {
             ));
         }
         for (i, r) in regions.iter().enumerate() {
-            if !state.catalog.has_region(r) {
+            if !state.catalog.has_region(&r.region) {
                 return Err(ApiError::bad_request(
                     "unknown_region",
                     format!(
-                        "unknown region {r:?}; known regions: {}",
+                        "unknown region {:?}; known regions: {}",
+                        r.region,
                         state.catalog.regions().join(", ")
                     ),
                 ));
             }
-            if regions[..i].contains(r) {
+            if regions[..i].iter().any(|x| x.region == r.region) {
                 return Err(ApiError::bad_request(
                     "invalid_request",
-                    format!("region {r:?} is listed twice"),
+                    format!("region {:?} is listed twice", r.region),
                 ));
             }
-        }
-        if !(MIN_RATING..=MAX_RATING).contains(&self.rating) {
-            return Err(ApiError::bad_request(
-                "invalid_rating",
-                format!("rating must be between {MIN_RATING} and {MAX_RATING}"),
-            ));
+            if r.latency_ms.is_some_and(|l| l > MAX_LATENCY_MS) {
+                return Err(ApiError::bad_request(
+                    "invalid_latency",
+                    format!("latency_ms must be at most {MAX_LATENCY_MS}"),
+                ));
+            }
         }
         Ok(Ticket {
             id: TicketId::random(&uuid::Uuid::new_v4().simple().to_string()),
             owner: actor.clone(),
+            rating: mode.party_rating.rate(&player_ratings),
             players,
+            player_ratings,
             mode: self.mode,
             regions,
-            rating: self.rating,
             enqueued_at: now_ms(),
         })
     }
@@ -135,11 +230,11 @@ pub async fn create(
     let ticket = body.validate(&actor, &state)?;
     match state.store.enqueue(&ticket).await? {
         EnqueueOutcome::Queued => {}
-        EnqueueOutcome::PlayerBusy(current) => {
+        EnqueueOutcome::PlayerBusy(player, current) => {
             return Err(ApiError::conflict(
                 "player_busy",
                 format!(
-                    "player already has an active ticket {current}; cancel it or wait for it to finish"
+                    "player {player} already has an active ticket {current}; cancel it or wait for it to finish"
                 ),
             ));
         }
@@ -192,15 +287,22 @@ pub async fn cancel(
     let id = ticket_id(id)?;
     match state.store.cancel(&actor, &id).await? {
         CancelOutcome::Cancelled => {
-            let event = EventEnvelope {
-                player: actor.clone(),
-                event: Event::Cancelled {
-                    ticket_id: id.clone(),
-                },
-            };
-            if let Err(e) = state.store.publish(&[event]).await {
+            // Every player of the ticket hears of it (any of them may cancel).
+            let view = read(&state, &actor, &id).await?;
+            let events: Vec<EventEnvelope> = view
+                .players
+                .iter()
+                .map(|p| EventEnvelope {
+                    player: p.clone(),
+                    event: Event::Cancelled {
+                        ticket_id: id.clone(),
+                    },
+                })
+                .collect();
+            if let Err(e) = state.store.publish(&events).await {
                 tracing::warn!(error = %e, "could not publish ticket.cancelled");
             }
+            return Ok(view);
         }
         CancelOutcome::AlreadyCancelled => {}
         CancelOutcome::Matched(mid) => {

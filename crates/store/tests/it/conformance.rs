@@ -19,6 +19,7 @@ fn make_match(claimed: &[&Claimed]) -> Match {
                 players: c.ticket.players.clone(),
                 rating: c.ticket.rating,
                 enqueued_at: c.ticket.enqueued_at,
+                team: 0,
             })
             .collect(),
         created_at: now_ms(),
@@ -214,7 +215,7 @@ async fn one_active_ticket_per_player(h: Harness) {
     again.owner = a.owner.clone();
     assert_eq!(
         h.store.enqueue(&again).await.unwrap(),
-        EnqueueOutcome::PlayerBusy(a.id.clone())
+        EnqueueOutcome::PlayerBusy(a.owner.clone(), a.id.clone())
     );
     h.store.cancel(&a.owner, &a.id).await.unwrap();
     assert_eq!(

@@ -38,15 +38,14 @@ pub fn pool() -> Pool {
 
 pub fn ticket(n: usize, rating: f64) -> Ticket {
     let player = PlayerId::new(format!("p{n}")).unwrap();
-    Ticket {
-        id: TicketId::new(format!("t-{n}-{}", uuid::Uuid::new_v4().simple())).unwrap(),
-        owner: player.clone(),
-        players: vec![player],
-        mode: "ranked".into(),
-        regions: vec!["eu".into()],
+    Ticket::solo(
+        TicketId::new(format!("t-{n}-{}", uuid::Uuid::new_v4().simple())).unwrap(),
+        player,
+        "ranked",
+        "eu",
         rating,
-        enqueued_at: now_ms(),
-    }
+        now_ms(),
+    )
 }
 
 /// Runs each named suite function against both stores.

@@ -39,6 +39,7 @@ fn pair_matches(claimed: &[Claimed]) -> Vec<Match> {
                     players: c.ticket.players.clone(),
                     rating: c.ticket.rating,
                     enqueued_at: c.ticket.enqueued_at,
+                    team: 0,
                 })
                 .collect(),
             created_at: now_ms(),

@@ -1,0 +1,87 @@
+//! Criterion benchmarks of one engine cycle on large pools (one core):
+//! 5v5 with 100,000 and 1,000,000 tickets (20% parties), and a full br100 pool of
+//! 10,000. Pools are drawn from the simulator's rating distribution with waits
+//! spread over the last 60 s. Run: `cargo bench -p mm-sim --bench engine`.
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use mm_engine::{BatchConfig, Candidate, Entry, Modes, form_matches, propose};
+use mm_sim::scenarios::PARTY_MIX;
+use mm_sim::stream::rating;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::hint::black_box;
+
+const NOW: u64 = 1_000_000;
+
+fn pool(n: usize, party_mix: &[f64], seed: u64) -> Vec<Entry> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let mut x = rng.random::<f64>();
+            let mut size = party_mix.len();
+            for (i, w) in party_mix.iter().enumerate() {
+                if x < *w {
+                    size = i + 1;
+                    break;
+                }
+                x -= w;
+            }
+            let enqueued_at = NOW - rng.random_range(0..60_000);
+            Entry {
+                rating: rating(&mut rng),
+                size,
+                enqueued_at,
+                eligible_at: enqueued_at,
+            }
+        })
+        .collect()
+}
+
+fn engine(c: &mut Criterion) {
+    let modes = Modes::defaults();
+    let five = modes.get("5v5").unwrap().clone();
+    let br = modes.get("br100").unwrap().clone();
+    let mut g = c.benchmark_group("engine_cycle");
+    g.sample_size(10);
+    for (name, mode, n, mix) in [
+        ("5v5_100k", &five, 100_000, &PARTY_MIX[..]),
+        ("5v5_1m", &five, 1_000_000, &PARTY_MIX[..]),
+        ("br100_10k", &br, 10_000, &[1.0][..]),
+    ] {
+        let entries = pool(n, mix, 42);
+        let formed = propose(mode, &entries, NOW);
+        eprintln!(
+            "{name}: {} tickets, {} matches, {} tickets matched",
+            n,
+            formed.len(),
+            formed.iter().map(|p| p.members.len()).sum::<usize>()
+        );
+        g.bench_function(name, |b| {
+            b.iter_batched_ref(
+                || entries.clone(),
+                |e| black_box(propose(mode, e, NOW)),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    // The seed-000 batch algorithm on one claimed batch of 100, for scale.
+    let batch: Vec<Candidate> = pool(100, &[1.0], 7)
+        .iter()
+        .map(|e| Candidate {
+            rating: e.rating,
+            enqueued_at: e.enqueued_at,
+        })
+        .collect();
+    let cfg = BatchConfig {
+        min_players: 10,
+        max_players: 10,
+        window: five.window,
+    };
+    g.bench_function("seed000_batch_100", |b| {
+        b.iter(|| black_box(form_matches(&batch, NOW, &cfg)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, engine);
+criterion_main!(benches);
