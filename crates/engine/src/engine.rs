@@ -73,6 +73,16 @@ impl Proposal {
     }
 }
 
+/// Maps a finite rating to an integer with the same order.
+fn order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
 /// Candidates skipped (window or party shape) before an anchor gives up.
 const SKIP_LIMIT: usize = 24;
 
@@ -267,21 +277,20 @@ struct Snapshot<'a> {
 
 impl<'a> Snapshot<'a> {
     fn new(mode: &'a Mode, entries: &[Entry], now: Millis) -> Option<Self> {
-        let mut order: Vec<u32> = (0..entries.len() as u32)
-            .filter(|&i| {
-                let e = &entries[i as usize];
+        // Sort (rating key, index) pairs: plain integer comparisons, no indirection.
+        let mut keyed: Vec<(u64, u32)> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
                 e.eligible_at <= now
                     && e.size >= 1
                     && e.size <= mode.team_size
                     && e.rating.is_finite()
             })
+            .map(|(i, e)| (order_key(e.rating), i as u32))
             .collect();
-        order.sort_unstable_by(|&a, &b| {
-            entries[a as usize]
-                .rating
-                .total_cmp(&entries[b as usize].rating)
-                .then(a.cmp(&b))
-        });
+        keyed.sort_unstable();
+        let order: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
         let n = order.len();
         if n == 0 {
             return None;
@@ -487,6 +496,14 @@ mod tests {
         let avg = |t: &Vec<usize>| t.iter().map(|&i| entries[i].rating).sum::<f64>() / 5.0;
         assert_eq!(teams.len(), 2);
         assert!((avg(&teams[0]) - avg(&teams[1])).abs() <= 5.0);
+    }
+
+    #[test]
+    fn rating_keys_keep_the_order() {
+        let xs = [-5.0, -0.5, 0.0, 0.25, 1.0, 1500.0, 3000.0];
+        for w in xs.windows(2) {
+            assert!(order_key(w[0]) < order_key(w[1]), "{w:?}");
+        }
     }
 
     #[test]

@@ -38,6 +38,35 @@ pub fn plan<'a>(
 mod tests {
     use super::*;
     use crate::Modes;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn region_rules(latencies in proptest::collection::vec(0u32..400, 1..6), at in 0u64..1_000_000) {
+            let m = Modes::defaults().get("5v5").unwrap().clone();
+            let names = ["a", "b", "c", "d", "e", "f"];
+            let choices: Vec<RegionChoice> = latencies
+                .iter()
+                .zip(names)
+                .map(|(&latency_ms, region)| RegionChoice { region, latency_ms })
+                .collect();
+            let p = plan(&m, &choices, at);
+            let best = latencies.iter().copied().min().unwrap();
+            // The best region at once, first.
+            let first = choices.iter().find(|c| c.region == p[0].0).unwrap();
+            prop_assert_eq!(first.latency_ms, best);
+            prop_assert_eq!(p[0].1, at);
+            // Every other one only after the wait and only within the cap.
+            for &(r, from) in &p[1..] {
+                let c = choices.iter().find(|c| c.region == r).unwrap();
+                prop_assert!(c.latency_ms <= m.max_latency_ms);
+                prop_assert_eq!(from, at + m.cross_region_after);
+            }
+            let expected = 1 + latencies.iter().filter(|&&l| l <= m.max_latency_ms).count()
+                - usize::from(best <= m.max_latency_ms);
+            prop_assert_eq!(p.len(), expected);
+        }
+    }
 
     #[test]
     fn best_region_first_others_after_the_wait_within_the_cap() {

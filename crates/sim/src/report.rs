@@ -178,103 +178,41 @@ impl Outcome {
     }
 }
 
+/// How one row of the comparison shows a report.
+type Cell = fn(&Report) -> String;
+
+/// The rows of the comparison table.
+const ROWS: &[(&str, Cell)] = &[
+    ("players arrived", |r| r.players.to_string()),
+    ("matches", |r| r.matches.to_string()),
+    ("players matched", |r| r.matched_players.to_string()),
+    ("wait p50 (s)", |r| format!("{:.1}", r.wait_p50_s)),
+    ("wait p95 (s)", |r| format!("{:.1}", r.wait_p95_s)),
+    ("wait max (s)", |r| format!("{:.1}", r.wait_max_s)),
+    ("spread p50", |r| format!("{:.0}", r.spread_p50)),
+    ("spread p95", |r| format!("{:.0}", r.spread_p95)),
+    ("spread mean", |r| format!("{:.0}", r.spread_mean)),
+    ("team-average gap p50", |r| format!("{:.1}", r.gap_p50)),
+    ("team-average gap p95", |r| format!("{:.1}", r.gap_p95)),
+    ("team-average gap mean", |r| format!("{:.1}", r.gap_mean)),
+    ("parties split", |r| {
+        format!(
+            "{:.1}% ({} of {})",
+            100.0 * r.parties_split_share(),
+            r.parties_split,
+            r.parties_matched
+        )
+    }),
+    ("players in two matches", |r| r.double_booked.to_string()),
+    ("groups cancelled", |r| r.cancelled_groups.to_string()),
+    ("groups never matched", |r| r.never_matched.to_string()),
+];
+
 /// A markdown table with our engine and the baseline side by side.
 pub fn side_by_side(ours: &Report, base: &Report) -> String {
-    let rows: Vec<(&str, String, String)> = vec![
-        (
-            "players arrived",
-            ours.players.to_string(),
-            base.players.to_string(),
-        ),
-        (
-            "matches",
-            ours.matches.to_string(),
-            base.matches.to_string(),
-        ),
-        (
-            "players matched",
-            ours.matched_players.to_string(),
-            base.matched_players.to_string(),
-        ),
-        (
-            "wait p50 (s)",
-            format!("{:.1}", ours.wait_p50_s),
-            format!("{:.1}", base.wait_p50_s),
-        ),
-        (
-            "wait p95 (s)",
-            format!("{:.1}", ours.wait_p95_s),
-            format!("{:.1}", base.wait_p95_s),
-        ),
-        (
-            "wait max (s)",
-            format!("{:.1}", ours.wait_max_s),
-            format!("{:.1}", base.wait_max_s),
-        ),
-        (
-            "spread p50",
-            format!("{:.0}", ours.spread_p50),
-            format!("{:.0}", base.spread_p50),
-        ),
-        (
-            "spread p95",
-            format!("{:.0}", ours.spread_p95),
-            format!("{:.0}", base.spread_p95),
-        ),
-        (
-            "spread mean",
-            format!("{:.0}", ours.spread_mean),
-            format!("{:.0}", base.spread_mean),
-        ),
-        (
-            "team-average gap p50",
-            format!("{:.1}", ours.gap_p50),
-            format!("{:.1}", base.gap_p50),
-        ),
-        (
-            "team-average gap p95",
-            format!("{:.1}", ours.gap_p95),
-            format!("{:.1}", base.gap_p95),
-        ),
-        (
-            "team-average gap mean",
-            format!("{:.1}", ours.gap_mean),
-            format!("{:.1}", base.gap_mean),
-        ),
-        (
-            "parties split",
-            format!(
-                "{:.1}% ({} of {})",
-                100.0 * ours.parties_split_share(),
-                ours.parties_split,
-                ours.parties_matched
-            ),
-            format!(
-                "{:.1}% ({} of {})",
-                100.0 * base.parties_split_share(),
-                base.parties_split,
-                base.parties_matched
-            ),
-        ),
-        (
-            "players in two matches",
-            ours.double_booked.to_string(),
-            base.double_booked.to_string(),
-        ),
-        (
-            "groups cancelled",
-            ours.cancelled_groups.to_string(),
-            base.cancelled_groups.to_string(),
-        ),
-        (
-            "groups never matched",
-            ours.never_matched.to_string(),
-            base.never_matched.to_string(),
-        ),
-    ];
     let mut s = String::from("| metric | ours | seed-000 baseline |\n|---|---:|---:|\n");
-    for (k, a, b) in rows {
-        s.push_str(&format!("| {k} | {a} | {b} |\n"));
+    for (name, cell) in ROWS {
+        s.push_str(&format!("| {name} | {} | {} |\n", cell(ours), cell(base)));
     }
     s
 }

@@ -29,21 +29,34 @@ pub fn regions() -> Vec<RegionMix> {
 /// Solo 80%, then parties of 2, 3, 4 and 5 (20% of tickets are parties).
 pub const PARTY_MIX: [f64; 5] = [0.80, 0.08, 0.05, 0.04, 0.03];
 
-fn five_v_five(name: &'static str, about: &'static str, rate: f64, duration_s: u64) -> Scenario {
+/// A scenario against `modes`: `rate` players/s for `duration_s`, every 500 ms of
+/// simulated time, then 180 s of drain; 5% of groups give up.
+#[allow(clippy::too_many_arguments)]
+fn scenario(
+    modes: &Modes,
+    name: &'static str,
+    about: &'static str,
+    seed: u64,
+    rate: f64,
+    duration_s: u64,
+    party_sizes: &[f64],
+    mix: Vec<(&'static str, f64)>,
+    second_mode: f64,
+) -> Scenario {
     Scenario {
         name,
         about,
         stream: StreamSpec {
-            seed: 7,
+            seed,
             players_per_second: rate,
             duration_s,
-            party_sizes: PARTY_MIX.to_vec(),
-            modes: vec![("5v5", 1.0)],
-            second_mode: 0.0,
+            party_sizes: party_sizes.to_vec(),
+            modes: mix,
+            second_mode,
             regions: regions(),
             cancel_rate: 0.05,
         },
-        modes: Modes::defaults(),
+        modes: modes.clone(),
         tick_ms: 500,
         drain_s: 180,
     }
@@ -51,47 +64,62 @@ fn five_v_five(name: &'static str, about: &'static str, rate: f64, duration_s: u
 
 /// Every shipped scenario, given the modes to run them with.
 pub fn all(modes: &Modes) -> Vec<Scenario> {
-    let mut out = vec![
-        five_v_five("quiet", "5v5, 2 players/s for 15 min", 2.0, 900),
-        five_v_five("normal", "5v5, 50 players/s for 10 min", 50.0, 600),
-        five_v_five("peak", "5v5, 500 players/s for 5 min", 500.0, 300),
-        Scenario {
-            name: "br100",
-            about: "battle royale (100 solo), 60 players/s for 10 min",
-            stream: StreamSpec {
-                seed: 11,
-                players_per_second: 60.0,
-                duration_s: 600,
-                party_sizes: vec![1.0],
-                modes: vec![("br100", 1.0)],
-                second_mode: 0.0,
-                regions: regions(),
-                cancel_rate: 0.05,
-            },
-            modes: Modes::defaults(),
-            tick_ms: 500,
-            drain_s: 180,
-        },
-        Scenario {
-            name: "mixed",
-            about: "1v1 30% / 5v5 50% / br100 20%, 100 players/s for 10 min, 20% of groups queue for two modes",
-            stream: StreamSpec {
-                seed: 13,
-                players_per_second: 100.0,
-                duration_s: 600,
-                party_sizes: PARTY_MIX.to_vec(),
-                modes: vec![("1v1", 0.3), ("5v5", 0.5), ("br100", 0.2)],
-                second_mode: 0.2,
-                regions: regions(),
-                cancel_rate: 0.05,
-            },
-            modes: Modes::defaults(),
-            tick_ms: 500,
-            drain_s: 180,
-        },
-    ];
-    for s in &mut out {
-        s.modes = modes.clone();
-    }
-    out
+    let five = || vec![("5v5", 1.0)];
+    vec![
+        scenario(
+            modes,
+            "quiet",
+            "5v5, 2 players/s for 15 min",
+            7,
+            2.0,
+            900,
+            &PARTY_MIX,
+            five(),
+            0.0,
+        ),
+        scenario(
+            modes,
+            "normal",
+            "5v5, 50 players/s for 10 min",
+            7,
+            50.0,
+            600,
+            &PARTY_MIX,
+            five(),
+            0.0,
+        ),
+        scenario(
+            modes,
+            "peak",
+            "5v5, 500 players/s for 5 min",
+            7,
+            500.0,
+            300,
+            &PARTY_MIX,
+            five(),
+            0.0,
+        ),
+        scenario(
+            modes,
+            "br100",
+            "battle royale (100 solo), 60 players/s for 10 min",
+            11,
+            60.0,
+            600,
+            &[1.0],
+            vec![("br100", 1.0)],
+            0.0,
+        ),
+        scenario(
+            modes,
+            "mixed",
+            "1v1 30% / 5v5 50% / br100 20%, 100 players/s for 10 min, 20% of groups queue for two modes",
+            13,
+            100.0,
+            600,
+            &PARTY_MIX,
+            vec![("1v1", 0.3), ("5v5", 0.5), ("br100", 0.2)],
+            0.2,
+        ),
+    ]
 }

@@ -349,7 +349,52 @@ async fn purge_forgets_finished_tickets(h: Harness) {
     assert!(h.store.ticket(&a.owner, &a.id).await.unwrap().is_some());
 }
 
+/// A party whose member is busy is refused whole: the members taken before the busy
+/// one are given back, and every member can read and cancel a queued party ticket.
+async fn party_tickets_claim_every_member_or_none(h: Harness) {
+    let busy = ticket(2, 1500.0);
+    h.store.enqueue(&busy).await.unwrap();
+    let (a, b, c) = (
+        PlayerId::new("p1").unwrap(),
+        PlayerId::new("p2").unwrap(),
+        PlayerId::new("p3").unwrap(),
+    );
+    let mut party = ticket(1, 1500.0);
+    party.players = vec![a.clone(), b.clone(), c.clone()];
+    party.player_ratings = vec![1500.0, 1400.0, 1450.0];
+    assert_eq!(busy.owner, b);
+    assert_eq!(
+        h.store.enqueue(&party).await.unwrap(),
+        EnqueueOutcome::PlayerBusy(b.clone(), busy.id.clone())
+    );
+    assert!(h.store.ticket(&a, &party.id).await.unwrap().is_none());
+    // p1 was given back: it can queue alone.
+    let solo = ticket(1, 1500.0);
+    assert_eq!(
+        h.store.enqueue(&solo).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    h.store.cancel(&a, &solo.id).await.unwrap();
+    h.store.cancel(&b, &busy.id).await.unwrap();
+    // Now the party goes in, and each member sees it.
+    assert_eq!(
+        h.store.enqueue(&party).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    for p in [&a, &b, &c] {
+        let v = h.store.ticket(p, &party.id).await.unwrap().unwrap();
+        assert_eq!(v.players.len(), 3);
+    }
+    assert_eq!(
+        h.store.cancel(&c, &party.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    );
+    let v = h.store.ticket(&a, &party.id).await.unwrap().unwrap();
+    assert_eq!(v.status, TicketStatus::Cancelled);
+}
+
 crate::both_stores!(
+    party_tickets_claim_every_member_or_none,
     enqueue_then_read_back,
     claim_complete_release,
     cancel_queued_is_never_claimed,
