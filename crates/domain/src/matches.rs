@@ -32,11 +32,6 @@ impl Match {
         self.tickets.iter().flat_map(|t| t.players.iter())
     }
 
-    /// Number of teams.
-    pub fn team_count(&self) -> usize {
-        self.tickets.iter().map(|t| t.team + 1).max().unwrap_or(0)
-    }
-
     /// Highest minus lowest ticket rating.
     pub fn rating_spread(&self) -> f64 {
         let (lo, hi) = self

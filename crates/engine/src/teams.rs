@@ -35,23 +35,6 @@ pub fn balance(units: &[Unit], teams: usize, team_size: usize) -> Option<Vec<usi
     Some(assign)
 }
 
-/// The gap between the highest and the lowest team average under `assign`.
-pub fn gap(units: &[Unit], teams: usize, assign: &[usize]) -> f64 {
-    let mut sum = vec![0.0; teams];
-    let mut n = vec![0usize; teams];
-    for (u, &t) in units.iter().zip(assign) {
-        sum[t] += u.rating * u.size as f64;
-        n[t] += u.size;
-    }
-    let avgs: Vec<f64> = (0..teams)
-        .filter(|&t| n[t] > 0)
-        .map(|t| sum[t] / n[t] as f64)
-        .collect();
-    let hi = avgs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let lo = avgs.iter().copied().fold(f64::INFINITY, f64::min);
-    if avgs.is_empty() { 0.0 } else { hi - lo }
-}
-
 /// Whether `sizes` can be packed into `teams` teams of capacity `team_size` (teams
 /// need not be full). Used while a match is being assembled.
 pub fn fits(sizes: &[usize], teams: usize, team_size: usize) -> bool {
@@ -299,6 +282,23 @@ fn improve(units: &[Unit], teams: usize, assign: &mut [usize]) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The gap between the highest and the lowest team average under `assign`.
+    fn gap(units: &[Unit], teams: usize, assign: &[usize]) -> f64 {
+        let mut sum = vec![0.0; teams];
+        let mut n = vec![0usize; teams];
+        for (u, &t) in units.iter().zip(assign) {
+            sum[t] += u.rating * u.size as f64;
+            n[t] += u.size;
+        }
+        let avgs: Vec<f64> = (0..teams)
+            .filter(|&t| n[t] > 0)
+            .map(|t| sum[t] / n[t] as f64)
+            .collect();
+        let hi = avgs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let lo = avgs.iter().copied().fold(f64::INFINITY, f64::min);
+        if avgs.is_empty() { 0.0 } else { hi - lo }
+    }
 
     fn u(size: usize, rating: f64) -> Unit {
         Unit { size, rating }
