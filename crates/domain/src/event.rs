@@ -18,9 +18,14 @@ pub enum Event {
         #[serde(rename = "match")]
         matched: Match,
     },
-    /// The ticket was cancelled by its owner.
+    /// The ticket was cancelled by one of its players, or withdrawn by the
+    /// matchmaker with a `reason` (`matched_elsewhere`).
     #[serde(rename = "ticket.cancelled")]
-    Cancelled { ticket_id: TicketId },
+    Cancelled {
+        ticket_id: TicketId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 /// An event addressed to one player, as it travels between processes.

@@ -9,7 +9,9 @@ mod ticket;
 pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PlayerId, TicketId};
 pub use matches::{Match, MatchTicket};
-pub use ticket::{MAX_RATING, MIN_RATING, Pool, RegionLatency, Ticket, TicketStatus, TicketView};
+pub use ticket::{
+    MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket, TicketStatus, TicketView,
+};
 
 /// Milliseconds since the Unix epoch, the time unit stored everywhere.
 pub type Millis = u64;

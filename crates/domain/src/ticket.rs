@@ -67,6 +67,18 @@ pub struct Ticket {
     pub rating: f64,
     /// When the ticket was first queued; kept across release and requeue.
     pub enqueued_at: Millis,
+    /// The regions the ticket waits in, best first, each with the time from which it
+    /// may be matched there (the mode's region plan). Empty means the best region only,
+    /// at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<RegionQueue>,
+}
+
+/// One region a ticket waits in and from when it may be matched there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionQueue {
+    pub region: String,
+    pub eligible_at: Millis,
 }
 
 impl Ticket {
@@ -91,6 +103,7 @@ impl Ticket {
             }],
             rating,
             enqueued_at,
+            queues: Vec::new(),
         }
     }
 
@@ -104,9 +117,29 @@ impl Ticket {
             .unwrap_or("")
     }
 
-    /// The pool the ticket waits in: its mode in its best region.
+    /// The ticket's home pool: its mode in its best region.
     pub fn pool(&self) -> Pool {
         Pool::new(&self.mode, self.best_region())
+    }
+
+    /// Every pool the ticket waits in, the home pool first.
+    pub fn pools(&self) -> Vec<Pool> {
+        if self.queues.is_empty() {
+            return vec![self.pool()];
+        }
+        self.queues
+            .iter()
+            .map(|q| Pool::new(&self.mode, &q.region))
+            .collect()
+    }
+
+    /// From when the ticket may be matched in `region` (its enqueue time if the
+    /// region is not in its plan: it then waits only where it was queued).
+    pub fn eligible_at(&self, region: &str) -> Millis {
+        self.queues
+            .iter()
+            .find(|q| q.region == region)
+            .map_or(self.enqueued_at, |q| q.eligible_at)
     }
 }
 
@@ -120,7 +153,8 @@ pub enum TicketStatus {
     Searching,
     /// Placed in a match.
     Matched,
-    /// Cancelled by its owner.
+    /// Cancelled by one of its players, or withdrawn by the matchmaker (see the
+    /// view's `reason`).
     Cancelled,
 }
 
@@ -159,6 +193,10 @@ pub struct TicketView {
     /// The ticket's team in the match (0-based), once matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub team: Option<usize>,
+    /// Why a cancelled ticket ended, when the matchmaker ended it: `matched_elsewhere`
+    /// (a player of the ticket was placed in a match through another ticket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl TicketView {
@@ -177,6 +215,7 @@ impl TicketView {
             match_id: None,
             co_players: None,
             team: None,
+            reason: None,
         }
     }
 }

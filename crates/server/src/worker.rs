@@ -188,7 +188,7 @@ pub async fn cycle(
 
     let matches = propose(&claimed, pool, mode);
     let committed: HashSet<MatchId> = store
-        .complete(&cfg.id, pool, &matches)
+        .complete(&cfg.id, pool, &matches, cfg.lease)
         .await?
         .into_iter()
         .collect();
@@ -232,7 +232,8 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
             rating: c.ticket.rating,
             size: c.ticket.players.len(),
             enqueued_at: c.ticket.enqueued_at,
-            eligible_at: c.ticket.enqueued_at,
+            // Outside its best region a ticket waits for the mode's cross-region time.
+            eligible_at: c.ticket.eligible_at(&pool.region),
         })
         .collect();
     mm_engine::propose(mode, &entries, now)

@@ -153,7 +153,10 @@ fn admit(
     let choices: Vec<RegionChoice> = region_names
         .iter()
         .zip(&a.latency_ms)
-        .map(|(&region, &latency_ms)| RegionChoice { region, latency_ms })
+        .map(|(&region, &latency_ms)| RegionChoice {
+            region,
+            latency_ms: Some(latency_ms),
+        })
         .collect();
     let keys: Vec<usize> = match engine {
         Engine::Ours => vec![by_key.len()],

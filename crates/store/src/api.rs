@@ -19,9 +19,16 @@ pub struct Claimed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnqueueOutcome {
     Queued,
-    /// This player already has this active ticket.
+    /// This player already has this live ticket for the same mode.
     PlayerBusy(PlayerId, TicketId),
 }
+
+/// Why the matchmaker withdrew a ticket: a player of it was placed in a match
+/// through another of their tickets.
+pub const MATCHED_ELSEWHERE: &str = "matched_elsewhere";
+/// Why the matchmaker withdrew a ticket's entry in one region: the ticket itself was
+/// matched in another region. The ticket shows as matched.
+pub(crate) const MATCHED_IN_OTHER_POOL: &str = "matched";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CancelOutcome {
@@ -46,7 +53,10 @@ pub trait Store: Send + Sync + 'static {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Queues a new ticket, unless one of its players already has an active one.
+    /// Queues a new ticket in every pool it waits in ([`Ticket::pools`]), unless one
+    /// of its players already has a live ticket for the same mode. A player may have
+    /// live tickets for several modes at once; the first match any of them joins
+    /// withdraws the others (reason [`MATCHED_ELSEWHERE`]).
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError>;
 
     /// A ticket of `player`'s, or `None` if the player has no such ticket.
@@ -78,13 +88,19 @@ pub trait Store: Send + Sync + 'static {
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError>;
 
-    /// Commits matches whose tickets `worker` still holds, each all or nothing.
-    /// Returns the ids of the committed matches; they wait in the outbox for `fan_out`.
+    /// Commits matches whose tickets `worker` still holds, each all or nothing, and
+    /// none of whose players is already in another match (through another ticket or
+    /// another region's entry of the same ticket). Returns the ids of the committed
+    /// matches; they wait in the outbox for `fan_out`. A match that loses a race for
+    /// a player is skipped; its tickets stay held for the worker to release.
+    /// `lease` is the worker's lease: a cross-pool reservation left older than that
+    /// by a crashed worker may be taken over.
     async fn complete(
         &self,
         worker: &str,
         pool: &Pool,
         matches: &[Match],
+        lease: Duration,
     ) -> Result<Vec<MatchId>, StoreError>;
 
     /// Returns held tickets to the queue (all of them when `ids` is `None`), keeping
@@ -111,9 +127,11 @@ pub trait Store: Send + Sync + 'static {
     /// `None` if the lease turned out to be live.
     async fn reclaim(&self, worker: &str, pool: &Pool) -> Result<Option<usize>, StoreError>;
 
-    /// Writes committed matches to their players' histories, publishes
-    /// `ticket.matched` to them and takes them out of the outbox, in one round trip.
-    /// Idempotent.
+    /// Finishes committed matches: withdraws their players' other tickets and their
+    /// tickets' entries in other pools, writes the matches to the players' histories,
+    /// publishes `ticket.matched` (and `ticket.cancelled` for what was withdrawn),
+    /// frees the players for new matches and takes the matches out of the outbox.
+    /// Idempotent and resumable.
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError>;
 
     /// Matches that were committed more than `older_than` ago and not yet fanned out.
@@ -147,6 +165,8 @@ pub(crate) enum State {
     Held,
     Cancelled,
     Matched(MatchId),
+    /// Taken out by the matchmaker, with the reason.
+    Withdrawn(String),
 }
 
 impl State {
@@ -157,8 +177,15 @@ impl State {
             "r" => State::Requeued,
             "s" => State::Held,
             "c" => State::Cancelled,
-            _ => State::Matched(MatchId::new(s.strip_prefix("m:")?).ok()?),
+            _ => match s.strip_prefix("w:") {
+                Some(reason) => State::Withdrawn(reason.to_string()),
+                None => State::Matched(MatchId::new(s.strip_prefix("m:")?).ok()?),
+            },
         })
+    }
+
+    pub(crate) fn is_live(&self) -> bool {
+        matches!(self, State::New | State::Requeued | State::Held)
     }
 
     pub(crate) fn status(&self) -> mm_domain::TicketStatus {
@@ -166,10 +193,45 @@ impl State {
         match self {
             State::New => S::Queued,
             State::Requeued | State::Held => S::Searching,
-            State::Cancelled => S::Cancelled,
+            State::Cancelled | State::Withdrawn(_) => S::Cancelled,
             State::Matched(_) => S::Matched,
         }
     }
+}
+
+/// One pool's entry of a ticket, as read from the store.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub pool: Pool,
+    pub state: State,
+    pub finished_at: Option<mm_domain::Millis>,
+}
+
+/// The state of a ticket that waits in several pools, from its entries there: matched
+/// if any entry is; live while any entry is (searching once any was looked at);
+/// otherwise withdrawn (with its reason) before cancelled. Returns the entry that
+/// decides, with the latest finish time when the ticket is over.
+pub(crate) fn combine(entries: Vec<Entry>) -> Option<Entry> {
+    if let Some(m) = entries
+        .iter()
+        .find(|e| matches!(e.state, State::Matched(_)))
+    {
+        return Some(m.clone());
+    }
+    let rank = |s: &State| match s {
+        State::Held | State::Requeued => 5,
+        State::New => 4,
+        State::Withdrawn(r) if r != MATCHED_IN_OTHER_POOL => 3,
+        State::Withdrawn(_) => 2,
+        State::Cancelled => 1,
+        State::Matched(_) => 0,
+    };
+    let finished_at = entries.iter().filter_map(|e| e.finished_at).max();
+    let mut best = entries.into_iter().max_by_key(|e| rank(&e.state))?;
+    if !best.state.is_live() {
+        best.finished_at = finished_at;
+    }
+    Some(best)
 }
 
 /// Builds the API view of a ticket from what the store holds.
@@ -187,6 +249,9 @@ pub(crate) fn view(
         now
     };
     let mut v = TicketView::new(ticket, status, end);
+    if let State::Withdrawn(reason) = state {
+        v.reason = Some(reason.clone());
+    }
     if let State::Matched(id) = state {
         v.match_id = Some(id.clone());
         v.co_players = found.map(|m| {
@@ -215,6 +280,21 @@ pub(crate) fn matched_events(m: &Match) -> Vec<EventEnvelope> {
                     matched: m.clone(),
                 },
             })
+        })
+        .collect()
+}
+
+/// The `ticket.cancelled` events of a ticket the matchmaker withdrew, one per player.
+pub(crate) fn withdrawn_events(ticket: &Ticket, reason: &str) -> Vec<EventEnvelope> {
+    ticket
+        .players
+        .iter()
+        .map(|p| EventEnvelope {
+            player: p.clone(),
+            event: Event::Cancelled {
+                ticket_id: ticket.id.clone(),
+                reason: Some(reason.to_string()),
+            },
         })
         .collect()
 }

@@ -5,15 +5,17 @@
 //! |---|---|---|
 //! | `mm:{p:MODE:REGION}:q` | zset | queued ticket ids, scored by rating |
 //! | `mm:{p:..}:t` | hash | ticket id -> ticket JSON (immutable) |
-//! | `mm:{p:..}:st` | hash | ticket id -> state: `q` new, `r` requeued, `s` held, `c` cancelled, `m:MATCH` matched |
+//! | `mm:{p:..}:st` | hash | ticket id -> state: `q` new, `r` requeued, `s` held, `c` cancelled, `m:MATCH` matched, `w:REASON` withdrawn |
 //! | `mm:{p:..}:w:WORKER` | zset | tickets the worker holds, scored by rating |
 //! | `mm:{p:..}:leases` | zset | worker id -> lease expiry (ms, Redis clock) |
 //! | `mm:{p:..}:m` | hash | match id -> match JSON |
 //! | `mm:{p:..}:done` | zset | finished ticket and match ids -> finish time (for purging) |
 //! | `mm:{p:..}:outbox` | zset | committed match ids not yet fanned out -> commit time |
-//! | `mm:{u:PLAYER}:active` | string | the player's active ticket id |
-//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> pool name |
+//! | `mm:{p:..}:dec` | hash | match id -> one-time decision: `c` committed, `a` aborted |
+//! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
+//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
 //! | `mm:{u:PLAYER}:hist` | zset | the player's match JSON -> creation time |
+//! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
 //! | `mm:events` | channel | event envelopes for every ingress |
 
 use mm_domain::{PlayerId, Pool};
@@ -32,6 +34,7 @@ pub struct PoolKeys {
     pub matches: String,
     pub done: String,
     pub outbox: String,
+    pub decisions: String,
 }
 
 impl PoolKeys {
@@ -45,6 +48,7 @@ impl PoolKeys {
             matches: format!("{prefix}:m"),
             done: format!("{prefix}:done"),
             outbox: format!("{prefix}:outbox"),
+            decisions: format!("{prefix}:dec"),
             prefix,
         }
     }
@@ -61,6 +65,7 @@ pub struct PlayerKeys {
     pub active: String,
     pub tickets: String,
     pub history: String,
+    pub reservation: String,
 }
 
 impl PlayerKeys {
@@ -70,6 +75,7 @@ impl PlayerKeys {
             active: format!("{prefix}:active"),
             tickets: format!("{prefix}:tix"),
             history: format!("{prefix}:hist"),
+            reservation: format!("{prefix}:resv"),
         }
     }
 }
@@ -96,12 +102,13 @@ mod tests {
             &k.matches,
             &k.done,
             &k.outbox,
+            &k.decisions,
             &k.held("w-1"),
         ] {
             assert_eq!(tag(key), "p:ranked:eu", "{key}");
         }
         let p = PlayerKeys::new(&PlayerId::new("alice").unwrap());
-        for key in [&p.active, &p.tickets, &p.history] {
+        for key in [&p.active, &p.tickets, &p.history, &p.reservation] {
             assert_eq!(tag(key), "u:alice", "{key}");
         }
     }

@@ -20,7 +20,7 @@ mod memory;
 mod redis_store;
 mod scripts;
 
-pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Store};
+pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, Store};
 pub use error::StoreError;
 pub use hub::Hub;
 pub use memory::MemoryStore;

@@ -2,7 +2,10 @@
 //! semantics as the Redis store (one conformance suite runs against both); every
 //! operation holds one lock, which plays the part of a Lua script's atomicity.
 
-use crate::api::{State, matched_events, view};
+use crate::api::{
+    Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, matched_events, view,
+    withdrawn_events,
+};
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
 use async_trait::async_trait;
 use mm_domain::{
@@ -76,8 +79,10 @@ impl PoolState {
 
 #[derive(Default)]
 struct PlayerState {
-    active: Option<TicketId>,
-    tickets: HashMap<TicketId, Pool>,
+    /// The player's latest ticket per mode.
+    active: HashMap<String, TicketId>,
+    /// Every ticket of the player's -> the pools it waits in.
+    tickets: HashMap<TicketId, Vec<Pool>>,
     /// Newest first.
     history: Vec<Match>,
 }
@@ -93,22 +98,120 @@ impl Inner {
         self.pools.entry(pool.clone()).or_default()
     }
 
+    /// Commits `m` in `pool` if `worker` still holds every ticket of it (same checks
+    /// as `complete.lua`). Returns whether it committed.
+    fn commit(&mut self, worker: &str, pool: &Pool, m: &Match, now: Millis) -> bool {
+        let ps = self.pool(pool);
+        let ok = m.tickets.iter().all(|t| {
+            ps.held
+                .get(worker)
+                .is_some_and(|h| h.contains_key(&t.ticket_id))
+                && ps.state.get(&t.ticket_id) == Some(&State::Held)
+        });
+        if !ok {
+            return false;
+        }
+        for t in &m.tickets {
+            if let Some(h) = ps.held.get_mut(worker) {
+                h.remove(&t.ticket_id);
+            }
+            ps.state
+                .insert(t.ticket_id.clone(), State::Matched(m.id.clone()));
+            ps.done.insert(t.ticket_id.to_string(), now);
+        }
+        ps.done.insert(m.id.to_string(), now);
+        ps.matches.insert(m.id.clone(), m.clone());
+        ps.outbox.insert(m.id.clone(), now);
+        true
+    }
+
+    /// The ticket's entries in the pools it waits in.
+    fn entries(&self, pools: &[Pool], id: &TicketId) -> Vec<Entry> {
+        pools
+            .iter()
+            .filter_map(|pool| {
+                let ps = self.pools.get(pool)?;
+                Some(Entry {
+                    pool: pool.clone(),
+                    state: ps.state.get(id)?.clone(),
+                    finished_at: ps.done.get(id.as_str()).copied(),
+                })
+            })
+            .collect()
+    }
+
     fn view(&self, player: &PlayerId, id: &TicketId, now: Millis) -> Option<TicketView> {
-        let pool = self.players.get(player)?.tickets.get(id)?;
-        let ps = self.pools.get(pool)?;
+        let pools = self.players.get(player)?.tickets.get(id)?;
+        let e = combine(self.entries(pools, id))?;
+        let ps = self.pools.get(&e.pool)?;
         let ticket = ps.tickets.get(id)?;
-        let state = ps.state.get(id)?;
-        let found = match state {
+        let found = match &e.state {
             State::Matched(mid) => ps.matches.get(mid),
             _ => None,
         };
-        Some(view(
-            ticket,
-            state,
-            ps.done.get(id.as_str()).copied(),
-            found,
-            now,
-        ))
+        Some(view(ticket, &e.state, e.finished_at, found, now))
+    }
+
+    /// Takes a ticket's entry in `pool` out of play (same as `withdraw.lua`). Returns
+    /// the ticket if the entry was live.
+    fn withdraw(
+        &mut self,
+        pool: &Pool,
+        id: &TicketId,
+        reason: &str,
+        now: Millis,
+    ) -> Option<Ticket> {
+        let ps = self.pools.get_mut(pool)?;
+        let state = ps.state.get(id)?;
+        if !state.is_live() {
+            return None;
+        }
+        let ticket = ps.tickets.get(id)?.clone();
+        ps.queue.remove(&(Score(ticket.rating), id.clone()));
+        ps.state
+            .insert(id.clone(), State::Withdrawn(reason.to_string()));
+        ps.done.insert(id.to_string(), now);
+        Some(ticket)
+    }
+
+    /// After `m` committed in `pool`: withdraws its tickets' entries in other pools and
+    /// its players' other tickets, and frees the players. Returns the events of the
+    /// withdrawn tickets.
+    fn settle(&mut self, pool: &Pool, m: &Match, now: Millis) -> Vec<EventEnvelope> {
+        let mut events = Vec::new();
+        for t in &m.tickets {
+            let own: Vec<Pool> = self
+                .pools
+                .get(pool)
+                .and_then(|ps| ps.tickets.get(&t.ticket_id))
+                .map(Ticket::pools)
+                .unwrap_or_default();
+            for other in own.iter().filter(|p| *p != pool) {
+                self.withdraw(other, &t.ticket_id, MATCHED_IN_OTHER_POOL, now);
+            }
+            for player in &t.players {
+                let Some(ps) = self.players.get_mut(player) else {
+                    continue;
+                };
+                let others: Vec<(TicketId, Vec<Pool>)> = ps
+                    .active
+                    .drain()
+                    .map(|(_, id)| id)
+                    .filter(|id| *id != t.ticket_id)
+                    .filter_map(|id| ps.tickets.get(&id).cloned().map(|pools| (id, pools)))
+                    .collect();
+                for (id, pools) in others {
+                    let mut withdrawn = None;
+                    for p in &pools {
+                        withdrawn = withdrawn.or(self.withdraw(p, &id, MATCHED_ELSEWHERE, now));
+                    }
+                    if let Some(ticket) = withdrawn {
+                        events.extend(withdrawn_events(&ticket, MATCHED_ELSEWHERE));
+                    }
+                }
+            }
+        }
+        events
     }
 }
 
@@ -139,7 +242,10 @@ impl Store for MemoryStore {
         let now = now_ms();
         let mut inner = self.lock();
         for p in &ticket.players {
-            let active = inner.players.get(p).and_then(|s| s.active.clone());
+            let active = inner
+                .players
+                .get(p)
+                .and_then(|s| s.active.get(&ticket.mode).cloned());
             if let Some(current) = active {
                 let live = inner
                     .view(p, &current, now)
@@ -149,17 +255,19 @@ impl Store for MemoryStore {
                 }
             }
         }
-        let pool = ticket.pool();
+        let pools = ticket.pools();
         for p in &ticket.players {
             let player = inner.players.entry(p.clone()).or_default();
-            player.active = Some(ticket.id.clone());
-            player.tickets.insert(ticket.id.clone(), pool.clone());
+            player.active.insert(ticket.mode.clone(), ticket.id.clone());
+            player.tickets.insert(ticket.id.clone(), pools.clone());
         }
-        let ps = inner.pool(&pool);
-        if !ps.tickets.contains_key(&ticket.id) {
-            ps.tickets.insert(ticket.id.clone(), ticket.clone());
-            ps.state.insert(ticket.id.clone(), State::New);
-            ps.queue.insert((Score(ticket.rating), ticket.id.clone()));
+        for pool in &pools {
+            let ps = inner.pool(pool);
+            if !ps.tickets.contains_key(&ticket.id) {
+                ps.tickets.insert(ticket.id.clone(), ticket.clone());
+                ps.state.insert(ticket.id.clone(), State::New);
+                ps.queue.insert((Score(ticket.rating), ticket.id.clone()));
+            }
         }
         Ok(EnqueueOutcome::Queued)
     }
@@ -173,8 +281,9 @@ impl Store for MemoryStore {
     }
 
     async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
+        let now = now_ms();
         let mut inner = self.lock();
-        let Some(pool) = inner
+        let Some(pools) = inner
             .players
             .get(player)
             .and_then(|p| p.tickets.get(id))
@@ -182,20 +291,26 @@ impl Store for MemoryStore {
         else {
             return Ok(CancelOutcome::NotFound);
         };
-        let ps = inner.pool(&pool);
-        let Some(state) = ps.state.get(id).cloned() else {
+        let entries = inner.entries(&pools, id);
+        if entries.is_empty() {
             return Ok(CancelOutcome::NotFound);
-        };
-        Ok(match state {
-            State::Cancelled => CancelOutcome::AlreadyCancelled,
-            State::Matched(mid) => CancelOutcome::Matched(mid),
-            State::New | State::Requeued | State::Held => {
-                let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
-                ps.queue.remove(&(Score(rating), id.clone()));
-                ps.state.insert(id.clone(), State::Cancelled);
-                ps.done.insert(id.to_string(), now_ms());
-                CancelOutcome::Cancelled
-            }
+        }
+        if let Some(State::Matched(mid)) = combine(entries.clone()).map(|e| e.state) {
+            return Ok(CancelOutcome::Matched(mid));
+        }
+        let mut cancelled = false;
+        for e in entries.iter().filter(|e| e.state.is_live()) {
+            let ps = inner.pool(&e.pool);
+            let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
+            ps.queue.remove(&(Score(rating), id.clone()));
+            ps.state.insert(id.clone(), State::Cancelled);
+            ps.done.insert(id.to_string(), now);
+            cancelled = true;
+        }
+        Ok(if cancelled {
+            CancelOutcome::Cancelled
+        } else {
+            CancelOutcome::AlreadyCancelled
         })
     }
 
@@ -258,36 +373,29 @@ impl Store for MemoryStore {
         worker: &str,
         pool: &Pool,
         matches: &[Match],
+        _lease: Duration,
     ) -> Result<Vec<MatchId>, StoreError> {
         let now = now_ms();
         let mut inner = self.lock();
-        let ps = inner.pool(pool);
         let mut committed = Vec::new();
+        let mut events = Vec::new();
         for m in matches {
-            let ok = m.tickets.iter().all(|t| {
-                ps.held
-                    .get(worker)
-                    .is_some_and(|h| h.contains_key(&t.ticket_id))
-                    && ps.state.get(&t.ticket_id) == Some(&State::Held)
-            });
-            if !ok {
+            // A player's other tickets and other entries are withdrawn in the same
+            // step as a commit, so a player already matched elsewhere shows up here as
+            // a ticket that is no longer held.
+            if !inner.commit(worker, pool, m, now) {
                 continue;
             }
-            for t in &m.tickets {
-                if let Some(h) = ps.held.get_mut(worker) {
-                    h.remove(&t.ticket_id);
-                }
-                ps.state
-                    .insert(t.ticket_id.clone(), State::Matched(m.id.clone()));
-                ps.done.insert(t.ticket_id.to_string(), now);
-            }
-            ps.done.insert(m.id.to_string(), now);
-            ps.matches.insert(m.id.clone(), m.clone());
-            ps.outbox.insert(m.id.clone(), now);
+            events.extend(inner.settle(pool, m, now));
             committed.push(m.id.clone());
         }
+        let ps = inner.pool(pool);
         if ps.held.get(worker).is_some_and(|h| h.is_empty()) {
             ps.held.remove(worker);
+        }
+        drop(inner);
+        for e in events {
+            self.hub.dispatch(e);
         }
         Ok(committed)
     }

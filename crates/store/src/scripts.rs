@@ -25,6 +25,11 @@ pub struct Scripts {
     pub deactivate: Script,
     pub purge: Script,
     pub depths: Script,
+    pub withdraw: Script,
+    pub reserve: Script,
+    pub unreserve: Script,
+    pub decide: Script,
+    pub settle: Script,
 }
 
 impl Scripts {
@@ -41,6 +46,11 @@ impl Scripts {
             deactivate: Script::new(include_str!("lua/deactivate.lua")),
             purge: Script::new(include_str!("lua/purge.lua")),
             depths: Script::new(include_str!("lua/depths.lua")),
+            withdraw: script!("withdraw.lua"),
+            reserve: Script::new(include_str!("lua/reserve.lua")),
+            unreserve: Script::new(include_str!("lua/unreserve.lua")),
+            decide: script!("decide.lua"),
+            settle: Script::new(include_str!("lua/settle.lua")),
         }
     }
 }

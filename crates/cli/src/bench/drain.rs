@@ -196,19 +196,14 @@ async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> R
         .enumerate()
         .map(|(i, rating)| {
             let player = PlayerId::new(format!("bench-{i}")).expect("valid id");
-            Ticket {
-                id: TicketId::new(format!("t-bench-{i}")).expect("valid id"),
-                owner: player.clone(),
-                players: vec![player],
-                player_ratings: vec![rating],
-                mode: pool.mode.clone(),
-                regions: vec![mm_domain::RegionLatency {
-                    region: pool.region.clone(),
-                    latency_ms: None,
-                }],
+            Ticket::solo(
+                TicketId::new(format!("t-bench-{i}")).expect("valid id"),
+                player,
+                pool.mode.clone(),
+                pool.region.clone(),
                 rating,
-                enqueued_at: now,
-            }
+                now,
+            )
         })
         .collect();
     let mut tasks = tokio::task::JoinSet::new();

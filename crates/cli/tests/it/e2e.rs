@@ -32,9 +32,21 @@ async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
     assert_eq!(party["rating"], 1510.0);
     assert_eq!(party["region"], "eu");
     let party_id = party["id"].as_str().unwrap().to_string();
-    // A member cannot queue on its own while in the party's ticket.
-    let (status, busy) = d.client("p2").create(1500.0).await;
+    // A member cannot queue on its own for the same mode while in the party's
+    // ticket, but may queue for another mode at the same time.
+    let (status, busy) = d
+        .client("p2")
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(json!({"mode": "5v5", "players": ["p2"], "rating": 1500, "region": "eu"})),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "{busy}");
+    assert_eq!(busy["error"]["code"], "player_busy");
+    let (status, solo) = d.client("p2").create(1500.0).await;
+    assert_eq!(status, StatusCode::CREATED, "{solo}");
+    let solo_id = solo["id"].as_str().unwrap().to_string();
     let (status, duo) = d
         .client("p4")
         .send(
@@ -56,9 +68,26 @@ async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
             .await;
         assert_eq!(status, StatusCode::CREATED, "{t}");
     }
-    let ev = p2_ws
-        .wait_for("ticket.matched", Duration::from_secs(15))
-        .await;
+    // p2 hears of the match, and of the 1v1 ticket withdrawn because of it.
+    let (mut ev, mut withdrawn) = (None, None);
+    while ev.is_none() || withdrawn.is_none() {
+        let e = p2_ws
+            .next_event(Duration::from_secs(15))
+            .await
+            .expect("ticket.matched and ticket.cancelled for p2");
+        match e["type"].as_str() {
+            Some("ticket.matched") => ev = Some(e),
+            Some("ticket.cancelled") => withdrawn = Some(e),
+            _ => {}
+        }
+    }
+    let (ev, withdrawn) = (ev.unwrap(), withdrawn.unwrap());
+    assert_eq!(withdrawn["ticket_id"], solo_id.as_str());
+    assert_eq!(withdrawn["reason"], "matched_elsewhere");
+    let (status, view) = d.client("p2").get(&format!("/v1/tickets/{solo_id}")).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["status"], "cancelled", "{view}");
+    assert_eq!(view["reason"], "matched_elsewhere", "{view}");
     assert_eq!(ev["ticket_id"], party_id.as_str());
     let m = &ev["match"];
     assert_eq!(m["mode"], "5v5");

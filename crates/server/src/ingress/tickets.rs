@@ -7,9 +7,10 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
-    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency, Ticket, TicketId,
-    TicketStatus, TicketView, now_ms,
+    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency, RegionQueue,
+    Ticket, TicketId, TicketStatus, TicketView, now_ms,
 };
+use mm_engine::RegionChoice;
 use mm_store::{CancelOutcome, EnqueueOutcome};
 use serde::{Deserialize, Serialize};
 
@@ -208,6 +209,21 @@ impl CreateTicket {
                 ));
             }
         }
+        let enqueued_at = now_ms();
+        let choices: Vec<RegionChoice> = regions
+            .iter()
+            .map(|r| RegionChoice {
+                region: &r.region,
+                latency_ms: r.latency_ms,
+            })
+            .collect();
+        let queues = mm_engine::plan(mode, &choices, enqueued_at)
+            .into_iter()
+            .map(|(region, eligible_at)| RegionQueue {
+                region: region.to_string(),
+                eligible_at,
+            })
+            .collect();
         Ok(Ticket {
             id: TicketId::random(&uuid::Uuid::new_v4().simple().to_string()),
             owner: actor.clone(),
@@ -216,7 +232,8 @@ impl CreateTicket {
             player_ratings,
             mode: self.mode,
             regions,
-            enqueued_at: now_ms(),
+            enqueued_at,
+            queues,
         })
     }
 }
@@ -296,6 +313,7 @@ pub async fn cancel(
                     player: p.clone(),
                     event: Event::Cancelled {
                         ticket_id: id.clone(),
+                        reason: None,
                     },
                 })
                 .collect();

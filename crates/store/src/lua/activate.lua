@@ -1,11 +1,17 @@
--- Makes a ticket the player's active one, compare-and-set: only if the player has
--- no active ticket or the active one is ARGV[3] (which the caller found finished).
--- KEYS: 1 player's active ticket string, 2 player's ticket index hash
--- ARGV: 1 new ticket id, 2 pool name, 3 expected current ticket id ('' for none), 4 index ttl s
--- Returns '' on success, else the id of the player's current active ticket.
-local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[3] then return cur end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
+-- Makes a ticket the player's live ticket for its mode, compare-and-set: only if the
+-- player has none for that mode, or the one it has is ARGV[4] (which the caller
+-- found finished). A player may hold one live ticket per mode.
+-- KEYS: 1 player's active hash (mode -> 'TICKET|pool,pool'), 2 player's ticket index hash
+-- ARGV: 1 new ticket id, 2 mode, 3 the ticket's pools (comma-separated),
+--       4 expected current ticket id ('' for none), 5 ttl s
+-- Returns '' on success, else the id of the player's current ticket for the mode.
+local cur = redis.call('HGET', KEYS[1], ARGV[2])
+if cur then
+  local id = string.match(cur, '^[^|]*')
+  if id ~= ARGV[1] and id ~= ARGV[4] then return id end
+end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
 return ''

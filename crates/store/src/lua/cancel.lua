@@ -1,13 +1,15 @@
--- Cancels a ticket unless it is already in a match. A ticket held by a worker is
--- marked cancelled; the worker's complete skips it and its release drops it.
+-- Cancels a ticket's entry in one pool unless it is already in a match. An entry
+-- held by a worker is marked cancelled; the worker's complete skips it and its
+-- release drops it.
 -- KEYS: 1 queue zset, 2 state hash, 3 done zset
 -- ARGV: 1 ticket id
 -- Returns {outcome, detail}: {'missing'}, {'cancelled', 'already'},
--- {'matched', match id}, or {'cancelled', previous state}.
+-- {'withdrawn', reason}, {'matched', match id}, or {'cancelled', previous state}.
 local s = redis.call('HGET', KEYS[2], ARGV[1])
 if not s then return {'missing'} end
 if s == 'c' then return {'cancelled', 'already'} end
 if string.sub(s, 1, 2) == 'm:' then return {'matched', string.sub(s, 3)} end
+if string.sub(s, 1, 2) == 'w:' then return {'withdrawn', string.sub(s, 3)} end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], 'c')
 redis.call('ZADD', KEYS[3], now_ms(), ARGV[1])

@@ -1,26 +1,32 @@
--- Commits matches formed by a worker. A match commits only if the worker still
--- holds every one of its tickets and none was cancelled meanwhile; otherwise it is
--- skipped whole and its tickets stay held (the worker releases them next).
--- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset
--- ARGV: repeated groups: match id, match JSON, ticket count n, n ticket ids
+-- Commits matches formed by a worker, after their players were reserved. A match
+-- commits only if it was not aborted meanwhile (see decide.lua), the worker still
+-- holds every one of its tickets and none was cancelled or withdrawn; otherwise it
+-- is aborted whole and its tickets stay held (the worker releases them next). The
+-- decision is recorded once: 'c' committed or 'a' aborted.
+-- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
+--       6 decisions hash
+-- ARGV: repeated groups: match id, match JSON, 'c' to try or 'a' to abort,
+--       ticket count n, n ticket ids
 -- Returns the ids of the committed matches.
 local now = now_ms()
 local committed = {}
 local i = 1
 while i <= #ARGV do
-  local mid, json, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  local ok = true
-  for j = 1, n do
-    local id = ARGV[i + 2 + j]
-    if not redis.call('ZSCORE', KEYS[2], id) or redis.call('HGET', KEYS[1], id) ~= 's' then
-      ok = false
-      break
+  local mid, json, try, n = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c', tonumber(ARGV[i + 3])
+  local ok = try and not redis.call('HGET', KEYS[6], mid)
+  if ok then
+    for j = 1, n do
+      local id = ARGV[i + 3 + j]
+      if not redis.call('ZSCORE', KEYS[2], id) or redis.call('HGET', KEYS[1], id) ~= 's' then
+        ok = false
+        break
+      end
     end
   end
   if ok then
     local ids, states, done = {}, {}, {}
     for j = 1, n do
-      local id = ARGV[i + 2 + j]
+      local id = ARGV[i + 3 + j]
       ids[#ids + 1] = id
       states[#states + 1] = id
       states[#states + 1] = 'm:' .. mid
@@ -33,9 +39,12 @@ while i <= #ARGV do
     redis.call('HSET', KEYS[1], unpack(states))
     redis.call('ZADD', KEYS[4], unpack(done))
     redis.call('HSET', KEYS[3], mid, json)
+    redis.call('HSET', KEYS[6], mid, 'c')
     redis.call('ZADD', KEYS[5], now, mid)
     committed[#committed + 1] = mid
+  elseif redis.call('HSETNX', KEYS[6], mid, 'a') == 1 then
+    redis.call('ZADD', KEYS[4], now, mid)
   end
-  i = i + 3 + n
+  i = i + 4 + n
 end
 return committed

@@ -1,9 +1,13 @@
--- Queues a new ticket in its pool.
+-- Queues a new ticket's entry in one of its pools.
 -- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash
 -- ARGV: 1 ticket id, 2 ticket JSON, 3 rating
--- Returns 1 when queued, 0 when a ticket with that id already exists.
+-- Returns 1 when queued, 0 when the entry already exists, 2 when the ticket was
+-- withdrawn before its entry got here (the withdrawal left its state behind).
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
   return 0
+end
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then
+  return 2
 end
 redis.call('HSET', KEYS[3], ARGV[1], 'q')
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])

@@ -66,7 +66,7 @@ async fn claim_complete_release(h: Harness) {
     let m = make_match(&[&claimed[0], &claimed[1]]);
     let committed = h
         .store
-        .complete("w1", &pool(), std::slice::from_ref(&m))
+        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
         .await
         .unwrap();
     assert_eq!(committed, vec![m.id.clone()]);
@@ -98,7 +98,7 @@ async fn claim_complete_release(h: Harness) {
     // Completing the same match twice, or another worker's tickets, commits nothing.
     assert!(
         h.store
-            .complete("w1", &pool(), &[m])
+            .complete("w1", &pool(), &[m], LEASE)
             .await
             .unwrap()
             .is_empty()
@@ -106,7 +106,7 @@ async fn claim_complete_release(h: Harness) {
     let foreign = make_match(&[&again[0], &again[1]]);
     assert!(
         h.store
-            .complete("w1", &pool(), &[foreign])
+            .complete("w1", &pool(), &[foreign], LEASE)
             .await
             .unwrap()
             .is_empty()
@@ -153,7 +153,7 @@ async fn cancel_while_held_blocks_the_match(h: Harness) {
     let m = make_match(&[&claimed[0], &claimed[1]]);
     assert!(
         h.store
-            .complete("w1", &pool(), &[m])
+            .complete("w1", &pool(), &[m], LEASE)
             .await
             .unwrap()
             .is_empty()
@@ -190,7 +190,7 @@ async fn cancel_matched_is_refused(h: Harness) {
     let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
     let m = make_match(&[&claimed[0], &claimed[1]]);
     h.store
-        .complete("w1", &pool(), std::slice::from_ref(&m))
+        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
         .await
         .unwrap();
     assert_eq!(
@@ -252,7 +252,7 @@ async fn expired_lease_is_reclaimed(h: Harness) {
     let m = make_match(&[&claimed[0], &claimed[1]]);
     assert!(
         h.store
-            .complete("dead", &pool(), &[m])
+            .complete("dead", &pool(), &[m], LEASE)
             .await
             .unwrap()
             .is_empty()
@@ -290,7 +290,7 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
     let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
     let m = make_match(&[&claimed[0], &claimed[1]]);
     h.store
-        .complete("w1", &pool(), std::slice::from_ref(&m))
+        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
         .await
         .unwrap();
     assert_eq!(

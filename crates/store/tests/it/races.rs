@@ -140,7 +140,10 @@ async fn heavy_race_every_ticket_in_one_place(h: Harness) {
                         held.remove(&c.ticket.id);
                     }
                 }
-                let ok = store.complete(&worker, &pool(), &matches).await.unwrap();
+                let ok = store
+                    .complete(&worker, &pool(), &matches, LEASE)
+                    .await
+                    .unwrap();
                 assert_eq!(ok.len(), matches.len(), "own held tickets must commit");
                 let ids: Vec<TicketId> = to_release.iter().map(|c| c.ticket.id.clone()).collect();
                 store.release(&worker, &pool(), Some(&ids)).await.unwrap();
@@ -218,7 +221,7 @@ async fn cancel_racing_claim(h: Harness) {
                 tokio::task::yield_now().await;
                 let matches = pair_matches(&got);
                 let ok: HashSet<MatchId> = store
-                    .complete(&worker, &pool(), &matches)
+                    .complete(&worker, &pool(), &matches, LEASE)
                     .await
                     .unwrap()
                     .into_iter()

@@ -1,18 +1,24 @@
-//! [`Store`] on Redis: every atomic step is one Lua script on one hash slot; the
-//! steps that cross slots (player index, history, events) are idempotent and
-//! resumable (see the outbox in [`crate::keys`]).
+//! [`Store`] on Redis, one node or a Redis Cluster: every atomic step is one Lua
+//! script on one hash slot; the steps that cross slots (a match's players, their
+//! other tickets, history, events) are idempotent and resumable (see [`cross`] and
+//! the outbox in [`crate::keys`]).
 
-use crate::api::{State, matched_events, view};
+mod conn;
+mod cross;
+
+use crate::api::{Entry, State, combine, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
 use crate::scripts::Scripts;
-use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
+use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
 use async_trait::async_trait;
+use conn::Conn;
 use futures_util::StreamExt;
+use futures_util::future::try_join_all;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId, TicketView,
 };
 use redis::AsyncCommands;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManagerConfig;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OnceCell, mpsc};
@@ -22,32 +28,34 @@ const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
 /// Largest batch purged per script call.
 const PURGE_CHUNK: usize = 1000;
 
-/// What [`RedisStore::pool_state`] reads.
+/// What [`RedisStore::pool_state`] reads of one entry.
 struct Stored {
-    ticket: Ticket,
-    state: State,
-    finished_at: Option<Millis>,
+    ticket: Option<Ticket>,
+    entry: Entry,
     now: Millis,
 }
 
 pub struct RedisStore {
+    /// For the events subscription (on a cluster: a client of one node; classic
+    /// Pub/Sub messages reach every node).
     client: redis::Client,
-    conn: ConnectionManager,
+    conn: Conn,
     scripts: Scripts,
     hub: Arc<Hub>,
     listener: OnceCell<()>,
 }
 
 impl RedisStore {
-    /// Makes `ticket` the active ticket of `player` (compare-and-set; a finished
-    /// ticket may be replaced). Returns the player's live ticket if it is busy.
+    /// Makes `ticket` the player's live ticket for its mode (compare-and-set; a
+    /// finished ticket may be replaced). Returns the player's live ticket for the
+    /// mode if there is one.
     /// Each retry follows a ticket that finished, so a few tries always suffice
     /// unless the player is racing themselves.
     async fn activate(
         &self,
         player: &PlayerId,
         ticket: &Ticket,
-        pool: &Pool,
+        pools: &str,
     ) -> Result<Option<TicketId>, StoreError> {
         let pk = PlayerKeys::new(player);
         let mut expected = String::new();
@@ -58,7 +66,8 @@ impl RedisStore {
                 .key(&pk.active)
                 .key(&pk.tickets)
                 .arg(ticket.id.as_str())
-                .arg(pool.name())
+                .arg(&ticket.mode)
+                .arg(pools)
                 .arg(&expected)
                 .arg(PLAYER_TTL_SECS)
                 .invoke_async(&mut self.conn())
@@ -91,16 +100,37 @@ impl RedisStore {
         )
         .await
         .map_err(|_| StoreError::Timeout)??;
-        Ok(Self {
+        Ok(Self::with(client, Conn::Single(conn)))
+    }
+
+    /// Connects to a Redis Cluster through any of its nodes (`redis://host:port`).
+    pub async fn connect_cluster(nodes: &[String]) -> Result<Self, StoreError> {
+        let first = nodes
+            .first()
+            .ok_or_else(|| StoreError::Corrupt("no cluster node given".into()))?;
+        let client = redis::Client::open(first.as_str())?;
+        let cluster = redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
+            .connection_timeout(Duration::from_secs(5))
+            .response_timeout(Duration::from_secs(10))
+            .retries(6)
+            .build()?;
+        let conn = tokio::time::timeout(Duration::from_secs(15), cluster.get_async_connection())
+            .await
+            .map_err(|_| StoreError::Timeout)??;
+        Ok(Self::with(client, Conn::Cluster(conn)))
+    }
+
+    fn with(client: redis::Client, conn: Conn) -> Self {
+        Self {
             client,
             conn,
             scripts: Scripts::new(),
             hub: Arc::new(Hub::default()),
             listener: OnceCell::new(),
-        })
+        }
     }
 
-    fn conn(&self) -> ConnectionManager {
+    fn conn(&self) -> Conn {
         self.conn.clone()
     }
 
@@ -126,12 +156,10 @@ impl RedisStore {
         Ok(())
     }
 
-    /// A ticket's data, state and finish time, and the Redis clock, in one round trip.
-    async fn pool_state(
-        &self,
-        keys: &PoolKeys,
-        id: &TicketId,
-    ) -> Result<Option<Stored>, StoreError> {
+    /// A ticket's entry in one pool: data, state and finish time, and the Redis
+    /// clock, in one round trip.
+    async fn pool_state(&self, pool: Pool, id: &TicketId) -> Result<Option<Stored>, StoreError> {
+        let keys = PoolKeys::new(&pool);
         type Row = (Option<String>, Option<String>, Option<f64>, (u64, u64));
         let (data, state, done, (secs, micros)): Row = redis::pipe()
             .hget(&keys.tickets, id.as_str())
@@ -140,18 +168,39 @@ impl RedisStore {
             .cmd("TIME")
             .query_async(&mut self.conn())
             .await?;
-        let (Some(data), Some(state)) = (data, state) else {
+        let Some(state) = state else {
             return Ok(None);
         };
-        let ticket: Ticket = serde_json::from_str(&data)?;
+        let ticket = data
+            .map(|d| serde_json::from_str::<Ticket>(&d))
+            .transpose()?;
         let state = State::parse(&state)
             .ok_or_else(|| StoreError::Corrupt(format!("ticket state {state:?}")))?;
         Ok(Some(Stored {
             ticket,
-            state,
-            finished_at: done.map(|d| d as Millis),
+            entry: Entry {
+                pool,
+                state,
+                finished_at: done.map(|d| d as Millis),
+            },
             now: secs * 1000 + micros / 1000,
         }))
+    }
+
+    /// The pools a ticket of `player`'s waits in, home pool first (empty if the
+    /// player has no such ticket).
+    async fn ticket_pools(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+    ) -> Result<Vec<Pool>, StoreError> {
+        let pk = PlayerKeys::new(player);
+        let pools: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
+        Ok(pools
+            .iter()
+            .flat_map(|p| p.split(','))
+            .filter_map(Pool::parse)
+            .collect())
     }
 }
 
@@ -191,11 +240,12 @@ impl Store for RedisStore {
     }
 
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
-        let pool = ticket.pool();
-        // Every player of the ticket becomes its active ticket, one after the other;
-        // if one is busy, the ones already taken are given back.
+        let pools = ticket.pools();
+        let names = pools.iter().map(Pool::name).collect::<Vec<_>>().join(",");
+        // Every player of the ticket takes it as their live ticket for the mode, one
+        // after the other; if one is busy, the ones already taken are given back.
         for (i, player) in ticket.players.iter().enumerate() {
-            if let Some(busy) = self.activate(player, ticket, &pool).await? {
+            if let Some(busy) = self.activate(player, ticket, &names).await? {
                 for done in &ticket.players[..i] {
                     let pk = PlayerKeys::new(done);
                     let _: i64 = self
@@ -204,24 +254,33 @@ impl Store for RedisStore {
                         .key(&pk.active)
                         .key(&pk.tickets)
                         .arg(ticket.id.as_str())
+                        .arg(&ticket.mode)
                         .invoke_async(&mut self.conn())
                         .await?;
                 }
                 return Ok(EnqueueOutcome::PlayerBusy(player.clone(), busy));
             }
         }
-        let keys = PoolKeys::new(&pool);
-        let _: i64 = self
-            .scripts
-            .enqueue
-            .key(&keys.queue)
-            .key(&keys.tickets)
-            .key(&keys.state)
-            .arg(ticket.id.as_str())
-            .arg(serde_json::to_string(ticket)?)
-            .arg(ticket.rating)
-            .invoke_async(&mut self.conn())
-            .await?;
+        let json = serde_json::to_string(ticket)?;
+        let entries = pools.iter().map(|pool| {
+            let keys = PoolKeys::new(pool);
+            let json = &json;
+            async move {
+                let _: i64 = self
+                    .scripts
+                    .enqueue
+                    .key(&keys.queue)
+                    .key(&keys.tickets)
+                    .key(&keys.state)
+                    .arg(ticket.id.as_str())
+                    .arg(json)
+                    .arg(ticket.rating)
+                    .invoke_async(&mut self.conn())
+                    .await?;
+                Ok::<_, StoreError>(())
+            }
+        });
+        try_join_all(entries).await?;
         Ok(EnqueueOutcome::Queued)
     }
 
@@ -230,21 +289,25 @@ impl Store for RedisStore {
         player: &PlayerId,
         id: &TicketId,
     ) -> Result<Option<TicketView>, StoreError> {
-        let pk = PlayerKeys::new(player);
-        let pool: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
-        let Some(pool) = pool.as_deref().and_then(Pool::parse) else {
+        let pools = self.ticket_pools(player, id).await?;
+        let stored: Vec<Stored> = try_join_all(pools.into_iter().map(|p| self.pool_state(p, id)))
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
+        let now = stored.iter().map(|s| s.now).max().unwrap_or_default();
+        let Some(ticket) = stored.iter().find_map(|s| s.ticket.clone()) else {
             return Ok(None);
         };
-        let keys = PoolKeys::new(&pool);
-        let Some(Stored {
-            ticket,
+        let Some(Entry {
+            pool,
             state,
             finished_at,
-            now,
-        }) = self.pool_state(&keys, id).await?
+        }) = combine(stored.into_iter().map(|s| s.entry).collect())
         else {
             return Ok(None);
         };
+        let keys = PoolKeys::new(&pool);
         let found = match &state {
             State::Matched(mid) => {
                 let json: Option<String> = self.conn().hget(&keys.matches, mid.as_str()).await?;
@@ -263,32 +326,38 @@ impl Store for RedisStore {
     }
 
     async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
-        let pk = PlayerKeys::new(player);
-        let pool: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
-        let Some(pool) = pool.as_deref().and_then(Pool::parse) else {
-            return Ok(CancelOutcome::NotFound);
-        };
-        let keys = PoolKeys::new(&pool);
-        let out: Vec<String> = self
-            .scripts
-            .cancel
-            .key(&keys.queue)
-            .key(&keys.state)
-            .key(&keys.done)
-            .arg(id.as_str())
-            .invoke_async(&mut self.conn())
-            .await?;
-        Ok(match out.first().map(String::as_str) {
-            Some("cancelled") if out.get(1).map(String::as_str) == Some("already") => {
-                CancelOutcome::AlreadyCancelled
-            }
-            Some("cancelled") => CancelOutcome::Cancelled,
-            Some("matched") => CancelOutcome::Matched(
-                MatchId::new(out.get(1).cloned().unwrap_or_default())
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
-            _ => CancelOutcome::NotFound,
-        })
+        let pools = self.ticket_pools(player, id).await?;
+        let cancels = pools.iter().map(|pool| async move {
+            let keys = PoolKeys::new(pool);
+            let out: Vec<String> = self
+                .scripts
+                .cancel
+                .key(&keys.queue)
+                .key(&keys.state)
+                .key(&keys.done)
+                .arg(id.as_str())
+                .invoke_async(&mut self.conn())
+                .await?;
+            Ok::<_, StoreError>(out)
+        });
+        // Matched anywhere wins; else cancelled if any entry was live.
+        let mut outcome = CancelOutcome::NotFound;
+        for out in try_join_all(cancels).await? {
+            let detail = out.get(1).map(String::as_str);
+            outcome = match (out.first().map(String::as_str), detail, outcome) {
+                (_, _, matched @ CancelOutcome::Matched(_)) => matched,
+                (Some("matched"), Some(mid), _) => CancelOutcome::Matched(
+                    MatchId::new(mid).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                ),
+                (_, _, CancelOutcome::Cancelled) => CancelOutcome::Cancelled,
+                (Some("cancelled"), Some("already"), _) | (Some("withdrawn"), _, _) => {
+                    CancelOutcome::AlreadyCancelled
+                }
+                (Some("cancelled"), _, _) => CancelOutcome::Cancelled,
+                (_, _, other) => other,
+            };
+        }
+        Ok(outcome)
     }
 
     async fn player_matches(
@@ -345,29 +414,12 @@ impl Store for RedisStore {
         worker: &str,
         pool: &Pool,
         matches: &[Match],
+        lease: Duration,
     ) -> Result<Vec<MatchId>, StoreError> {
         if matches.is_empty() {
             return Ok(Vec::new());
         }
-        let keys = PoolKeys::new(pool);
-        let mut inv = self.scripts.complete.prepare_invoke();
-        inv.key(&keys.state)
-            .key(keys.held(worker))
-            .key(&keys.matches)
-            .key(&keys.done)
-            .key(&keys.outbox);
-        for m in matches {
-            inv.arg(m.id.as_str())
-                .arg(serde_json::to_string(m)?)
-                .arg(m.tickets.len());
-            for t in &m.tickets {
-                inv.arg(t.ticket_id.as_str());
-            }
-        }
-        let ids: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
-        ids.into_iter()
-            .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        self.commit(worker, pool, matches, lease).await
     }
 
     async fn release(
@@ -434,27 +486,7 @@ impl Store for RedisStore {
         if matches.is_empty() {
             return Ok(());
         }
-        let keys = PoolKeys::new(pool);
-        let mut pipe = redis::pipe();
-        for m in matches {
-            let json = serde_json::to_string(m)?;
-            for player in m.players() {
-                let pk = PlayerKeys::new(player);
-                pipe.zadd(&pk.history, &json, m.created_at)
-                    .ignore()
-                    .zremrangebyrank(&pk.history, 0, -(HISTORY_LEN as isize) - 1)
-                    .ignore()
-                    .expire(&pk.history, PLAYER_TTL_SECS)
-                    .ignore();
-            }
-            for envelope in matched_events(m) {
-                pipe.publish(EVENTS_CHANNEL, serde_json::to_string(&envelope)?)
-                    .ignore();
-            }
-            pipe.zrem(&keys.outbox, m.id.as_str()).ignore();
-        }
-        let () = pipe.query_async(&mut self.conn()).await?;
-        Ok(())
+        self.settle(pool, matches).await
     }
 
     async fn stale_outbox(
@@ -507,6 +539,7 @@ impl Store for RedisStore {
                 .key(&keys.state)
                 .key(&keys.matches)
                 .key(&keys.done)
+                .key(&keys.decisions)
                 .arg(cutoff)
                 .arg(PURGE_CHUNK)
                 .invoke_async(&mut self.conn())

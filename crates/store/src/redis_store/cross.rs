@@ -1,0 +1,345 @@
+//! The cross-pool step on Redis: how a match commits in its pool's slot while each
+//! of its players may also wait in other pools (other regions of the same ticket,
+//! other modes through other tickets), which live in other slots, maybe on other
+//! nodes of a cluster. No script can touch two slots, so the commit is a small
+//! Percolator-style protocol whose every step is one single-slot script:
+//!
+//! 1. **Reserve** each player in the player's slot: `resv = MATCH|pool|ms`
+//!    (`reserve.lua`). A player already reserved by another match is contended:
+//!    - that match committed: the player is taken; this match cannot commit;
+//!    - it aborted: its reservation is replaced (compare-and-set);
+//!    - it is still pending: the older of the two wins (by Redis time, then id). The
+//!      older one aborts the younger by writing the younger's one-time decision
+//!      (`decide.lua`) before taking the player; a reservation older than the
+//!      worker lease is aborted whoever asks (its worker died). The younger gives
+//!      up this cycle: no two live matches wait on each other.
+//! 2. **Decide** in the pool's slot (`complete.lua`): the match commits only if
+//!    nobody aborted it and its worker still holds every ticket. The decision is
+//!    written once, so a commit and an abort can never both happen.
+//! 3. **Settle**, from the outbox (worker right away, supervisor after a crash):
+//!    withdraw the players' other tickets and the tickets' entries in other pools
+//!    (`withdraw.lua`; they say `matched_elsewhere`), then free each player
+//!    (`settle.lua`: history, live-ticket index, reservation).
+//!
+//! Safety: a player's reservation by a committed match is never replaced, and it is
+//! dropped only after every other ticket of the player is withdrawn, so no entry of
+//! theirs can commit elsewhere meanwhile. Every step is idempotent; a crash at any
+//! point leaves either an aborted-or-stale reservation (taken over later) or a
+//! committed match in the outbox (settled by the supervisor).
+
+use super::RedisStore;
+use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, matched_events, withdrawn_events};
+use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
+use crate::redis_store::conn::Batches;
+use crate::{HISTORY_LEN, StoreError};
+use futures_util::future::try_join_all;
+use mm_domain::{Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+/// How a contended reservation ends for the match that asked.
+enum Contest {
+    /// The holder is out of the way: replace its reservation.
+    Won,
+    /// The player stays with the holder.
+    Lost,
+}
+
+/// A reservation value, `MATCH|pool|ms`.
+struct Holder<'a> {
+    id: &'a str,
+    pool: &'a str,
+    at: Millis,
+}
+
+impl<'a> Holder<'a> {
+    fn parse(raw: &'a str) -> Option<Self> {
+        let mut parts = raw.splitn(3, '|');
+        Some(Self {
+            id: parts.next()?,
+            pool: parts.next()?,
+            at: parts.next()?.parse().ok()?,
+        })
+    }
+}
+
+impl RedisStore {
+    /// Reserves the players of `matches`, then commits in `pool` those that got all
+    /// their players (see the module doc). Returns the committed ids.
+    pub(super) async fn commit(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        matches: &[Match],
+        lease: Duration,
+    ) -> Result<Vec<MatchId>, StoreError> {
+        let now = self.server_now().await?;
+        let pool_name = pool.name();
+        let values: Vec<String> = matches
+            .iter()
+            .map(|m| format!("{}|{pool_name}|{now}", m.id))
+            .collect();
+        let asks = matches
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| m.players().map(move |p| (i, p)))
+            .map(|(i, player)| {
+                let value = &values[i];
+                let id = &matches[i].id;
+                async move {
+                    let got = self.reserve(player, value, "").await?;
+                    let won = match got {
+                        None => true,
+                        Some(holder) => match self.contend(&holder, now, id, lease).await? {
+                            Contest::Won => self.reserve(player, value, &holder).await?.is_none(),
+                            Contest::Lost => false,
+                        },
+                    };
+                    Ok::<_, StoreError>((i, player, won))
+                }
+            });
+        let results = try_join_all(asks).await?;
+        let mut lost = vec![false; matches.len()];
+        let mut taken: Vec<Vec<&PlayerId>> = vec![Vec::new(); matches.len()];
+        for (i, player, won) in results {
+            if won {
+                taken[i].push(player);
+            } else {
+                lost[i] = true;
+            }
+        }
+
+        let keys = PoolKeys::new(pool);
+        let mut inv = self.scripts.complete.prepare_invoke();
+        inv.key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.matches)
+            .key(&keys.done)
+            .key(&keys.outbox)
+            .key(&keys.decisions);
+        for (m, lost) in matches.iter().zip(&lost) {
+            inv.arg(m.id.as_str())
+                .arg(serde_json::to_string(m)?)
+                .arg(if *lost { "a" } else { "c" })
+                .arg(m.tickets.len());
+            for t in &m.tickets {
+                inv.arg(t.ticket_id.as_str());
+            }
+        }
+        let ids: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+        let committed: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+
+        // Give back what the aborted matches reserved; a failure only delays others
+        // until they see the abort.
+        let undo = matches
+            .iter()
+            .zip(&values)
+            .zip(&taken)
+            .filter(|((m, _), _)| !committed.contains(m.id.as_str()))
+            .flat_map(|((_, value), players)| players.iter().map(move |p| (*p, value)))
+            .map(|(player, value)| async move {
+                let _: i64 = self
+                    .scripts
+                    .unreserve
+                    .key(PlayerKeys::new(player).reservation)
+                    .arg(value)
+                    .invoke_async(&mut self.conn())
+                    .await?;
+                Ok::<_, StoreError>(())
+            });
+        if let Err(e) = try_join_all(undo).await {
+            tracing::warn!(error = %e, "could not drop the reservations of aborted matches");
+        }
+        ids.into_iter()
+            .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect()
+    }
+
+    /// Sets `player`'s reservation to `value` if free, ours, or `replacing`.
+    /// Returns the holder otherwise.
+    async fn reserve(
+        &self,
+        player: &PlayerId,
+        value: &str,
+        replacing: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let got: String = self
+            .scripts
+            .reserve
+            .key(PlayerKeys::new(player).reservation)
+            .arg(value)
+            .arg(replacing)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok((!got.is_empty()).then_some(got))
+    }
+
+    /// Decides whether a match reserving at `now` with id `ours` may take a player
+    /// from the reservation `holder`.
+    async fn contend(
+        &self,
+        holder: &str,
+        now: Millis,
+        ours: &MatchId,
+        lease: Duration,
+    ) -> Result<Contest, StoreError> {
+        let Some(h) = Holder::parse(holder) else {
+            // Not ours to read: replace it rather than block the player for good.
+            tracing::warn!(holder, "unreadable reservation replaced");
+            return Ok(Contest::Won);
+        };
+        let Some(h_pool) = Pool::parse(h.pool) else {
+            return Ok(Contest::Won);
+        };
+        let keys = PoolKeys::new(&h_pool);
+        let decision: Option<String> = redis::cmd("HGET")
+            .arg(&keys.decisions)
+            .arg(h.id)
+            .query_async(&mut self.conn())
+            .await?;
+        let decision = match decision.as_deref() {
+            Some(d) => d.to_string(),
+            None => {
+                let stale = h.at + (lease.as_millis() as Millis) < now;
+                let older = (now, ours.as_str()) < (h.at, h.id);
+                if !stale && !older {
+                    return Ok(Contest::Lost);
+                }
+                self.scripts
+                    .decide
+                    .key(&keys.decisions)
+                    .key(&keys.done)
+                    .arg(h.id)
+                    .invoke_async(&mut self.conn())
+                    .await?
+            }
+        };
+        Ok(if decision == "a" {
+            Contest::Won
+        } else {
+            Contest::Lost
+        })
+    }
+
+    /// Settles committed matches of `pool` (step 3 of the module doc).
+    pub(super) async fn settle(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
+        let pool_name = pool.name();
+        // Each player's live tickets, and the pools of the matched ticket.
+        type Index = (HashMap<String, String>, Option<String>);
+        let reads = matches.iter().flat_map(|m| {
+            m.tickets.iter().flat_map(move |t| {
+                t.players.iter().map(move |p| async move {
+                    let pk = PlayerKeys::new(p);
+                    let (active, own): Index = redis::pipe()
+                        .hgetall(&pk.active)
+                        .hget(&pk.tickets, t.ticket_id.as_str())
+                        .query_async(&mut self.conn())
+                        .await?;
+                    Ok::<_, StoreError>((m, t, p, active, own))
+                })
+            })
+        });
+        let index = try_join_all(reads).await?;
+
+        // Entries to withdraw, once each, and what each player's index forgets.
+        let mut withdraw: BTreeMap<(String, TicketId), &'static str> = BTreeMap::new();
+        // Per player: the match, and the (mode, live-ticket value) pairs to forget.
+        type Forget<'m> = (&'m Match, &'m PlayerId, Vec<(String, String)>);
+        let mut forget: Vec<Forget> = Vec::new();
+        for (m, t, p, active, own) in &index {
+            for other in own.iter().flat_map(|o| o.split(',')) {
+                if other != pool_name {
+                    withdraw.insert(
+                        (other.to_string(), t.ticket_id.clone()),
+                        MATCHED_IN_OTHER_POOL,
+                    );
+                }
+            }
+            let mut modes = Vec::new();
+            for (mode, value) in active {
+                let (id, pools) = value.split_once('|').unwrap_or((value, ""));
+                modes.push((mode.clone(), value.clone()));
+                if id == t.ticket_id.as_str() {
+                    continue;
+                }
+                let Ok(id) = TicketId::new(id) else { continue };
+                for other in pools.split(',').filter(|s| !s.is_empty()) {
+                    withdraw
+                        .entry((other.to_string(), id.clone()))
+                        .or_insert(MATCHED_ELSEWHERE);
+                }
+            }
+            forget.push((m, p, modes));
+        }
+
+        let withdrawals = withdraw.iter().map(|((pool, id), reason)| async move {
+            let Some(pool) = Pool::parse(pool) else {
+                return Ok(None);
+            };
+            let keys = PoolKeys::new(&pool);
+            let got: Vec<String> = self
+                .scripts
+                .withdraw
+                .key(&keys.queue)
+                .key(&keys.state)
+                .key(&keys.done)
+                .key(&keys.tickets)
+                .arg(id.as_str())
+                .arg(*reason)
+                .invoke_async(&mut self.conn())
+                .await?;
+            let ticket = match got.get(1) {
+                Some(json) if !json.is_empty() && *reason == MATCHED_ELSEWHERE => {
+                    Some(serde_json::from_str::<Ticket>(json)?)
+                }
+                _ => None,
+            };
+            Ok::<_, StoreError>(ticket)
+        });
+        let withdrawn = try_join_all(withdrawals).await?;
+
+        let frees = forget.iter().map(|(m, p, modes)| async move {
+            let pk = PlayerKeys::new(p);
+            let mut inv = self.scripts.settle.prepare_invoke();
+            inv.key(&pk.active)
+                .key(&pk.history)
+                .key(&pk.reservation)
+                .arg(serde_json::to_string(*m)?)
+                .arg(m.created_at)
+                .arg(HISTORY_LEN)
+                .arg(super::PLAYER_TTL_SECS)
+                .arg(m.id.as_str());
+            for (mode, value) in modes {
+                inv.arg(mode).arg(value);
+            }
+            let _: i64 = inv.invoke_async(&mut self.conn()).await?;
+            Ok::<_, StoreError>(())
+        });
+        try_join_all(frees).await?;
+
+        let keys = PoolKeys::new(pool);
+        let mut out = Batches::default();
+        let mut seen = BTreeSet::new();
+        for ticket in withdrawn.into_iter().flatten() {
+            if seen.insert(ticket.id.clone()) {
+                for e in withdrawn_events(&ticket, MATCHED_ELSEWHERE) {
+                    out.at(EVENTS_CHANNEL)
+                        .publish(EVENTS_CHANNEL, serde_json::to_string(&e)?)
+                        .ignore();
+                }
+            }
+        }
+        for m in matches {
+            for e in matched_events(m) {
+                out.at(EVENTS_CHANNEL)
+                    .publish(EVENTS_CHANNEL, serde_json::to_string(&e)?)
+                    .ignore();
+            }
+            out.at(&keys.outbox)
+                .zrem(&keys.outbox, m.id.as_str())
+                .ignore();
+        }
+        out.run(&self.conn).await?;
+        Ok(())
+    }
+}
