@@ -1,6 +1,8 @@
 //! Test harness: starts real servers and processes for integration tests.
 //!
 //! - [`RedisServer`]: a throwaway `redis-server` on a free loopback port, killed on drop.
+//! - [`RedisCluster`]: six of them (three primaries, three replicas) formed into a
+//!   Redis Cluster with `redis-cli --cluster create`.
 //! - [`Proc`]: a child process (usually the `matchmaker` binary) logging to a file,
 //!   SIGKILLed on drop unless stopped first.
 
@@ -28,15 +30,25 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts `redis-server` (or `$REDIS_SERVER_BIN`) on a free port with no persistence.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Same, with extra server options.
+    fn start_with(extra: &[&str]) -> Self {
         let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
         let mut last_err = String::new();
         for _ in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
             let port = free_port();
+            if !extra.is_empty() && (port > 55_000 || !port_free(port + 10_000)) {
+                // A cluster node also listens on port + 10000 (the cluster bus).
+                continue;
+            }
             let log = std::fs::File::create(dir.path().join("redis.log")).expect("log file");
             let child = Command::new(&bin)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
                 .args(["--appendonly", "no", "--protected-mode", "no"])
+                .args(extra)
                 .arg("--dir")
                 .arg(dir.path())
                 .stdout(log)
@@ -90,6 +102,68 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+fn port_free(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
+}
+
+/// A real six-node Redis Cluster for one test: three primaries with a replica each.
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts six cluster-enabled servers and forms the cluster; returns once every
+    /// node reports `cluster_state:ok`.
+    pub fn start() -> Self {
+        let nodes: Vec<RedisServer> = (0..6)
+            .map(|_| {
+                RedisServer::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
+                ])
+            })
+            .collect();
+        let cli = std::env::var("REDIS_CLI_BIN").unwrap_or_else(|_| "redis-cli".into());
+        let out = Command::new(&cli)
+            .arg("--cluster")
+            .arg("create")
+            .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {cli}: {e}"));
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for n in &nodes {
+            loop {
+                let info = Command::new(&cli)
+                    .args(["-p", &n.port.to_string(), "cluster", "info"])
+                    .output()
+                    .expect("redis-cli cluster info");
+                if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "cluster not ok in time");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Self { nodes }
+    }
+
+    /// `redis://` URLs of every node.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
     }
 }
 

@@ -3,23 +3,27 @@
 
 mod conformance;
 mod races;
+mod reservations;
 mod scripts;
+mod several;
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_store::{MemoryStore, RedisStore, Store};
-use mm_testkit::RedisServer;
+use mm_testkit::{RedisCluster, RedisServer};
 use std::sync::Arc;
 
 /// A store under test; keeps its redis-server alive.
 pub struct Harness {
     pub store: Arc<dyn Store>,
     _redis: Option<RedisServer>,
+    _cluster: Option<RedisCluster>,
 }
 
 pub fn memory() -> Harness {
     Harness {
         store: Arc::new(MemoryStore::new()),
         _redis: None,
+        _cluster: None,
     }
 }
 
@@ -29,6 +33,19 @@ pub async fn redis() -> Harness {
     Harness {
         store: Arc::new(store),
         _redis: Some(server),
+        _cluster: None,
+    }
+}
+
+pub async fn redis_cluster() -> Harness {
+    let cluster = RedisCluster::start();
+    let store = RedisStore::connect_cluster(&cluster.urls())
+        .await
+        .expect("connect to the cluster");
+    Harness {
+        store: Arc::new(store),
+        _redis: None,
+        _cluster: Some(cluster),
     }
 }
 
@@ -65,6 +82,23 @@ macro_rules! both_stores {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::redis().await).await;
+                }
+            )*
+        }
+    };
+}
+
+/// Runs each named suite function against the memory store, Redis, and a six-node
+/// Redis Cluster (for what crosses hash slots).
+#[macro_export]
+macro_rules! every_deployment {
+    ($($name:ident),* $(,)?) => {
+        $crate::both_stores!($($name),*);
+        mod redis_cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::redis_cluster().await).await;
                 }
             )*
         }
