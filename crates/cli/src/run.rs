@@ -16,16 +16,24 @@ const DRAIN: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Args)]
 pub struct RedisArgs {
-    /// Redis to share state through, e.g. redis://127.0.0.1:6379.
+    /// Redis to share state through, e.g. redis://127.0.0.1:6379 (with REDIS_CLUSTER:
+    /// one or more cluster nodes, comma-separated).
     #[arg(long = "redis-url", env = "REDIS_URL")]
     pub redis_url: String,
+    /// REDIS_URL names nodes of a Redis Cluster.
+    #[arg(long = "redis-cluster", env = "REDIS_CLUSTER", default_value_t = false)]
+    pub redis_cluster: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Redis to use instead of the in-memory store.
+    /// Redis to use instead of the in-memory store (with REDIS_CLUSTER: one or more
+    /// cluster nodes, comma-separated).
     #[arg(long = "redis-url", env = "REDIS_URL")]
     pub redis_url: Option<String>,
+    /// REDIS_URL names nodes of a Redis Cluster.
+    #[arg(long = "redis-cluster", env = "REDIS_CLUSTER", default_value_t = false)]
+    pub redis_cluster: bool,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -69,10 +77,24 @@ pub struct SupervisorCmd {
     pub lock_ttl: Duration,
 }
 
-async fn redis(url: &str) -> Result<Arc<dyn Store>> {
-    let store = RedisStore::connect(url)
-        .await
-        .with_context(|| format!("REDIS_URL (--redis-url): cannot connect to {url}"))?;
+async fn redis(url: &str, cluster: bool) -> Result<Arc<dyn Store>> {
+    let store = if cluster {
+        let nodes: Vec<String> = url
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        RedisStore::connect_cluster(&nodes).await.with_context(|| {
+            format!(
+                "REDIS_URL (--redis-url) with REDIS_CLUSTER: cannot connect to the cluster at {url}"
+            )
+        })?
+    } else {
+        RedisStore::connect(url)
+            .await
+            .with_context(|| format!("REDIS_URL (--redis-url): cannot connect to {url}"))?
+    };
     Ok(Arc::new(store))
 }
 
@@ -106,7 +128,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let worker_cfg = args.worker.config(&catalog)?;
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
     let store: Arc<dyn Store> = match &args.redis_url {
-        Some(url) => redis(url).await?,
+        Some(url) => redis(url, args.redis_cluster).await?,
         None => {
             tracing::info!("using the in-memory store (state is lost when the process stops)");
             Arc::new(MemoryStore::new())
@@ -135,7 +157,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
 
 pub async fn ingress(args: IngressArgs) -> Result<()> {
     let catalog = args.catalog.catalog()?;
-    let store = redis(&args.redis.redis_url).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     let listener = listen(&args.http).await?;
     let shutdown = shutdown_on_signal();
     let state = AppState::new(store, catalog, Arc::new(DevTokens), shutdown);
@@ -147,7 +169,7 @@ pub async fn ingress(args: IngressArgs) -> Result<()> {
 pub async fn worker(args: WorkerCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.worker.config(&catalog)?;
-    let store = redis(&args.redis.redis_url).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     worker::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -155,7 +177,7 @@ pub async fn worker(args: WorkerCmd) -> Result<()> {
 pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
-    let store = redis(&args.redis.redis_url).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     supervisor::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! A ticket's whole life over HTTP and WebSocket, once on the embedded default and
-//! once through separate ingress, worker and supervisor processes on Redis.
+//! A ticket's whole life over HTTP and WebSocket: on the embedded default, through
+//! separate ingress, worker and supervisor processes on Redis, and the same on a
+//! six-node Redis Cluster.
 
 use crate::Deployment;
 use reqwest::{Method, StatusCode};
@@ -199,4 +200,63 @@ async fn separate_processes_on_redis_match_two_players() {
             p.log()
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn separate_processes_on_a_redis_cluster() {
+    let mut d = Deployment::cluster_processes().await;
+    two_players_get_matched(&d).await;
+    parties_play_together_in_a_balanced_5v5(&d).await;
+    for p in &mut d.procs {
+        assert!(
+            p.terminate(Duration::from_secs(10)),
+            "clean exit on SIGTERM:
+{}",
+            p.log()
+        );
+    }
+}
+
+/// A ticket waits in its best region first and in its next-best one (within the
+/// latency cap) once it has waited the mode's `cross_region_after`: a player close
+/// to eu and a player only in na meet in na after that wait, not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticket_reaches_its_next_region_after_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let modes = dir.path().join("modes.toml");
+    std::fs::write(
+        &modes,
+        "[modes.1v1]\nteams = 2\nteam_size = 1\ncross_region_after = \"1s\"\nmax_latency_ms = 150\n",
+    )
+    .unwrap();
+    let d = Deployment::embedded_with(&[("MODES_FILE", modes.to_str().unwrap())]).await;
+    let mut ws = d.socket("near-eu").await;
+    let body = |id: &str, regions: serde_json::Value| json!({"mode": "1v1", "players": [id], "rating": 1500, "regions": regions});
+    let (status, a) = d
+        .client("near-eu")
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(body(
+                "near-eu",
+                json!([{"region": "eu", "latency_ms": 20}, {"region": "na", "latency_ms": 90}]),
+            )),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{a}");
+    assert_eq!(a["region"], "eu");
+    let (status, b) = d
+        .client("na-only")
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(body("na-only", json!([{"region": "na", "latency_ms": 25}]))),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{b}");
+    let ev = ws.wait_for("ticket.matched", Duration::from_secs(15)).await;
+    let m = &ev["match"];
+    assert_eq!(m["region"], "na", "{m}");
+    let waited = m["created_at"].as_u64().unwrap() - a["enqueued_at"].as_u64().unwrap();
+    assert!(waited >= 1000, "matched in na after {waited} ms");
 }

@@ -7,7 +7,7 @@ mod crash;
 mod e2e;
 
 use futures_util::StreamExt;
-use mm_testkit::{Proc, RedisServer, free_port};
+use mm_testkit::{Proc, RedisCluster, RedisServer, free_port};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::process::Command;
@@ -31,22 +31,30 @@ pub struct Deployment {
     pub addr: String,
     pub procs: Vec<Proc>,
     pub redis: Option<RedisServer>,
+    pub cluster: Option<RedisCluster>,
     pub logs: tempfile::TempDir,
 }
 
 impl Deployment {
     /// `matchmaker serve` on the in-memory store.
     pub async fn embedded() -> Self {
+        Self::embedded_with(&[]).await
+    }
+
+    /// The same with extra environment.
+    pub async fn embedded_with(env: &[(&str, &str)]) -> Self {
         let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
         let mut cmd = Command::new(BIN);
         cmd.arg("serve").env("LISTEN_ADDR", &addr);
         fast_env(&mut cmd);
+        cmd.envs(env.iter().copied());
         let procs = vec![Proc::spawn("serve", cmd, logs.path())];
         let d = Self {
             addr,
             procs,
             redis: None,
+            cluster: None,
             logs,
         };
         d.wait_ready().await;
@@ -55,27 +63,52 @@ impl Deployment {
 
     /// A redis-server plus separate ingress, worker and supervisor processes.
     pub async fn redis_processes() -> Self {
-        let logs = tempfile::tempdir().unwrap();
         let redis = RedisServer::start();
+        let mut d = Self::processes(&redis.url(), false).await;
+        d.redis = Some(redis);
+        d
+    }
+
+    /// A six-node Redis Cluster plus separate ingress, two workers and a
+    /// supervisor, each given one node to discover the cluster from.
+    pub async fn cluster_processes() -> Self {
+        let cluster = RedisCluster::start();
+        let urls = cluster.urls();
+        let mut d = Self::processes(&urls[..2].join(","), true).await;
+        d.cluster = Some(cluster);
+        d
+    }
+
+    async fn processes(url: &str, cluster: bool) -> Self {
+        let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
         let mut procs = Vec::new();
-        for (name, extra) in [
-            ("ingress", vec![("LISTEN_ADDR", addr.as_str())]),
-            ("worker", vec![]),
-            ("supervisor", vec![]),
-        ] {
+        let workers: &[&str] = if cluster {
+            &["worker", "worker2"]
+        } else {
+            &["worker"]
+        };
+        let names = ["ingress"]
+            .iter()
+            .chain(workers)
+            .chain(&["supervisor"])
+            .copied();
+        for name in names {
             let mut cmd = Command::new(BIN);
-            cmd.arg(name).env("REDIS_URL", redis.url());
+            cmd.arg(name.trim_end_matches('2'))
+                .env("REDIS_URL", url)
+                .env("REDIS_CLUSTER", cluster.to_string());
             fast_env(&mut cmd);
-            for (k, v) in extra {
-                cmd.env(k, v);
+            if name == "ingress" {
+                cmd.env("LISTEN_ADDR", &addr);
             }
             procs.push(Proc::spawn(name, cmd, logs.path()));
         }
         let d = Self {
             addr,
             procs,
-            redis: Some(redis),
+            redis: None,
+            cluster: None,
             logs,
         };
         d.wait_ready().await;

@@ -37,6 +37,16 @@ use mm_domain::{Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
+/// Crash testing: with `MATCHMAKER_FAILPOINT=pause-after-reserve` a worker stops for
+/// good between reserving its players and committing, so a test can SIGKILL it
+/// exactly there.
+fn failpoint_pause_after_reserve() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::env::var("MATCHMAKER_FAILPOINT").is_ok_and(|v| v == "pause-after-reserve")
+    })
+}
+
 /// How a contended reservation ends for the match that asked.
 enum Contest {
     /// The holder is out of the way: replace its reservation.
@@ -107,6 +117,15 @@ impl RedisStore {
             } else {
                 lost[i] = true;
             }
+        }
+
+        if failpoint_pause_after_reserve() {
+            let ids: Vec<&str> = matches.iter().map(|m| m.id.as_str()).collect();
+            tracing::warn!(
+                ?ids,
+                "failpoint pause-after-reserve: players reserved, not committing; pausing for good"
+            );
+            std::future::pending::<()>().await;
         }
 
         let keys = PoolKeys::new(pool);
