@@ -317,7 +317,7 @@ async fn racing_workers_never_double_book(h: Harness) {
                 let done: Vec<Match> = matches.into_iter().filter(|m| ok.contains(&m.id)).collect();
                 // Fan out only every other cycle, so commits race with pending
                 // withdrawals too.
-                if round % 2 == 0 {
+                if round.is_multiple_of(2) {
                     store.fan_out(pool, &done).await.unwrap();
                 }
                 if done.is_empty() {
