@@ -138,7 +138,8 @@ async fn a_stale_reservation_of_a_dead_worker_is_taken_over() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_live_reservation_wins_until_it_goes_stale() {
     let mut s = setup().await;
-    let at = redis_now(&mut s.admin).await;
+    // Reserved a moment ago: older than the match below, well within the lease.
+    let at = redis_now(&mut s.admin).await - 100;
     set(
         &mut s.admin,
         "mm:{u:p2}:resv",
