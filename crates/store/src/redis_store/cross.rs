@@ -34,7 +34,7 @@ use crate::redis_store::conn::Batches;
 use crate::{HISTORY_LEN, StoreError};
 use futures_util::future::try_join_all;
 use mm_domain::{Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// Crash testing: with `MATCHMAKER_FAILPOINT=pause-after-reserve` a worker stops for
@@ -243,42 +243,44 @@ impl RedisStore {
     /// Settles committed matches of `pool` (step 3 of the module doc).
     pub(super) async fn settle(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         let pool_name = pool.name();
-        // Each player's live tickets, and the pools of the matched ticket.
-        type Index = (HashMap<String, String>, Option<String>);
-        let reads = matches.iter().flat_map(|m| {
-            m.tickets.iter().flat_map(move |t| {
-                t.players.iter().map(move |p| async move {
-                    let pk = PlayerKeys::new(p);
-                    let (active, own): Index = redis::pipe()
-                        .hgetall(&pk.active)
-                        .hget(&pk.tickets, t.ticket_id.as_str())
-                        .query_async(&mut self.conn())
-                        .await?;
-                    Ok::<_, StoreError>((m, t, p, active, own))
-                })
+        let players: Vec<(&Match, &TicketId, &PlayerId)> = matches
+            .iter()
+            .flat_map(|m| {
+                m.tickets
+                    .iter()
+                    .flat_map(move |t| t.players.iter().map(move |p| (m, &t.ticket_id, p)))
             })
+            .collect();
+        // Players with nothing else live settle in one step; the others report
+        // their live tickets.
+        let name = pool_name.as_str();
+        let checks = players.iter().map(|&(m, t, p)| async move {
+            let got = self.settle_player(name, m, t, p, None).await?;
+            Ok::<_, StoreError>((m, t, p, got))
         });
-        let index = try_join_all(reads).await?;
+        let pending: Vec<_> = try_join_all(checks)
+            .await?
+            .into_iter()
+            .filter(|(.., got)| !got.is_empty())
+            .collect();
 
         // Entries to withdraw, once each, and what each player's index forgets.
         let mut withdraw: BTreeMap<(String, TicketId), &'static str> = BTreeMap::new();
-        // Per player: the match, and the (mode, live-ticket value) pairs to forget.
-        type Forget<'m> = (&'m Match, &'m PlayerId, Vec<(String, String)>);
+        // Per player: the match, the matched ticket, and the (mode, live-ticket value)
+        // pairs to forget.
+        type Forget<'m> = (&'m Match, &'m TicketId, &'m PlayerId, Vec<String>);
         let mut forget: Vec<Forget> = Vec::new();
-        for (m, t, p, active, own) in &index {
-            for other in own.iter().flat_map(|o| o.split(',')) {
+        for (m, t, p, got) in pending {
+            let (own, active) = got.split_first().expect("non-empty");
+            for other in own.split(',') {
                 if other != pool_name {
-                    withdraw.insert(
-                        (other.to_string(), t.ticket_id.clone()),
-                        MATCHED_IN_OTHER_POOL,
-                    );
+                    withdraw.insert((other.to_string(), t.clone()), MATCHED_IN_OTHER_POOL);
                 }
             }
-            let mut modes = Vec::new();
-            for (mode, value) in active {
+            for pair in active.chunks_exact(2) {
+                let value = &pair[1];
                 let (id, pools) = value.split_once('|').unwrap_or((value, ""));
-                modes.push((mode.clone(), value.clone()));
-                if id == t.ticket_id.as_str() {
+                if id == t.as_str() {
                     continue;
                 }
                 let Ok(id) = TicketId::new(id) else { continue };
@@ -288,7 +290,7 @@ impl RedisStore {
                         .or_insert(MATCHED_ELSEWHERE);
                 }
             }
-            forget.push((m, p, modes));
+            forget.push((m, t, p, active.to_vec()));
         }
 
         let withdrawals = withdraw.iter().map(|((pool, id), reason)| async move {
@@ -317,23 +319,9 @@ impl RedisStore {
         });
         let withdrawn = try_join_all(withdrawals).await?;
 
-        let frees = forget.iter().map(|(m, p, modes)| async move {
-            let pk = PlayerKeys::new(p);
-            let mut inv = self.scripts.settle.prepare_invoke();
-            inv.key(&pk.active)
-                .key(&pk.history)
-                .key(&pk.reservation)
-                .arg(serde_json::to_string(*m)?)
-                .arg(m.created_at)
-                .arg(HISTORY_LEN)
-                .arg(super::PLAYER_TTL_SECS)
-                .arg(m.id.as_str());
-            for (mode, value) in modes {
-                inv.arg(mode).arg(value);
-            }
-            let _: i64 = inv.invoke_async(&mut self.conn()).await?;
-            Ok::<_, StoreError>(())
-        });
+        let frees = forget
+            .iter()
+            .map(|(m, t, p, pairs)| self.settle_player(&pool_name, m, t, p, Some(pairs)));
         try_join_all(frees).await?;
 
         let keys = PoolKeys::new(pool);
@@ -360,5 +348,35 @@ impl RedisStore {
         }
         out.run(&self.conn).await?;
         Ok(())
+    }
+
+    /// Runs `settle.lua` for one player: `check` mode without `pairs`, `force` mode
+    /// with the (mode, value) pairs withdrawn. Returns what `check` found live.
+    async fn settle_player(
+        &self,
+        pool_name: &str,
+        m: &Match,
+        ticket: &TicketId,
+        player: &PlayerId,
+        pairs: Option<&[String]>,
+    ) -> Result<Vec<String>, StoreError> {
+        let pk = PlayerKeys::new(player);
+        let mut inv = self.scripts.settle.prepare_invoke();
+        inv.key(&pk.active)
+            .key(&pk.tickets)
+            .key(&pk.history)
+            .key(&pk.reservation)
+            .arg(m.id.as_str())
+            .arg(pool_name)
+            .arg(ticket.as_str())
+            .arg(serde_json::to_string(m)?)
+            .arg(m.created_at)
+            .arg(HISTORY_LEN)
+            .arg(super::PLAYER_TTL_SECS)
+            .arg(if pairs.is_some() { "force" } else { "check" });
+        for v in pairs.unwrap_or_default() {
+            inv.arg(v);
+        }
+        Ok(inv.invoke_async(&mut self.conn()).await?)
     }
 }
