@@ -97,35 +97,41 @@ async fn hget(admin: &mut redis::aio::MultiplexedConnection, key: &str, f: &str)
         .unwrap()
 }
 
+impl Setup {
+    /// Leaves `player` reserved by `holder` of a casual pool at `at` (Redis ms).
+    async fn reserved_by(&mut self, player: &str, holder: &str, at: u64) -> String {
+        let value = format!("{holder}|casual:eu|{at}");
+        set(&mut self.admin, &format!("mm:{{u:{player}}}:resv"), &value).await;
+        value
+    }
+
+    /// Tries to commit `m` as worker `w1`.
+    async fn commit(&self, m: &Match) -> Vec<MatchId> {
+        self.store
+            .complete("w1", &self.pool, std::slice::from_ref(m), LEASE)
+            .await
+            .unwrap()
+    }
+
+    /// The one-time decision recorded for match `id` in `pool`.
+    async fn decision(&mut self, pool: &str, id: &str) -> Option<String> {
+        hget(&mut self.admin, &format!("mm:{{p:{pool}}}:dec"), id).await
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_reservation_of_a_dead_worker_is_taken_over() {
     let mut s = setup().await;
     let old = redis_now(&mut s.admin).await - 10 * LEASE.as_millis() as u64;
-    set(
-        &mut s.admin,
-        "mm:{u:p1}:resv",
-        &format!("m-dead|casual:eu|{old}"),
-    )
-    .await;
-    let done = s
-        .store
-        .complete("w1", &s.pool, std::slice::from_ref(&s.m), LEASE)
-        .await
-        .unwrap();
+    s.reserved_by("p1", "m-dead", old).await;
+    let done = s.commit(&s.m.clone()).await;
     assert_eq!(done, vec![s.m.id.clone()]);
     // The dead match is aborted for good: it can never commit now.
     assert_eq!(
-        hget(&mut s.admin, "mm:{p:casual:eu}:dec", "m-dead")
-            .await
-            .as_deref(),
+        s.decision("casual:eu", "m-dead").await.as_deref(),
         Some("a")
     );
-    assert_eq!(
-        hget(&mut s.admin, "mm:{p:ranked:eu}:dec", "m-new")
-            .await
-            .as_deref(),
-        Some("c")
-    );
+    assert_eq!(s.decision("ranked:eu", "m-new").await.as_deref(), Some("c"));
     // Settling frees both players.
     s.store
         .fan_out(&s.pool, std::slice::from_ref(&s.m))
@@ -140,35 +146,17 @@ async fn an_older_live_reservation_wins_until_it_goes_stale() {
     let mut s = setup().await;
     // Reserved a moment ago: older than the match below, well within the lease.
     let at = redis_now(&mut s.admin).await - 100;
-    set(
-        &mut s.admin,
-        "mm:{u:p2}:resv",
-        &format!("m-older|casual:eu|{at}"),
-    )
-    .await;
+    s.reserved_by("p2", "m-older", at).await;
     // The younger match gives up and keeps nothing reserved...
-    let done = s
-        .store
-        .complete("w1", &s.pool, std::slice::from_ref(&s.m), LEASE)
-        .await
-        .unwrap();
+    let done = s.commit(&s.m.clone()).await;
     assert!(done.is_empty());
     assert_eq!(get(&mut s.admin, "mm:{u:p1}:resv").await, None);
-    assert_eq!(
-        hget(&mut s.admin, "mm:{p:ranked:eu}:dec", "m-new")
-            .await
-            .as_deref(),
-        Some("a")
-    );
+    assert_eq!(s.decision("ranked:eu", "m-new").await.as_deref(), Some("a"));
     // ...and a new attempt (a new match id) wins once the holder is past its lease.
     tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
     let mut retry = s.m.clone();
     retry.id = MatchId::new("m-retry").unwrap();
-    let done = s
-        .store
-        .complete("w1", &s.pool, std::slice::from_ref(&retry), LEASE)
-        .await
-        .unwrap();
+    let done = s.commit(&retry).await;
     assert_eq!(done, vec![retry.id.clone()]);
 }
 
@@ -176,22 +164,11 @@ async fn an_older_live_reservation_wins_until_it_goes_stale() {
 async fn a_younger_live_reservation_is_wounded() {
     let mut s = setup().await;
     let later = redis_now(&mut s.admin).await + 60_000;
-    set(
-        &mut s.admin,
-        "mm:{u:p1}:resv",
-        &format!("m-young|casual:eu|{later}"),
-    )
-    .await;
-    let done = s
-        .store
-        .complete("w1", &s.pool, std::slice::from_ref(&s.m), LEASE)
-        .await
-        .unwrap();
+    s.reserved_by("p1", "m-young", later).await;
+    let done = s.commit(&s.m.clone()).await;
     assert_eq!(done, vec![s.m.id.clone()]);
     assert_eq!(
-        hget(&mut s.admin, "mm:{p:casual:eu}:dec", "m-young")
-            .await
-            .as_deref(),
+        s.decision("casual:eu", "m-young").await.as_deref(),
         Some("a")
     );
 }
@@ -200,12 +177,7 @@ async fn a_younger_live_reservation_is_wounded() {
 async fn a_committed_reservation_is_never_taken() {
     let mut s = setup().await;
     let old = redis_now(&mut s.admin).await - 10 * LEASE.as_millis() as u64;
-    set(
-        &mut s.admin,
-        "mm:{u:p1}:resv",
-        &format!("m-done|casual:eu|{old}"),
-    )
-    .await;
+    let held = s.reserved_by("p1", "m-done", old).await;
     let () = redis::cmd("HSET")
         .arg("mm:{p:casual:eu}:dec")
         .arg("m-done")
@@ -213,14 +185,10 @@ async fn a_committed_reservation_is_never_taken() {
         .query_async(&mut s.admin)
         .await
         .unwrap();
-    let done = s
-        .store
-        .complete("w1", &s.pool, std::slice::from_ref(&s.m), LEASE)
-        .await
-        .unwrap();
+    let done = s.commit(&s.m.clone()).await;
     assert!(done.is_empty(), "p1 is in m-done, stale or not");
     assert_eq!(
         get(&mut s.admin, "mm:{u:p1}:resv").await.as_deref(),
-        Some(format!("m-done|casual:eu|{old}").as_str())
+        Some(held.as_str())
     );
 }
