@@ -384,8 +384,9 @@ async fn racing_workers_never_double_book(h: Harness) {
         }
     }
     let refused = refused.load(Ordering::Relaxed);
-    // The workers did race: some commits were refused for a player taken elsewhere.
-    assert!(refused > 0);
+    // How often a commit was refused for a player taken elsewhere depends on the
+    // interleaving (typically hundreds on Redis, a few dozen in memory, rarely
+    // none); the deterministic cases are the tests above.
     eprintln!(
         "{} matches, {refused} refused; tickets by status: {by_status:?}",
         committed.len()
