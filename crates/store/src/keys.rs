@@ -80,16 +80,20 @@ impl PlayerKeys {
     }
 }
 
+/// The hash tag Redis Cluster hashes for a key: the text between the first `{` and
+/// the next `}`, or the whole key if it has none.
+pub(crate) fn tag(key: &str) -> &str {
+    key.find('{')
+        .and_then(|open| {
+            let close = key[open + 1..].find('}')?;
+            Some(&key[open + 1..open + 1 + close])
+        })
+        .unwrap_or(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The hash tag Redis Cluster hashes: the text between the first `{` and the next `}`.
-    fn tag(key: &str) -> &str {
-        let open = key.find('{').expect("tagged");
-        let close = open + key[open..].find('}').expect("closed");
-        &key[open + 1..close]
-    }
 
     #[test]
     fn every_pool_key_shares_the_pool_tag() {
@@ -111,5 +115,6 @@ mod tests {
         for key in [&p.active, &p.tickets, &p.history, &p.reservation] {
             assert_eq!(tag(key), "u:alice", "{key}");
         }
+        assert_eq!(tag(EVENTS_CHANNEL), EVENTS_CHANNEL);
     }
 }

@@ -5,6 +5,7 @@
 //! A pipeline must stay within one slot on a cluster, so cross-slot work is grouped
 //! with [`Batches`]: one pipeline per slot tag, all sent concurrently.
 
+use crate::keys::tag;
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
@@ -70,15 +71,4 @@ impl Batches {
         futures_util::future::try_join_all(runs).await?;
         Ok(())
     }
-}
-
-/// The hash tag of a key: the text between the first `{` and the next `}`, or the
-/// whole key.
-pub(crate) fn tag(key: &str) -> &str {
-    key.find('{')
-        .and_then(|open| {
-            let close = key[open + 1..].find('}')?;
-            Some(&key[open + 1..open + 1 + close])
-        })
-        .unwrap_or(key)
 }
