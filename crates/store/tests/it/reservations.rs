@@ -2,7 +2,7 @@
 //! `redis_store/cross.rs`). The reservation values are written by hand here, as a
 //! worker that died between reserving and committing would have left them.
 
-use mm_domain::{Match, MatchId, MatchTicket, PlayerId, Pool, Ticket, TicketId, now_ms};
+use mm_domain::{Match, MatchId, PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_store::{RedisStore, Store};
 use mm_testkit::RedisServer;
 use std::time::Duration;
@@ -44,23 +44,9 @@ async fn setup() -> Setup {
         store.enqueue(t).await.unwrap();
     }
     store.claim("w1", &pool, 10, 0.0, LEASE).await.unwrap();
-    let m = Match {
-        id: MatchId::new("m-new").unwrap(),
-        mode: "ranked".into(),
-        region: "eu".into(),
-        tickets: tickets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| MatchTicket {
-                ticket_id: t.id.clone(),
-                players: t.players.clone(),
-                rating: t.rating,
-                enqueued_at: t.enqueued_at,
-                team: i,
-            })
-            .collect(),
-        created_at: now_ms(),
-    };
+    let refs: Vec<&Ticket> = tickets.iter().collect();
+    let mut m = crate::several::make_match(&pool, &refs);
+    m.id = MatchId::new("m-new").unwrap();
     Setup {
         _server: server,
         store,

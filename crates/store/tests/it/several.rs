@@ -39,7 +39,8 @@ fn ticket(players: &[&str], mode: &str, regions: &[&str]) -> Ticket {
     t
 }
 
-fn make_match(pool: &Pool, tickets: &[&Ticket]) -> Match {
+/// A match of `tickets` in `pool`, alternating teams, with a fresh id.
+pub(crate) fn make_match(pool: &Pool, tickets: &[&Ticket]) -> Match {
     Match {
         id: MatchId::new(format!("m-{}", uuid::Uuid::new_v4().simple())).unwrap(),
         mode: pool.mode.clone(),
