@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use mm_engine::{Modes, WindowPolicy};
 use mm_server::Catalog;
+use mm_server::server_manager::ServerManagerConfig;
 use mm_server::supervisor::SupervisorConfig;
 use mm_server::worker::WorkerConfig;
 use std::net::SocketAddr;
@@ -243,6 +244,41 @@ impl SupervisorArgs {
             interval: self.supervise_interval,
             outbox_grace: lock_ttl,
             retention: self.ticket_retention,
+        })
+    }
+}
+
+/// The server manager's knobs.
+#[derive(Debug, Clone, Args)]
+pub struct ServerManagerArgs {
+    /// Address the gRPC server manager listens on (game servers connect here).
+    #[arg(
+        long = "grpc-listen",
+        env = "GRPC_LISTEN_ADDR",
+        value_name = "GRPC_LISTEN_ADDR",
+        default_value = "127.0.0.1:50051"
+    )]
+    pub grpc_listen: SocketAddr,
+    /// How often game servers are asked to heartbeat.
+    #[arg(long, env = "SERVER_HEARTBEAT_INTERVAL", default_value = "1s", value_parser = duration)]
+    pub server_heartbeat_interval: Duration,
+    /// A game server silent this long gets no new matches, and its matches fail.
+    #[arg(long, env = "SERVER_HEARTBEAT_TIMEOUT", default_value = "5s", value_parser = duration)]
+    pub server_heartbeat_timeout: Duration,
+}
+
+impl ServerManagerArgs {
+    pub fn config(&self) -> Result<ServerManagerConfig> {
+        if self.server_heartbeat_interval.is_zero()
+            || self.server_heartbeat_interval >= self.server_heartbeat_timeout
+        {
+            bail!(
+                "SERVER_HEARTBEAT_INTERVAL (--server-heartbeat-interval) must be more than zero and shorter than SERVER_HEARTBEAT_TIMEOUT (--server-heartbeat-timeout)"
+            );
+        }
+        Ok(ServerManagerConfig {
+            heartbeat_interval: self.server_heartbeat_interval,
+            heartbeat_timeout: self.server_heartbeat_timeout,
         })
     }
 }

@@ -3,6 +3,7 @@
 
 mod bench;
 mod config;
+mod game_server;
 mod run;
 mod simulate;
 
@@ -15,7 +16,8 @@ use clap::{Parser, Subcommand};
     about = "Matchmaking service for online games: tickets in over HTTP/WebSocket, fair matches out.",
     long_about = "Matchmaking service for online games: tickets in over HTTP/WebSocket, fair matches out.\n\n\
         Run everything in one process with `matchmaker serve` (in-memory store, no external services), \
-        or run `ingress`, `worker` and `supervisor` as separate processes sharing Redis (REDIS_URL).\n\n\
+        or run `ingress`, `worker`, `supervisor` and `server-manager` as separate processes sharing \
+        Redis (REDIS_URL). Game servers register over gRPC; `example-game-server` shows the contract.\n\n\
         Every option can also be set with the environment variable shown next to it."
 )]
 struct Cli {
@@ -25,14 +27,21 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Ingress, worker and supervisor in one process. In-memory store unless REDIS_URL is given.
+    /// Ingress, worker, supervisor and server manager in one process. In-memory store
+    /// unless REDIS_URL is given.
     Serve(run::ServeArgs),
     /// The HTTP/WebSocket API for game clients (stateless; needs REDIS_URL).
     Ingress(run::IngressArgs),
     /// Claims tickets and forms matches (stateless; needs REDIS_URL).
     Worker(run::WorkerCmd),
-    /// Returns tickets of dead workers to the queue and finishes interrupted fan-outs (needs REDIS_URL).
+    /// Returns tickets of dead workers to the queue, finishes interrupted fan-outs and
+    /// match sagas, fails matches of lost game servers (needs REDIS_URL).
     Supervisor(run::SupervisorCmd),
+    /// The gRPC control plane game servers register with (needs REDIS_URL).
+    ServerManager(run::ServerManagerCmd),
+    /// An example game server: registers with the server manager, plays the
+    /// matches it is given for a while, reports a result and releases the slot.
+    ExampleGameServer(game_server::GameServerArgs),
     /// Benchmarks against a deployment the command starts itself.
     #[command(subcommand)]
     Bench(bench::Scenario),
@@ -86,6 +95,8 @@ async fn run(command: Command) -> anyhow::Result<()> {
             Command::Ingress(args) => run::ingress(args).await,
             Command::Worker(args) => run::worker(args).await,
             Command::Supervisor(args) => run::supervisor(args).await,
+            Command::ServerManager(args) => run::server_manager(args).await,
+            Command::ExampleGameServer(args) => game_server::run(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
             Command::Simulate(_) | Command::Modes => unreachable!("handled without a runtime"),
         }

@@ -1,11 +1,11 @@
 //! The long-running subcommands: build the store and configs, start the
 //! components, stop them on SIGTERM or Ctrl-C.
 
-use crate::config::{CatalogArgs, HttpArgs, SupervisorArgs, WorkerArgs};
+use crate::config::{CatalogArgs, HttpArgs, ServerManagerArgs, SupervisorArgs, WorkerArgs};
 use anyhow::{Context, Result};
 use clap::Args;
 use mm_server::ingress::{self, AppState, DevTokens};
-use mm_server::{supervisor, worker};
+use mm_server::{server_manager, supervisor, worker};
 use mm_store::{MemoryStore, RedisStore, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +42,18 @@ pub struct ServeArgs {
     pub worker: WorkerArgs,
     #[command(flatten)]
     pub supervisor: SupervisorArgs,
+    #[command(flatten)]
+    pub servers: ServerManagerArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServerManagerCmd {
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub servers: ServerManagerArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -115,6 +127,19 @@ fn shutdown_on_signal() -> CancellationToken {
     token
 }
 
+async fn listen_grpc(args: &ServerManagerArgs) -> Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind(args.grpc_listen)
+        .await
+        .with_context(|| {
+            format!(
+                "GRPC_LISTEN_ADDR (--grpc-listen): cannot listen on {}",
+                args.grpc_listen
+            )
+        })?;
+    tracing::info!(addr = %listener.local_addr()?, "server manager listening (gRPC)");
+    Ok(listener)
+}
+
 async fn listen(http: &HttpArgs) -> Result<tokio::net::TcpListener> {
     let listener = tokio::net::TcpListener::bind(http.listen)
         .await
@@ -127,6 +152,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let worker_cfg = args.worker.config(&catalog)?;
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
+    let servers_cfg = args.servers.config()?;
     let store: Arc<dyn Store> = match &args.redis_url {
         Some(url) => redis(url, args.redis_cluster).await?,
         None => {
@@ -135,6 +161,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         }
     };
     let listener = listen(&args.http).await?;
+    let grpc = listen_grpc(&args.servers).await?;
     let shutdown = shutdown_on_signal();
     let state = AppState::new(
         store.clone(),
@@ -142,6 +169,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         Arc::new(DevTokens),
         shutdown.clone(),
     );
+    let manager = server_manager::Service::new(store.clone(), state.catalog.clone(), servers_cfg);
+    let grpc = tokio::spawn(server_manager::serve(grpc, manager, shutdown.clone()));
     let sup = tokio::spawn(supervisor::run(
         store.clone(),
         supervisor_cfg,
@@ -152,7 +181,23 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     shutdown.cancel();
     let _ = work.await;
     let _ = sup.await;
+    match grpc.await {
+        Ok(Err(e)) => tracing::warn!(error = %e, "server manager failed"),
+        Err(e) => tracing::warn!(error = %e, "server manager task failed"),
+        Ok(Ok(())) => {}
+    }
     http.context("HTTP server failed")
+}
+
+pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
+    let catalog = Arc::new(args.catalog.catalog()?);
+    let cfg = args.servers.config()?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    let listener = listen_grpc(&args.servers).await?;
+    let service = server_manager::Service::new(store, catalog, cfg);
+    server_manager::serve(listener, service, shutdown_on_signal())
+        .await
+        .context("server manager failed")
 }
 
 pub async fn ingress(args: IngressArgs) -> Result<()> {

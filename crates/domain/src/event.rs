@@ -1,23 +1,16 @@
 //! Events pushed to players over the WebSocket, JSON objects tagged by `type`.
 
-use crate::{Match, MatchId, PlayerId, TicketId};
+use crate::{Match, MatchId, MatchResult, Millis, PlayerId, ServerAssignment, TicketId};
 use serde::{Deserialize, Serialize};
 
-/// Something that happened to one of a player's tickets.
+/// Something that happened to one of a player's tickets or matches. Every `match.*`
+/// event but `match.accepted` names the player's ticket in the match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum Event {
     /// A worker looked at the ticket for the first time.
     #[serde(rename = "ticket.searching")]
     Searching { ticket_id: TicketId },
-    /// The ticket was placed in a match.
-    #[serde(rename = "ticket.matched")]
-    Matched {
-        ticket_id: TicketId,
-        match_id: MatchId,
-        #[serde(rename = "match")]
-        matched: Match,
-    },
     /// The ticket was cancelled by one of its players, or withdrawn by the
     /// matchmaker with a `reason` (`matched_elsewhere`).
     #[serde(rename = "ticket.cancelled")]
@@ -25,6 +18,76 @@ pub enum Event {
         ticket_id: TicketId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+    },
+    /// The ticket was placed in a match that every player must accept by
+    /// `deadline` (`POST /v1/matches/{id}/accept` or `.../decline`, or the same
+    /// over this socket).
+    #[serde(rename = "match.ready_check")]
+    ReadyCheck {
+        ticket_id: TicketId,
+        match_id: MatchId,
+        deadline: Millis,
+        #[serde(rename = "match")]
+        matched: Match,
+    },
+    /// A player of the match accepted.
+    #[serde(rename = "match.accepted")]
+    Accepted {
+        match_id: MatchId,
+        player_id: PlayerId,
+        accepted: usize,
+        total: usize,
+    },
+    /// The ticket is in a match that is being placed on a game server.
+    #[serde(rename = "match.placing")]
+    Placing {
+        ticket_id: TicketId,
+        match_id: MatchId,
+        #[serde(rename = "match")]
+        matched: Match,
+    },
+    /// The match has a game server: connect to `server.address`.
+    #[serde(rename = "match.assigned")]
+    Assigned {
+        ticket_id: TicketId,
+        match_id: MatchId,
+        server: ServerAssignment,
+        #[serde(rename = "match")]
+        matched: Match,
+    },
+    /// Matchmaking is done with the match: without placement, as soon as it is
+    /// formed (and accepted); with placement, once the game server reported the
+    /// result.
+    #[serde(rename = "match.completed")]
+    Completed {
+        ticket_id: TicketId,
+        match_id: MatchId,
+        #[serde(rename = "match")]
+        matched: Match,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<MatchResult>,
+    },
+    /// The match was called off before it started (`reason`: `declined`,
+    /// `ready_check_expired`, `disconnected`). `requeued`: this player's ticket is
+    /// back in the queue with its original wait; `banned_until`: this player may not
+    /// queue before then.
+    #[serde(rename = "match.cancelled")]
+    MatchCancelled {
+        ticket_id: TicketId,
+        match_id: MatchId,
+        reason: String,
+        requeued: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        banned_until: Option<Millis>,
+    },
+    /// The match failed (`no_server_available`: back in the queue; `server_lost`,
+    /// `released_without_result`: no rating change, queue again when ready).
+    #[serde(rename = "match.failed")]
+    MatchFailed {
+        ticket_id: TicketId,
+        match_id: MatchId,
+        reason: String,
+        requeued: bool,
     },
 }
 

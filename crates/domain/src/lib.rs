@@ -1,13 +1,19 @@
 //! Domain types shared by every matchmaker component: identifiers, tickets, pools,
-//! matches, ticket statuses and the events pushed to players. No I/O lives here.
+//! matches and their lifecycle, ticket statuses and the events pushed to players.
+//! No I/O lives here.
 
 mod event;
 mod ids;
+mod lifecycle;
 mod matches;
 mod ticket;
 
 pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PlayerId, TicketId};
+pub use lifecycle::{
+    Answer, Lifecycle, MatchRecord, MatchResult, MatchStatus, Outcome, Placement, PlayerResult,
+    STEP_GRACE_MS, ServerAssignment, TeamResult, TicketFate, reasons,
+};
 pub use matches::{Match, MatchTicket};
 pub use ticket::{
     MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket, TicketStatus, TicketView,

@@ -1,6 +1,6 @@
 //! Matches: the tickets a worker put together, as recorded in the store.
 
-use crate::{MatchId, Millis, PlayerId, TicketId};
+use crate::{Lifecycle, MatchId, Millis, PlayerId, TicketId};
 use serde::{Deserialize, Serialize};
 
 /// One ticket's place in a match.
@@ -24,12 +24,25 @@ pub struct Match {
     pub region: String,
     pub tickets: Vec<MatchTicket>,
     pub created_at: Millis,
+    /// What happens after the match is formed (from its mode).
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
 }
 
 impl Match {
     /// Every player of the match, ticket by ticket.
     pub fn players(&self) -> impl Iterator<Item = &PlayerId> {
         self.tickets.iter().flat_map(|t| t.players.iter())
+    }
+
+    /// Number of players.
+    pub fn player_count(&self) -> usize {
+        self.tickets.iter().map(|t| t.players.len()).sum()
+    }
+
+    /// The ticket that holds `player`.
+    pub fn ticket_of(&self, player: &PlayerId) -> Option<&MatchTicket> {
+        self.tickets.iter().find(|t| t.players.contains(player))
     }
 
     /// Highest minus lowest ticket rating.

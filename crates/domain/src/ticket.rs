@@ -143,7 +143,8 @@ impl Ticket {
     }
 }
 
-/// Where a ticket is in its life.
+/// Where a ticket is in its life. Once in a match the ticket follows the match's
+/// status; see [`crate::MatchStatus`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TicketStatus {
@@ -151,24 +152,55 @@ pub enum TicketStatus {
     Queued,
     /// Being considered by workers (held by one now, or back in the queue between passes).
     Searching,
-    /// Placed in a match.
-    Matched,
-    /// Cancelled by one of its players, or withdrawn by the matchmaker (see the
-    /// view's `reason`).
+    /// In a match that waits for every player to accept.
+    RequiresAcceptance,
+    /// In a match being placed on a game server.
+    Placing,
+    /// In a match on a game server.
+    Assigned,
+    /// In a match that is over (or, without placement, matched).
+    Completed,
+    /// Cancelled by one of its players, or ended by the matchmaker (see `reason`).
     Cancelled,
+    /// Ended because a player of it did not accept a match in time.
+    TimedOut,
+    /// Its match failed after it started (see `reason`).
+    Failed,
 }
 
 impl TicketStatus {
     pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Matched | Self::Cancelled)
+        matches!(
+            self,
+            Self::Completed | Self::Cancelled | Self::TimedOut | Self::Failed
+        )
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Queued => "queued",
             Self::Searching => "searching",
-            Self::Matched => "matched",
+            Self::RequiresAcceptance => "requires_acceptance",
+            Self::Placing => "placing",
+            Self::Assigned => "assigned",
+            Self::Completed => "completed",
             Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// The status of a ticket in a match of `status`.
+    pub fn in_match(status: crate::MatchStatus) -> Self {
+        use crate::MatchStatus as M;
+        match status {
+            M::RequiresAcceptance => Self::RequiresAcceptance,
+            M::Placing => Self::Placing,
+            M::Assigned => Self::Assigned,
+            M::Completed => Self::Completed,
+            M::Cancelled => Self::Cancelled,
+            M::TimedOut => Self::TimedOut,
+            M::Failed => Self::Failed,
         }
     }
 }
@@ -193,8 +225,9 @@ pub struct TicketView {
     /// The ticket's team in the match (0-based), once matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub team: Option<usize>,
-    /// Why a cancelled ticket ended, when the matchmaker ended it: `matched_elsewhere`
-    /// (a player of the ticket was placed in a match through another ticket).
+    /// Why the ticket ended, when the matchmaker ended it: `matched_elsewhere` (a
+    /// player of the ticket was placed in a match through another ticket),
+    /// `declined`, `ready_check_expired`, `disconnected`, `server_lost`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

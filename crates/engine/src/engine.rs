@@ -481,6 +481,7 @@ mod tests {
             max_party: team_size.min(5),
             overdue_after: 15_000,
             patience: 1.0,
+            lifecycle: mm_domain::Lifecycle::default(),
         }
     }
 

@@ -3,7 +3,7 @@
 //! the defaults ship in `modes.toml` and a user file replaces or adds modes by name.
 
 use crate::WindowPolicy;
-use mm_domain::Millis;
+use mm_domain::{Lifecycle, Millis, Placement};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -84,7 +84,16 @@ pub struct Mode {
     /// below 1, fresh tickets wait for a tighter match rather than take the first
     /// barely fair one.
     pub patience: f64,
+    /// Ready check, bans and placement of the mode's matches.
+    pub lifecycle: Lifecycle,
 }
+
+/// Default time players have to accept a match.
+pub const DEFAULT_READY_CHECK: Millis = 30_000;
+/// Default queue ban after declining or ignoring a ready check.
+pub const DEFAULT_DECLINE_BAN: Millis = 60_000;
+/// Default time a player dropped during a ready check has to come back.
+pub const DEFAULT_DISCONNECT_GRACE: Millis = 10_000;
 
 impl Mode {
     /// Players in a full match.
@@ -147,6 +156,19 @@ impl Mode {
         if !(self.patience > 0.0 && self.patience <= 1.0) {
             return bad(format!("patience must be in (0, 1], got {}", self.patience));
         }
+        if self
+            .lifecycle
+            .ready_check_ms
+            .is_some_and(|t| !(1_000..=600_000).contains(&t))
+        {
+            return bad("ready_check must be between 1s and 10m (or false)".into());
+        }
+        if self.lifecycle.decline_ban_ms > 86_400_000 {
+            return bad("decline_ban must be at most 24h".into());
+        }
+        if self.lifecycle.disconnect_grace_ms > 600_000 {
+            return bad("disconnect_grace must be at most 10m".into());
+        }
         if let PartyRating::AveragePlusSpread(f) = self.party_rating
             && !(0.0..=1.0).contains(&f)
         {
@@ -191,6 +213,18 @@ struct RawMode {
     max_party: Option<usize>,
     overdue_after: Option<String>,
     patience: Option<f64>,
+    ready_check: Option<Switch>,
+    decline_ban: Option<String>,
+    disconnect_grace: Option<String>,
+    placement: Option<Placement>,
+}
+
+/// `ready_check = "30s"`, `= true` (the default time) or `= false` (off).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Switch {
+    On(bool),
+    After(String),
 }
 
 fn millis(mode: &str, key: &str, v: Option<String>, default: Millis) -> Result<Millis, ModeError> {
@@ -245,6 +279,23 @@ impl RawMode {
             max_party: self.max_party.unwrap_or(self.team_size.min(MAX_PARTY)),
             overdue_after: millis(name, "overdue_after", self.overdue_after, overdue_default)?,
             patience: self.patience.unwrap_or(DEFAULT_PATIENCE),
+            lifecycle: Lifecycle {
+                ready_check_ms: match self.ready_check {
+                    None | Some(Switch::On(true)) => Some(DEFAULT_READY_CHECK),
+                    Some(Switch::On(false)) => None,
+                    Some(Switch::After(d)) => {
+                        Some(millis(name, "ready_check", Some(d), DEFAULT_READY_CHECK)?)
+                    }
+                },
+                decline_ban_ms: millis(name, "decline_ban", self.decline_ban, DEFAULT_DECLINE_BAN)?,
+                disconnect_grace_ms: millis(
+                    name,
+                    "disconnect_grace",
+                    self.disconnect_grace,
+                    DEFAULT_DISCONNECT_GRACE,
+                )?,
+                placement: self.placement.unwrap_or(Placement::Servers),
+            },
         };
         mode.validate()?;
         Ok(mode)
@@ -317,6 +368,55 @@ mod tests {
             (100, 60, 1)
         );
         assert_eq!(br.start_below_max_after, 60_000);
+        assert_eq!(
+            five.lifecycle,
+            Lifecycle {
+                ready_check_ms: Some(30_000),
+                decline_ban_ms: 60_000,
+                disconnect_grace_ms: 10_000,
+                placement: Placement::Servers,
+            }
+        );
+    }
+
+    #[test]
+    fn lifecycle_keys() {
+        let user = r#"
+            [modes.quick]
+            teams = 2
+            team_size = 1
+            ready_check = false
+            placement = "none"
+            [modes.slow]
+            teams = 2
+            team_size = 1
+            ready_check = "5s"
+            decline_ban = "2m"
+            disconnect_grace = "0s"
+        "#;
+        let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
+        let quick = m.get("quick").unwrap().lifecycle;
+        assert_eq!(quick.ready_check_ms, None);
+        assert_eq!(quick.placement, Placement::None);
+        let slow = m.get("slow").unwrap().lifecycle;
+        assert_eq!(
+            (
+                slow.ready_check_ms,
+                slow.decline_ban_ms,
+                slow.disconnect_grace_ms
+            ),
+            (Some(5_000), 120_000, 0)
+        );
+        for bad in [
+            "[modes.x]\nteams = 2\nteam_size = 1\nready_check = \"1ms\"",
+            "[modes.x]\nteams = 2\nteam_size = 1\nplacement = \"cloud\"",
+            "[modes.x]\nteams = 2\nteam_size = 1\ndecline_ban = \"soon\"",
+        ] {
+            assert!(
+                Modes::load(Some(bad), WindowPolicy::default()).is_err(),
+                "accepted {bad}"
+            );
+        }
     }
 
     #[test]

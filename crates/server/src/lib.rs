@@ -3,13 +3,17 @@
 //!
 //! - [`ingress`]: the HTTP/JSON + WebSocket API for game clients (stateless);
 //! - [`worker`]: claims tickets, forms matches, commits them (stateless; leases in the store);
-//! - [`supervisor`]: reclaims tickets of dead workers, finishes interrupted fan-outs,
-//!   forgets old finished tickets.
+//! - [`supervisor`]: reclaims tickets of dead workers, finishes interrupted fan-outs
+//!   and sagas, fails the matches of lost game servers, forgets old finished tickets;
+//! - [`server_manager`]: the gRPC control plane for game servers;
+//! - [`saga`]: the match's life after it is formed, driven by all of the above.
 //!
-//! `matchmaker serve` runs all three in one process over one store.
+//! `matchmaker serve` runs all of them in one process over one store.
 
 pub mod catalog;
 pub mod ingress;
+pub mod saga;
+pub mod server_manager;
 pub mod supervisor;
 pub mod worker;
 

@@ -1,8 +1,11 @@
 //! The supervisor: every interval, for every pool, returns the tickets of workers
 //! whose lease expired to the queue, fans out matches whose worker died between
-//! commit and fan-out, and forgets finished tickets past their retention. Every step
-//! is idempotent, so any number of supervisors may run at once.
+//! commit and fan-out, takes the due steps of match sagas (expired ready checks,
+//! placements or unwinds whose driver died), fails the matches of game servers
+//! whose heartbeat lapsed, and forgets finished tickets past their retention. Every
+//! step is idempotent, so any number of supervisors may run at once.
 
+use crate::saga;
 use mm_domain::Pool;
 use mm_store::Store;
 use std::sync::Arc;
@@ -25,8 +28,17 @@ pub struct SupervisorConfig {
 pub struct CycleReport {
     pub reclaimed: usize,
     pub fanned_out: usize,
+    /// Saga steps taken for matches that were due.
+    pub saga_steps: usize,
+    /// Game servers removed because their heartbeat lapsed.
+    pub servers_lost: usize,
+    /// Matches failed because their game server was lost.
+    pub matches_failed: usize,
     pub purged: usize,
 }
+
+/// Most due sagas stepped per pool per cycle.
+const SAGAS_PER_CYCLE: usize = 500;
 
 /// Runs supervisor cycles until `shutdown` is cancelled.
 pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: CancellationToken) {
@@ -39,10 +51,17 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
             _ = tick.tick() => {}
         }
         let report = cycle(&*store, &cfg).await;
-        if report.reclaimed > 0 || report.fanned_out > 0 {
+        if report.reclaimed > 0
+            || report.fanned_out > 0
+            || report.saga_steps > 0
+            || report.servers_lost > 0
+        {
             tracing::info!(
                 reclaimed = report.reclaimed,
                 fanned_out = report.fanned_out,
+                saga_steps = report.saga_steps,
+                servers_lost = report.servers_lost,
+                matches_failed = report.matches_failed,
                 purged = report.purged,
                 "supervisor cycle"
             );
@@ -81,10 +100,39 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
             },
             Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "reading the outbox failed"),
         }
+        match store.due(pool, SAGAS_PER_CYCLE).await {
+            Ok(ids) => {
+                for id in ids {
+                    match saga::advance(store, pool, &id).await {
+                        Ok(_) => report.saga_steps += 1,
+                        Err(e) => tracing::warn!(error = %e, match_id = %id, "saga step failed"),
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "reading due sagas failed"),
+        }
         match store.purge(pool, cfg.retention).await {
             Ok(n) => report.purged += n,
             Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "purge failed"),
         }
+    }
+    match store.lapsed_servers().await {
+        Ok(servers) => {
+            for server in servers {
+                match store.remove_lapsed(&server).await {
+                    Ok(Some(allocations)) => {
+                        tracing::warn!(server = %server, matches = allocations.len(), "game server stopped heartbeating; removed");
+                        report.servers_lost += 1;
+                        report.matches_failed += saga::server_lost(store, &allocations).await;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, server = %server, "removing a lapsed server failed")
+                    }
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "listing lapsed game servers failed"),
     }
     report
 }

@@ -2,8 +2,15 @@
 //! engine and commit them, plus one heartbeater that keeps the worker's leases
 //! alive. Matched tickets are completed and the rest released in the same cycle, so
 //! nothing accumulates in the held sets. On shutdown it releases whatever it holds.
+//!
+//! The worker starts each committed match's saga ([`crate::saga`]): it places a
+//! match without a ready check at once, and wakes up at a ready check's deadline
+//! to expire it (the supervisor does both for matches whose worker died).
 
-use mm_domain::{Event, EventEnvelope, Match, MatchId, MatchTicket, Pool, TicketId, now_ms};
+use crate::saga;
+use mm_domain::{
+    Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Pool, TicketId, now_ms,
+};
 use mm_engine::{Entry, Mode, Modes};
 use mm_store::{Claimed, Store, StoreError};
 use std::collections::HashSet;
@@ -126,7 +133,10 @@ async fn consume(
             }
             let pool = &cfg.pools[(index + k) % n];
             match cycle(&*store, &cfg, &stats, pool).await {
-                Ok(m) => formed += m,
+                Ok(done) => {
+                    formed += done.len();
+                    start_sagas(&store, pool, done);
+                }
                 Err(e) => {
                     stats.errors.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, pool = %pool.name(), "match cycle failed");
@@ -143,17 +153,38 @@ async fn consume(
     }
 }
 
+/// Drives the sagas of matches just committed and fanned out: placement now, or a
+/// timer for the ready check's deadline.
+fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
+    for m in done {
+        let wake = match m.lifecycle.initial_status() {
+            MatchStatus::Placing => Some(0),
+            MatchStatus::RequiresAcceptance => m.lifecycle.ready_check_ms,
+            _ => None,
+        };
+        let Some(wait) = wake else { continue };
+        let (store, pool) = (store.clone(), pool.clone());
+        tokio::spawn(async move {
+            let at = m.created_at + wait;
+            tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await;
+            if let Err(e) = saga::advance(&*store, &pool, &m.id).await {
+                tracing::warn!(error = %e, match_id = %m.id, "saga step failed; the supervisor will retry");
+            }
+        });
+    }
+}
+
 /// One claim -> form -> complete -> release -> fan-out cycle on one pool.
-/// Returns the number of matches committed.
+/// Returns the matches committed and fanned out.
 pub async fn cycle(
     store: &dyn Store,
     cfg: &WorkerConfig,
     stats: &WorkerStats,
     pool: &Pool,
-) -> Result<usize, StoreError> {
+) -> Result<Vec<Match>, StoreError> {
     let Some(mode) = cfg.modes.get(&pool.mode) else {
         tracing::warn!(pool = %pool.name(), "pool of an unknown mode; skipped");
-        return Ok(0);
+        return Ok(Vec::new());
     };
     let claimed = store
         .claim(
@@ -165,7 +196,7 @@ pub async fn cycle(
         )
         .await?;
     if claimed.is_empty() {
-        return Ok(0);
+        return Ok(Vec::new());
     }
     stats
         .claimed
@@ -219,8 +250,9 @@ pub async fn cycle(
         .collect();
     if let Err(e) = store.fan_out(pool, &done).await {
         tracing::warn!(error = %e, matches = done.len(), "fan-out failed; the supervisor will retry");
+        return Ok(Vec::new());
     }
-    Ok(committed.len())
+    Ok(done)
 }
 
 /// Turns a claimed batch into proposed matches with the engine.
@@ -258,6 +290,7 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
                 })
                 .collect(),
             created_at: now,
+            lifecycle: mode.lifecycle,
         })
         .collect()
 }

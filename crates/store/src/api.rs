@@ -1,9 +1,11 @@
 //! The store contract shared by the Redis and in-memory implementations.
 
 use crate::StoreError;
+use crate::{Fleet, Lifecycle};
 use async_trait::async_trait;
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, PlayerId, Pool, Ticket, TicketId, TicketView,
+    Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
+    TicketId, TicketStatus, TicketView,
 };
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -21,6 +23,10 @@ pub enum EnqueueOutcome {
     Queued,
     /// This player already has this live ticket for the same mode.
     PlayerBusy(PlayerId, TicketId),
+    /// This player is in a match that is not over.
+    InMatch(PlayerId, MatchId),
+    /// This player declined or ignored a ready check and may not queue until then.
+    Banned(PlayerId, Millis),
 }
 
 /// Why the matchmaker withdrew a ticket: a player of it was placed in a match
@@ -46,15 +52,17 @@ pub struct Depths {
     pub processing: u64,
 }
 
-/// Queue, lease and match state. All methods are safe to call concurrently from any
+/// Queue, lease and match state, plus the match lifecycle ([`Lifecycle`]) and the
+/// game servers ([`Fleet`]). All methods are safe to call concurrently from any
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: Lifecycle + Fleet + Send + Sync + 'static {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
     /// Queues a new ticket in every pool it waits in ([`Ticket::pools`]), unless one
-    /// of its players already has a live ticket for the same mode. A player may have
+    /// of its players already has a live ticket for the same mode, is in a match
+    /// that is not over, or is banned. A player may have
     /// live tickets for several modes at once; the first match any of them joins
     /// withdraws the others (reason [`MATCHED_ELSEWHERE`]).
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError>;
@@ -129,8 +137,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Finishes committed matches: withdraws their players' other tickets and their
     /// tickets' entries in other pools, writes the matches to the players' histories,
-    /// publishes `ticket.matched` (and `ticket.cancelled` for what was withdrawn),
-    /// frees the players for new matches and takes the matches out of the outbox.
+    /// marks the players as in the match while it is not over, publishes the
+    /// match's first event (`match.ready_check`, `match.placing` or
+    /// `match.completed`; `ticket.cancelled` for what was withdrawn) and takes the
+    /// matches out of the outbox.
     /// Idempotent and resumable.
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError>;
 
@@ -165,8 +175,10 @@ pub(crate) enum State {
     Held,
     Cancelled,
     Matched(MatchId),
-    /// Taken out by the matchmaker, with the reason.
+    /// Taken out by the matchmaker, with the reason (shows as cancelled).
     Withdrawn(String),
+    /// Ended because a player did not accept a match in time, with the reason.
+    TimedOut(String),
 }
 
 impl State {
@@ -177,9 +189,10 @@ impl State {
             "r" => State::Requeued,
             "s" => State::Held,
             "c" => State::Cancelled,
-            _ => match s.strip_prefix("w:") {
-                Some(reason) => State::Withdrawn(reason.to_string()),
-                None => State::Matched(MatchId::new(s.strip_prefix("m:")?).ok()?),
+            _ => match (s.strip_prefix("w:"), s.strip_prefix("t:")) {
+                (Some(reason), _) => State::Withdrawn(reason.to_string()),
+                (_, Some(reason)) => State::TimedOut(reason.to_string()),
+                _ => State::Matched(MatchId::new(s.strip_prefix("m:")?).ok()?),
             },
         })
     }
@@ -188,13 +201,15 @@ impl State {
         matches!(self, State::New | State::Requeued | State::Held)
     }
 
-    pub(crate) fn status(&self) -> mm_domain::TicketStatus {
-        use mm_domain::TicketStatus as S;
+    /// The ticket's status; in a match, the match's (`None` if unknown: completed).
+    pub(crate) fn status(&self, in_match: Option<MatchStatus>) -> TicketStatus {
+        use TicketStatus as S;
         match self {
             State::New => S::Queued,
             State::Requeued | State::Held => S::Searching,
             State::Cancelled | State::Withdrawn(_) => S::Cancelled,
-            State::Matched(_) => S::Matched,
+            State::TimedOut(_) => S::TimedOut,
+            State::Matched(_) => in_match.map_or(S::Completed, S::in_match),
         }
     }
 }
@@ -222,6 +237,7 @@ pub(crate) fn combine(entries: Vec<Entry>) -> Option<Entry> {
         State::Held | State::Requeued => 5,
         State::New => 4,
         State::Withdrawn(r) if r != MATCHED_IN_OTHER_POOL => 3,
+        State::TimedOut(_) => 3,
         State::Withdrawn(_) => 2,
         State::Cancelled => 1,
         State::Matched(_) => 0,
@@ -234,50 +250,71 @@ pub(crate) fn combine(entries: Vec<Entry>) -> Option<Entry> {
     Some(best)
 }
 
-/// Builds the API view of a ticket from what the store holds.
+/// Builds the API view of a ticket from what the store holds; `found` is the
+/// ticket's match with its lifecycle when the ticket is in one.
 pub(crate) fn view(
     ticket: &Ticket,
     state: &State,
     finished_at: Option<mm_domain::Millis>,
-    found: Option<&Match>,
+    found: Option<&MatchRecord>,
     now: mm_domain::Millis,
 ) -> TicketView {
-    let status = state.status();
-    let end = if status.is_terminal() {
+    let status = state.status(found.map(|r| r.status));
+    // Time in queue stops when the ticket ends or joins a match.
+    let end = if status.is_terminal() || matches!(state, State::Matched(_)) {
         finished_at.unwrap_or(now)
     } else {
         now
     };
     let mut v = TicketView::new(ticket, status, end);
-    if let State::Withdrawn(reason) = state {
+    if let State::Withdrawn(reason) | State::TimedOut(reason) = state {
         v.reason = Some(reason.clone());
     }
     if let State::Matched(id) = state {
         v.match_id = Some(id.clone());
-        v.co_players = found.map(|m| {
+        let m = found.map(|r| &r.matched);
+        v.co_players = m.map(|m| {
             m.players()
                 .filter(|p| !ticket.players.contains(p))
                 .cloned()
                 .collect()
         });
-        v.team = found
+        v.team = m
             .and_then(|m| m.tickets.iter().find(|t| t.ticket_id == ticket.id))
             .map(|t| t.team);
+        v.reason = found.and_then(|r| r.reason.clone());
     }
     v
 }
 
-/// The `ticket.matched` events of a committed match, one per player.
-pub(crate) fn matched_events(m: &Match) -> Vec<EventEnvelope> {
+/// The first event of a committed match for each of its players: the ready check,
+/// placement, or (without either) the completed match.
+pub(crate) fn formed_events(m: &Match) -> Vec<EventEnvelope> {
+    let (record, _) = MatchRecord::committed(m.clone());
     m.tickets
         .iter()
         .flat_map(|t| {
-            t.players.iter().map(|p| EventEnvelope {
+            let record = &record;
+            t.players.iter().map(move |p| EventEnvelope {
                 player: p.clone(),
-                event: Event::Matched {
-                    ticket_id: t.ticket_id.clone(),
-                    match_id: m.id.clone(),
-                    matched: m.clone(),
+                event: match record.status {
+                    MatchStatus::RequiresAcceptance => Event::ReadyCheck {
+                        ticket_id: t.ticket_id.clone(),
+                        match_id: m.id.clone(),
+                        deadline: record.deadline.unwrap_or(m.created_at),
+                        matched: m.clone(),
+                    },
+                    MatchStatus::Placing => Event::Placing {
+                        ticket_id: t.ticket_id.clone(),
+                        match_id: m.id.clone(),
+                        matched: m.clone(),
+                    },
+                    _ => Event::Completed {
+                        ticket_id: t.ticket_id.clone(),
+                        match_id: m.id.clone(),
+                        matched: m.clone(),
+                        result: None,
+                    },
                 },
             })
         })

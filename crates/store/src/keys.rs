@@ -12,10 +12,22 @@
 //! | `mm:{p:..}:done` | zset | finished ticket and match ids -> finish time (for purging) |
 //! | `mm:{p:..}:outbox` | zset | committed match ids not yet fanned out -> commit time |
 //! | `mm:{p:..}:dec` | hash | match id -> one-time decision: `c` committed, `a` aborted |
+//! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled |
+//! | `mm:{p:..}:due` | zset | match id -> when its saga's next step is due |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
 //! | `mm:{u:PLAYER}:hist` | zset | the player's match JSON -> creation time |
 //! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
+//! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
+//! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |
+//! | `mm:{fleet}:srv` | hash | game server id -> server JSON |
+//! | `mm:{fleet}:hb` | zset | server id -> heartbeat expiry (ms) |
+//! | `mm:{fleet}:cap`, `:addr` | hash | server id -> capacity, address |
+//! | `mm:{fleet}:zs` | hash | server id -> the free-slot sets it is offered in |
+//! | `mm:{fleet}:free:REGION:MODE` | zset | server id -> free slots (live servers only) |
+//! | `mm:{fleet}:on:SERVER` | set | allocation ids holding a slot on the server |
+//! | `mm:{fleet}:alloc` | hash | allocation id -> `server\|address\|ms\|request JSON` |
+//! | `mm:{fleet}:leaving` | set | servers that left: no new allocations |
 //! | `mm:events` | channel | event envelopes for every ingress |
 
 use mm_domain::{PlayerId, Pool};
@@ -35,6 +47,9 @@ pub struct PoolKeys {
     pub done: String,
     pub outbox: String,
     pub decisions: String,
+    pub due: String,
+    /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
+    pub life_prefix: String,
 }
 
 impl PoolKeys {
@@ -49,8 +64,15 @@ impl PoolKeys {
             done: format!("{prefix}:done"),
             outbox: format!("{prefix}:outbox"),
             decisions: format!("{prefix}:dec"),
+            due: format!("{prefix}:due"),
+            life_prefix: format!("{prefix}:mx:"),
             prefix,
         }
+    }
+
+    /// The lifecycle hash of a match of this pool.
+    pub fn life(&self, id: &str) -> String {
+        format!("{}{id}", self.life_prefix)
     }
 
     /// The set of tickets `worker` holds in this pool.
@@ -66,6 +88,8 @@ pub struct PlayerKeys {
     pub tickets: String,
     pub history: String,
     pub reservation: String,
+    pub in_match: String,
+    pub ban: String,
 }
 
 impl PlayerKeys {
@@ -76,7 +100,51 @@ impl PlayerKeys {
             tickets: format!("{prefix}:tix"),
             history: format!("{prefix}:hist"),
             reservation: format!("{prefix}:resv"),
+            in_match: format!("{prefix}:match"),
+            ban: format!("{prefix}:ban"),
         }
+    }
+}
+
+/// Keys of the game-server fleet, all in one slot so allocation is one script.
+#[derive(Debug, Clone)]
+pub struct FleetKeys {
+    pub servers: String,
+    pub heartbeats: String,
+    pub capacity: String,
+    pub address: String,
+    pub free_sets: String,
+    pub allocations: String,
+    pub leaving: String,
+    /// Prefix of the servers' allocation sets.
+    pub on_prefix: String,
+}
+
+impl Default for FleetKeys {
+    fn default() -> Self {
+        let p = "mm:{fleet}";
+        Self {
+            servers: format!("{p}:srv"),
+            heartbeats: format!("{p}:hb"),
+            capacity: format!("{p}:cap"),
+            address: format!("{p}:addr"),
+            free_sets: format!("{p}:zs"),
+            allocations: format!("{p}:alloc"),
+            leaving: format!("{p}:leaving"),
+            on_prefix: format!("{p}:on:"),
+        }
+    }
+}
+
+impl FleetKeys {
+    /// Free slots of live servers of one region and mode.
+    pub fn free(&self, region: &str, mode: &str) -> String {
+        format!("mm:{{fleet}}:free:{region}:{mode}")
+    }
+
+    /// Allocations on one server.
+    pub fn on(&self, server: &str) -> String {
+        format!("{}{server}", self.on_prefix)
     }
 }
 
@@ -107,13 +175,36 @@ mod tests {
             &k.done,
             &k.outbox,
             &k.decisions,
+            &k.due,
+            &k.life("m-1"),
             &k.held("w-1"),
         ] {
             assert_eq!(tag(key), "p:ranked:eu", "{key}");
         }
         let p = PlayerKeys::new(&PlayerId::new("alice").unwrap());
-        for key in [&p.active, &p.tickets, &p.history, &p.reservation] {
+        for key in [
+            &p.active,
+            &p.tickets,
+            &p.history,
+            &p.reservation,
+            &p.in_match,
+            &p.ban,
+        ] {
             assert_eq!(tag(key), "u:alice", "{key}");
+        }
+        let f = FleetKeys::default();
+        for key in [
+            &f.servers,
+            &f.heartbeats,
+            &f.capacity,
+            &f.address,
+            &f.free_sets,
+            &f.allocations,
+            &f.leaving,
+            &f.free("eu", "5v5"),
+            &f.on("gs-1"),
+        ] {
+            assert_eq!(tag(key), "fleet", "{key}");
         }
         assert_eq!(tag(EVENTS_CHANNEL), EVENTS_CHANNEL);
     }

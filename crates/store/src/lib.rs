@@ -11,18 +11,26 @@
 //! `reclaim` returns the tickets of a worker whose lease expired. `cancel` ends a
 //! ticket that is not in a match. Committed matches sit in an outbox until
 //! `fan_out` has written them to each player's history and published the events.
+//!
+//! After that a match lives on through the [`Lifecycle`] steps (ready check,
+//! placement, result) that `mm_server::saga` drives, and game servers and their
+//! slots are kept through [`Fleet`].
 
 mod api;
 mod error;
+mod fleet;
 mod hub;
 pub mod keys;
+mod lifecycle;
 mod memory;
 mod redis_store;
 mod scripts;
 
 pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, Store};
 pub use error::StoreError;
+pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer};
 pub use hub::Hub;
+pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 

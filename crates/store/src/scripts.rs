@@ -30,6 +30,18 @@ pub struct Scripts {
     pub unreserve: Script,
     pub decide: Script,
     pub settle: Script,
+    pub answer: Script,
+    pub presence: Script,
+    pub transition: Script,
+    pub step_done: Script,
+    pub unwind_entry: Script,
+    pub fleet_register: Script,
+    pub fleet_heartbeat: Script,
+    pub fleet_allocate: Script,
+    pub fleet_release: Script,
+    pub fleet_remove: Script,
+    pub unwind_player: Script,
+    pub fleet_leave: Script,
 }
 
 impl Scripts {
@@ -51,6 +63,18 @@ impl Scripts {
             unreserve: Script::new(include_str!("lua/unreserve.lua")),
             decide: script!("decide.lua"),
             settle: Script::new(include_str!("lua/settle.lua")),
+            answer: script!("answer.lua"),
+            presence: script!("presence.lua"),
+            transition: script!("transition.lua"),
+            step_done: script!("step_done.lua"),
+            unwind_entry: script!("unwind_entry.lua"),
+            fleet_register: script!("fleet_register.lua"),
+            fleet_heartbeat: script!("fleet_heartbeat.lua"),
+            fleet_allocate: script!("fleet_allocate.lua"),
+            fleet_release: script!("fleet_release.lua"),
+            fleet_remove: script!("fleet_remove.lua"),
+            unwind_player: Script::new(include_str!("lua/unwind_player.lua")),
+            fleet_leave: Script::new(include_str!("lua/fleet_leave.lua")),
         }
     }
 }

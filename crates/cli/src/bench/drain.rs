@@ -224,13 +224,15 @@ async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> R
 
 /// The benched mode: matches of 2 to 8 solo players, as seed 000's
 /// MIN/MAX_PLAYERS_PER_MATCH defaults of issue 2's drain (teams of one, formed below
-/// full at once).
+/// full at once). The bench measures matchmaking itself: no ready check, no placement.
 const BENCH_MODE: &str = r#"
 [modes.bench]
 teams = 8
 team_size = 1
 min_players = 2
 start_below_max_after = "0s"
+ready_check = false
+placement = "none"
 "#;
 
 async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {

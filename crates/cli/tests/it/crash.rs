@@ -330,7 +330,7 @@ async fn sigkill_between_reserve_and_commit_blocks_nobody() {
     assert_eq!(match_of.len(), PLAYERS, "every player matched once");
     for t in &tickets {
         let v = store.ticket(&t.owner, &t.id).await.unwrap().unwrap();
-        assert_eq!(v.status, mm_domain::TicketStatus::Matched, "{v:?}");
+        assert_eq!(v.status, mm_domain::TicketStatus::Completed, "{v:?}");
         let r: Option<String> = conn
             .get(PlayerKeys::new(&t.owner).reservation)
             .await

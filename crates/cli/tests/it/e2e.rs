@@ -77,7 +77,7 @@ async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
             .await
             .expect("ticket.matched and ticket.cancelled for p2");
         match e["type"].as_str() {
-            Some("ticket.matched") => ev = Some(e),
+            Some("match.completed") => ev = Some(e),
             Some("ticket.cancelled") => withdrawn = Some(e),
             _ => {}
         }
@@ -109,7 +109,7 @@ async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
     // A member reads the party's ticket too.
     let (status, view) = d.client("p3").get(&format!("/v1/tickets/{party_id}")).await;
     assert_eq!(status, StatusCode::OK, "{view}");
-    assert_eq!(view["status"], "matched");
+    assert_eq!(view["status"], "completed");
     assert!(view["team"].as_u64().is_some(), "{view}");
 }
 
@@ -130,19 +130,19 @@ async fn two_players_get_matched(d: &Deployment) {
         .await;
     assert_eq!(searching["ticket_id"], a_id);
     let matched = alice_ws
-        .wait_for("ticket.matched", Duration::from_secs(10))
+        .wait_for("match.completed", Duration::from_secs(10))
         .await;
     assert_eq!(matched["ticket_id"], a_id);
     let match_id = matched["match_id"].as_str().unwrap().to_string();
     let bob_matched = bob_ws
-        .wait_for("ticket.matched", Duration::from_secs(10))
+        .wait_for("match.completed", Duration::from_secs(10))
         .await;
     assert_eq!(bob_matched["match_id"], match_id.as_str());
     assert_eq!(bob_matched["ticket_id"], b_id);
 
     let (status, view) = alice.get(&format!("/v1/tickets/{a_id}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(view["status"], "matched");
+    assert_eq!(view["status"], "completed");
     assert_eq!(view["match_id"], match_id.as_str());
     assert_eq!(view["co_players"], serde_json::json!(["bob"]));
     assert!(view["time_in_queue_ms"].as_u64().is_some());
@@ -226,7 +226,7 @@ async fn a_ticket_reaches_its_next_region_after_the_wait() {
     let modes = dir.path().join("modes.toml");
     std::fs::write(
         &modes,
-        "[modes.1v1]\nteams = 2\nteam_size = 1\ncross_region_after = \"1s\"\nmax_latency_ms = 150\n",
+        "[modes.1v1]\nteams = 2\nteam_size = 1\ncross_region_after = \"1s\"\nmax_latency_ms = 150\nready_check = false\nplacement = \"none\"\n",
     )
     .unwrap();
     let d = Deployment::embedded_with(&[("MODES_FILE", modes.to_str().unwrap())]).await;
@@ -254,7 +254,7 @@ async fn a_ticket_reaches_its_next_region_after_the_wait() {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{b}");
-    let ev = ws.wait_for("ticket.matched", Duration::from_secs(15)).await;
+    let ev = ws.wait_for("match.completed", Duration::from_secs(15)).await;
     let m = &ev["match"];
     assert_eq!(m["region"], "na", "{m}");
     let waited = m["created_at"].as_u64().unwrap() - a["enqueued_at"].as_u64().unwrap();

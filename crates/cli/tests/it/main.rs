@@ -16,9 +16,72 @@ use tokio_tungstenite::tungstenite::Message;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_matchmaker");
 
+/// The modes of the tests. The shipped 1v1, 5v5 and br100 shapes with the
+/// lifecycle off test matchmaking itself (a match completes when formed); `duel`,
+/// `duo` and `rush` test the lifecycle with short timings (`rush`: no ready check).
+pub const TEST_MODES: &str = r#"
+[modes.1v1]
+teams = 2
+team_size = 1
+window = { initial = 50, per_second = 10, cap = 500 }
+cross_region_after = "10s"
+ready_check = false
+placement = "none"
+
+[modes.5v5]
+teams = 2
+team_size = 5
+party_rating = "highest"
+window = { initial = 50, per_second = 10, cap = 500 }
+cross_region_after = "10s"
+ready_check = false
+placement = "none"
+
+[modes.br100]
+teams = 100
+team_size = 1
+min_players = 60
+start_below_max_after = "60s"
+window = { initial = 150, per_second = 15, cap = 1000 }
+ready_check = false
+placement = "none"
+
+[modes.duel]
+teams = 2
+team_size = 1
+ready_check = "3s"
+decline_ban = "30s"
+disconnect_grace = "1s"
+
+[modes.duo]
+teams = 2
+team_size = 2
+ready_check = "3s"
+decline_ban = "30s"
+disconnect_grace = "1s"
+
+[modes.rush]
+teams = 2
+team_size = 1
+ready_check = false
+"#;
+
+/// The test modes file, written once per test process.
+pub fn test_modes_file() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("mm-test-modes-{}.toml", std::process::id()));
+        std::fs::write(&path, TEST_MODES).expect("write the test modes");
+        path.to_string_lossy().into_owned()
+    })
+}
+
 /// Settings that make a deployment react quickly in tests.
 pub fn fast_env(cmd: &mut Command) {
     cmd.env("RUST_LOG", "info")
+        .env("MODES_FILE", test_modes_file())
+        .env("SERVER_HEARTBEAT_INTERVAL", "200ms")
+        .env("SERVER_HEARTBEAT_TIMEOUT", "1s")
         .env("POLL_INTERVAL", "20ms")
         .env("SUPERVISE_INTERVAL", "200ms")
         .env("LOCK_TTL", "2s")
@@ -29,6 +92,8 @@ pub fn fast_env(cmd: &mut Command) {
 /// A running deployment: either `serve` alone or Redis plus separate processes.
 pub struct Deployment {
     pub addr: String,
+    /// The server manager's gRPC address (`http://...`).
+    pub grpc: String,
     pub procs: Vec<Proc>,
     pub redis: Option<RedisServer>,
     pub cluster: Option<RedisCluster>,
@@ -45,13 +110,17 @@ impl Deployment {
     pub async fn embedded_with(env: &[(&str, &str)]) -> Self {
         let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
+        let grpc = format!("127.0.0.1:{}", free_port());
         let mut cmd = Command::new(BIN);
-        cmd.arg("serve").env("LISTEN_ADDR", &addr);
+        cmd.arg("serve")
+            .env("LISTEN_ADDR", &addr)
+            .env("GRPC_LISTEN_ADDR", &grpc);
         fast_env(&mut cmd);
         cmd.envs(env.iter().copied());
         let procs = vec![Proc::spawn("serve", cmd, logs.path())];
         let d = Self {
             addr,
+            grpc: format!("http://{grpc}"),
             procs,
             redis: None,
             cluster: None,
@@ -82,6 +151,7 @@ impl Deployment {
     async fn processes(url: &str, cluster: bool) -> Self {
         let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
+        let grpc = format!("127.0.0.1:{}", free_port());
         let mut procs = Vec::new();
         let workers: &[&str] = if cluster {
             &["worker", "worker2"]
@@ -91,7 +161,7 @@ impl Deployment {
         let names = ["ingress"]
             .iter()
             .chain(workers)
-            .chain(&["supervisor"])
+            .chain(&["supervisor", "server-manager"])
             .copied();
         for name in names {
             let mut cmd = Command::new(BIN);
@@ -102,10 +172,14 @@ impl Deployment {
             if name == "ingress" {
                 cmd.env("LISTEN_ADDR", &addr);
             }
+            if name == "server-manager" {
+                cmd.env("GRPC_LISTEN_ADDR", &grpc);
+            }
             procs.push(Proc::spawn(name, cmd, logs.path()));
         }
         let d = Self {
             addr,
+            grpc: format!("http://{grpc}"),
             procs,
             redis: None,
             cluster: None,

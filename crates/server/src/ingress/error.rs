@@ -1,4 +1,5 @@
-//! API errors: a status and a JSON body `{"error": {"code", "message"}}`.
+//! API errors: a status and a JSON body `{"error": {"code", "message", ...}}`, with
+//! extra fields for some codes (e.g. `banned_until`).
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -10,6 +11,10 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Extra fields of the error object.
+    pub details: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `Retry-After` seconds.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -18,7 +23,22 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            details: None,
+            retry_after: None,
         }
+    }
+
+    /// Adds a field to the error object.
+    pub fn with(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.details
+            .get_or_insert_with(Default::default)
+            .insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -55,7 +75,17 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut error = serde_json::Map::new();
+        error.insert("code".into(), self.code.into());
+        error.insert("message".into(), self.message.into());
+        error.extend(self.details.unwrap_or_default());
+        let body = serde_json::json!({ "error": error });
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
 }

@@ -5,6 +5,7 @@
 mod auth;
 mod error;
 mod extract;
+mod matches;
 mod tickets;
 mod ws;
 
@@ -62,6 +63,16 @@ pub fn router(state: AppState) -> Router {
             get(tickets::get_one).delete(tickets::cancel),
         )
         .route("/v1/players/{id}/matches", get(tickets::player_matches))
+        .route("/v1/players/{id}/assignment", get(matches::assignment))
+        .route("/v1/matches/{id}", get(matches::get_one))
+        .route(
+            "/v1/matches/{id}/accept",
+            axum::routing::post(matches::accept),
+        )
+        .route(
+            "/v1/matches/{id}/decline",
+            axum::routing::post(matches::decline),
+        )
         .route("/v1/ws", get(ws::upgrade))
         .route("/healthz", get(health))
         .route("/readyz", get(ready))

@@ -255,6 +255,26 @@ pub async fn create(
                 ),
             ));
         }
+        EnqueueOutcome::InMatch(player, mid) => {
+            return Err(ApiError::conflict(
+                "player_in_match",
+                format!("player {player} is in match {mid}, which is not over"),
+            )
+            .with("match_id", mid.to_string()));
+        }
+        EnqueueOutcome::Banned(player, until) => {
+            let secs = until.saturating_sub(now_ms()).div_ceil(1000).max(1);
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "queue_banned",
+                format!(
+                    "player {player} declined or ignored a ready check and may not queue for {secs} more seconds (until {until} ms since the epoch)"
+                ),
+            )
+            .with("player_id", player.to_string())
+            .with("banned_until", until)
+            .retry_after(secs));
+        }
     }
     // Just queued: no need to read it back from the store.
     let view = TicketView::new(&ticket, TicketStatus::Queued, ticket.enqueued_at);

@@ -1,13 +1,23 @@
 //! `GET /v1/ws`: pushes the authenticated player's events as JSON text frames.
 //! The first frame is `{"type": "session.ready", "player_id": ...}`, sent once the
 //! subscription is live, so a client knows no later event will be missed.
+//!
+//! The client may answer a ready check on the socket: `{"type": "match.accept",
+//! "match_id": ...}` or `match.decline`; the reply is `{"type": "match.answer",
+//! "match_id", "status"}` or `{"type": "error", ...}`. While the player has a ready
+//! check running, the socket closing starts the player's disconnect grace (a new
+//! socket within it cancels it; past it, it counts as a decline).
 
-use super::{ApiError, AppState, Player};
+use super::{ApiError, AppState, Player, matches};
+use crate::saga;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::response::Response;
-use mm_domain::{Event, PlayerId};
+use mm_domain::{Answer, Event, MatchId, MatchStatus, PlayerId, now_ms};
+use mm_store::Store;
+use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -25,24 +35,108 @@ pub async fn upgrade(
     let events = state.store.subscribe(&player).await?;
     let shutdown = state.shutdown.clone();
     let sockets = state.sockets.clone();
+    let store = state.store.clone();
     Ok(upgrade.on_upgrade(move |socket| async move {
-        sockets.spawn(session(socket, player, events, shutdown));
+        sockets.spawn(async move {
+            presence(&store, &player, true).await;
+            let closed_by_client = session(socket, &store, &player, events, shutdown).await;
+            if closed_by_client {
+                presence(&store, &player, false).await;
+            }
+        });
     }))
 }
 
+/// A message a client may send.
+#[derive(Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+enum Incoming {
+    #[serde(rename = "match.accept")]
+    Accept { match_id: String },
+    #[serde(rename = "match.decline")]
+    Decline { match_id: String },
+}
+
+/// Tells the store the player's connection came or went, if they have a ready
+/// check running; a drop also wakes the saga when the grace runs out.
+async fn presence(store: &Arc<dyn Store>, player: &PlayerId, connected: bool) {
+    let current = match store.current_match(player).await {
+        Ok(Some(c)) => c,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the player's match");
+            return;
+        }
+    };
+    let (pool, id) = current;
+    let record = match store.match_record(&pool, &id).await {
+        Ok(Some((r, _))) if r.status == MatchStatus::RequiresAcceptance => r,
+        _ => return,
+    };
+    if let Err(e) = store.presence(&pool, &id, player, connected).await {
+        tracing::warn!(error = %e, "could not record the player's presence");
+        return;
+    }
+    if !connected {
+        let grace = record.matched.lifecycle.disconnect_grace_ms;
+        let store = store.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(grace + 50)).await;
+            if let Err(e) = saga::advance(&*store, &pool, &id).await {
+                tracing::warn!(error = %e, "saga step failed; the supervisor will retry");
+            }
+        });
+    }
+}
+
+/// Handles one text frame from the client; returns the reply.
+async fn handle(store: &Arc<dyn Store>, player: &PlayerId, text: &str) -> serde_json::Value {
+    let error = |code: &str, message: String| serde_json::json!({"type": "error", "error": {"code": code, "message": message}});
+    let msg: Incoming = match serde_json::from_str(text) {
+        Ok(m) => m,
+        Err(e) => {
+            return error(
+                "invalid_message",
+                format!(
+                    "expected {{\"type\": \"match.accept\" | \"match.decline\", \"match_id\": ...}}: {e}"
+                ),
+            );
+        }
+    };
+    let (raw, answer) = match msg {
+        Incoming::Accept { match_id } => (match_id, Answer::Accepted),
+        Incoming::Decline { match_id } => (match_id, Answer::Declined),
+    };
+    let Ok(id) = MatchId::new(raw) else {
+        return error("match_not_found", "no such match".into());
+    };
+    match matches::respond(store, player, &id, answer).await {
+        Ok(record) => serde_json::json!({
+            "type": "match.answer",
+            "match_id": id,
+            "status": record.status,
+            "at": now_ms(),
+        }),
+        Err(e) => error(e.code, e.message),
+    }
+}
+
+/// Runs the socket until it closes. Returns true if the client went away (not a
+/// server shutdown).
 async fn session(
     mut socket: WebSocket,
-    player: PlayerId,
+    store: &Arc<dyn Store>,
+    player: &PlayerId,
     mut events: mpsc::Receiver<Event>,
     shutdown: CancellationToken,
-) {
+) -> bool {
     let hello = serde_json::json!({"type": "session.ready", "player_id": player});
     if socket
         .send(Message::Text(hello.to_string().into()))
         .await
         .is_err()
     {
-        return;
+        return true;
     }
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.tick().await;
@@ -51,28 +145,34 @@ async fn session(
             _ = shutdown.cancelled() => {
                 let frame = CloseFrame { code: close_code::AWAY, reason: "server shutting down".into() };
                 let _ = socket.send(Message::Close(Some(frame))).await;
-                return;
+                return false;
             }
             event = events.recv() => {
-                let Some(event) = event else { return };
+                let Some(event) = event else { return true };
                 let Ok(text) = serde_json::to_string(&event) else { continue };
                 if socket.send(Message::Text(text.into())).await.is_err() {
-                    return;
+                    return true;
                 }
             }
             incoming = socket.recv() => match incoming {
-                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
-                Some(Ok(Message::Text(_))) | Some(Ok(Message::Binary(_))) => {
-                    let reply = serde_json::json!({"type": "error", "error": {"code": "not_supported", "message": "this socket only pushes events"}});
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return true,
+                Some(Ok(Message::Text(text))) => {
+                    let reply = handle(store, player, text.as_str()).await;
                     if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
-                        return;
+                        return true;
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    let reply = serde_json::json!({"type": "error", "error": {"code": "not_supported", "message": "send JSON text frames"}});
+                    if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
+                        return true;
                     }
                 }
                 Some(Ok(_)) => {}
             },
             _ = ping.tick() => {
                 if socket.send(Message::Ping(Vec::new().into())).await.is_err() {
-                    return;
+                    return true;
                 }
             }
         }

@@ -1,10 +1,17 @@
 -- Makes a ticket the player's live ticket for its mode, compare-and-set: only if the
 -- player has none for that mode, or the one it has is ARGV[4] (which the caller
 -- found finished). A player may hold one live ticket per mode.
--- KEYS: 1 player's active hash (mode -> 'TICKET|pool,pool'), 2 player's ticket index hash
+-- A banned player, or one marked as in a match, gets nothing.
+-- KEYS: 1 player's active hash (mode -> 'TICKET|pool,pool'), 2 player's ticket index hash,
+--       3 ban string (until ms), 4 in-match string ('MATCH|pool')
 -- ARGV: 1 new ticket id, 2 mode, 3 the ticket's pools (comma-separated),
 --       4 expected current ticket id ('' for none), 5 ttl s
--- Returns '' on success, else the id of the player's current ticket for the mode.
+-- Returns '' on success, '!ban|UNTIL', '!match|MATCH|pool', else the id of the
+-- player's current ticket for the mode.
+local ban = redis.call('GET', KEYS[3])
+if ban then return '!ban|' .. ban end
+local busy = redis.call('GET', KEYS[4])
+if busy then return '!match|' .. busy end
 local cur = redis.call('HGET', KEYS[1], ARGV[2])
 if cur then
   local id = string.match(cur, '^[^|]*')

@@ -2,17 +2,23 @@
 -- commits only if it was not aborted meanwhile (see decide.lua), the worker still
 -- holds every one of its tickets and none was cancelled or withdrawn; otherwise it
 -- is aborted whole and its tickets stay held (the worker releases them next). The
--- decision is recorded once: 'c' committed or 'a' aborted.
+-- decision is recorded once: 'c' committed or 'a' aborted. A committed match gets
+-- its lifecycle hash (status, players, ready-check deadline) and, when its saga has
+-- a step to take, an entry in the due set.
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
---       6 decisions hash
--- ARGV: repeated groups: match id, match JSON, 'c' to try or 'a' to abort,
---       ticket count n, n ticket ids
+--       6 decisions hash, 7 due zset
+-- ARGV: 1 prefix of the lifecycle hashes, then repeated groups: match id, match JSON,
+--       'c' to try or 'a' to abort, status, ready-check deadline ('' none), player
+--       count, due time ('' none), ticket count n, n ticket ids
 -- Returns the ids of the committed matches.
 local now = now_ms()
 local committed = {}
-local i = 1
+local i = 2
 while i <= #ARGV do
-  local mid, json, try, n = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c', tonumber(ARGV[i + 3])
+  local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c'
+  local status, deadline, players, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
+  local n = tonumber(ARGV[i + 7])
+  i = i + 4
   local ok = try and not redis.call('HGET', KEYS[6], mid)
   if ok then
     for j = 1, n do
@@ -33,8 +39,16 @@ while i <= #ARGV do
       done[#done + 1] = now
       done[#done + 1] = id
     end
-    done[#done + 1] = now
-    done[#done + 1] = mid
+    local life = ARGV[1] .. mid
+    redis.call('HSET', life, 'st', status, 'n', players)
+    if deadline ~= '' then redis.call('HSET', life, 'dl', deadline) end
+    if due ~= '' then redis.call('ZADD', KEYS[7], due, mid) end
+    if status == 'completed' then
+      -- Nothing more happens to it: it may be forgotten after the retention.
+      redis.call('HSET', life, 'set', '1')
+      done[#done + 1] = now
+      done[#done + 1] = mid
+    end
     redis.call('ZREM', KEYS[2], unpack(ids))
     redis.call('HSET', KEYS[1], unpack(states))
     redis.call('ZADD', KEYS[4], unpack(done))

@@ -7,10 +7,16 @@
 -- none (the common case: one ticket, one pool); otherwise it changes nothing and
 -- returns the player's live tickets for the caller to withdraw, who then calls again
 -- in 'force' mode with the (mode, value) pairs it withdrew.
--- KEYS: 1 active hash, 2 ticket index hash, 3 history zset, 4 reservation string
+-- While the match is not over the player is marked as in it (ARGV[9] = 'MATCH|pool',
+-- '' when the match is already over), which keeps new tickets out; the mark is set
+-- first, in both modes, so no ticket can slip in between the two calls.
+-- KEYS: 1 active hash, 2 ticket index hash, 3 history zset, 4 reservation string,
+--       5 in-match string
 -- ARGV: 1 match id, 2 pool name, 3 matched ticket id, 4 match JSON, 5 created at,
---       6 history length, 7 ttl s, 8 'check' or 'force', then (force) pairs: mode, value
+--       6 history length, 7 ttl s, 8 'check' or 'force', 9 in-match mark, then
+--       (force) pairs: mode, value
 -- Returns {} when settled, else {pools of the matched ticket, mode, value, ...}.
+if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[7]) end
 local function settle(pairs_from)
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
   redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -tonumber(ARGV[6]) - 1)
@@ -29,7 +35,7 @@ end
 
 if ARGV[8] == 'force' then
   local given = {}
-  for i = 9, #ARGV do given[#given + 1] = ARGV[i] end
+  for i = 10, #ARGV do given[#given + 1] = ARGV[i] end
   return settle(given)
 end
 

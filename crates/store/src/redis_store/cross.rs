@@ -19,7 +19,8 @@
 //! 3. **Settle**, from the outbox (worker right away, supervisor after a crash):
 //!    withdraw the players' other tickets and the tickets' entries in other pools
 //!    (`withdraw.lua`; they say `matched_elsewhere`), then free each player
-//!    (`settle.lua`: history, live-ticket index, reservation).
+//!    (`settle.lua`: history, live-ticket index, reservation; while the match is
+//!    not over, the player's in-a-match mark keeps new tickets out).
 //!
 //! Safety: a player's reservation by a committed match is never replaced, and it is
 //! dropped only after every other ticket of the player is withdrawn, so no entry of
@@ -28,12 +29,12 @@
 //! committed match in the outbox (settled by the supervisor).
 
 use super::RedisStore;
-use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, matched_events, withdrawn_events};
+use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, formed_events, withdrawn_events};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
 use crate::redis_store::conn::Batches;
 use crate::{HISTORY_LEN, StoreError};
 use futures_util::future::try_join_all;
-use mm_domain::{Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId};
+use mm_domain::{Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -135,11 +136,18 @@ impl RedisStore {
             .key(&keys.matches)
             .key(&keys.done)
             .key(&keys.outbox)
-            .key(&keys.decisions);
+            .key(&keys.decisions)
+            .key(&keys.due)
+            .arg(&keys.life_prefix);
         for (m, lost) in matches.iter().zip(&lost) {
+            let (record, due) = MatchRecord::committed(m.clone());
             inv.arg(m.id.as_str())
                 .arg(serde_json::to_string(m)?)
                 .arg(if *lost { "a" } else { "c" })
+                .arg(record.status.as_str())
+                .arg(record.deadline.map(|d| d.to_string()).unwrap_or_default())
+                .arg(m.player_count())
+                .arg(due.map(|d| d.to_string()).unwrap_or_default())
                 .arg(m.tickets.len());
             for t in &m.tickets {
                 inv.arg(t.ticket_id.as_str());
@@ -337,7 +345,7 @@ impl RedisStore {
             }
         }
         for m in matches {
-            for e in matched_events(m) {
+            for e in formed_events(m) {
                 out.at(EVENTS_CHANNEL)
                     .publish(EVENTS_CHANNEL, serde_json::to_string(&e)?)
                     .ignore();
@@ -361,11 +369,13 @@ impl RedisStore {
         pairs: Option<&[String]>,
     ) -> Result<Vec<String>, StoreError> {
         let pk = PlayerKeys::new(player);
+        let ongoing = !m.lifecycle.initial_status().is_terminal();
         let mut inv = self.scripts.settle.prepare_invoke();
         inv.key(&pk.active)
             .key(&pk.tickets)
             .key(&pk.history)
             .key(&pk.reservation)
+            .key(&pk.in_match)
             .arg(m.id.as_str())
             .arg(pool_name)
             .arg(ticket.as_str())
@@ -373,7 +383,12 @@ impl RedisStore {
             .arg(m.created_at)
             .arg(HISTORY_LEN)
             .arg(super::PLAYER_TTL_SECS)
-            .arg(if pairs.is_some() { "force" } else { "check" });
+            .arg(if pairs.is_some() { "force" } else { "check" })
+            .arg(if ongoing {
+                format!("{}|{pool_name}", m.id)
+            } else {
+                String::new()
+            });
         for v in pairs.unwrap_or_default() {
             inv.arg(v);
         }

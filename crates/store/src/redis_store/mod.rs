@@ -5,6 +5,8 @@
 
 mod conn;
 mod cross;
+mod fleet;
+mod lifecycle;
 
 use crate::api::{Entry, State, combine, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
@@ -15,7 +17,8 @@ use conn::Conn;
 use futures_util::StreamExt;
 use futures_util::future::try_join_all;
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId, TicketView,
+    Event, EventEnvelope, Match, MatchId, MatchStatus, Millis, PlayerId, Pool, Ticket, TicketId,
+    TicketView,
 };
 use redis::AsyncCommands;
 use redis::aio::ConnectionManagerConfig;
@@ -27,6 +30,14 @@ use tokio::sync::{OnceCell, mpsc};
 const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
 /// Largest batch purged per script call.
 const PURGE_CHUNK: usize = 1000;
+
+/// What [`RedisStore::activate`] found.
+enum Activation {
+    Done,
+    Busy(TicketId),
+    InMatch(MatchId),
+    Banned(Millis),
+}
 
 /// What [`RedisStore::pool_state`] reads of one entry.
 struct Stored {
@@ -47,16 +58,16 @@ pub struct RedisStore {
 
 impl RedisStore {
     /// Makes `ticket` the player's live ticket for its mode (compare-and-set; a
-    /// finished ticket may be replaced). Returns the player's live ticket for the
-    /// mode if there is one.
-    /// Each retry follows a ticket that finished, so a few tries always suffice
-    /// unless the player is racing themselves.
+    /// finished ticket may be replaced), unless the player is banned, in a match
+    /// that is not over, or has a live ticket for the mode.
+    /// Each retry follows a ticket or match that finished, so a few tries always
+    /// suffice unless the player is racing themselves.
     async fn activate(
         &self,
         player: &PlayerId,
         ticket: &Ticket,
         pools: &str,
-    ) -> Result<Option<TicketId>, StoreError> {
+    ) -> Result<Activation, StoreError> {
         let pk = PlayerKeys::new(player);
         let mut expected = String::new();
         for _ in 0..5 {
@@ -65,6 +76,8 @@ impl RedisStore {
                 .activate
                 .key(&pk.active)
                 .key(&pk.tickets)
+                .key(&pk.ban)
+                .key(&pk.in_match)
                 .arg(ticket.id.as_str())
                 .arg(&ticket.mode)
                 .arg(pools)
@@ -73,17 +86,70 @@ impl RedisStore {
                 .invoke_async(&mut self.conn())
                 .await?;
             if current.is_empty() || current == ticket.id.as_str() {
-                return Ok(None);
+                return Ok(Activation::Done);
+            }
+            if let Some(until) = current.strip_prefix("!ban|") {
+                return Ok(Activation::Banned(until.parse().unwrap_or_default()));
+            }
+            if let Some(mark) = current.strip_prefix("!match|") {
+                match self.ongoing(mark).await? {
+                    Some(mid) => return Ok(Activation::InMatch(mid)),
+                    None => {
+                        // The match is over and its unwind already ran (or the mark
+                        // was set late): the mark is stale.
+                        self.clear_mark(player, mark).await?;
+                        continue;
+                    }
+                }
             }
             let current = TicketId::new(current).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             match self.ticket(player, &current).await? {
-                Some(v) if !v.status.is_terminal() => return Ok(Some(current)),
+                Some(v) if !v.status.is_terminal() => return Ok(Activation::Busy(current)),
                 _ => expected = current.to_string(),
             }
         }
-        Ok(Some(
+        Ok(Activation::Busy(
             TicketId::new(expected).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         ))
+    }
+
+    /// The match of an in-a-match mark `MATCH|pool`, if it is not over.
+    async fn ongoing(&self, mark: &str) -> Result<Option<MatchId>, StoreError> {
+        let Some((mid, pool)) = mark.split_once('|') else {
+            return Ok(None);
+        };
+        let (Ok(mid), Some(pool)) = (MatchId::new(mid), Pool::parse(pool)) else {
+            return Ok(None);
+        };
+        let st: Option<String> = self
+            .conn()
+            .hget(PoolKeys::new(&pool).life(mid.as_str()), "st")
+            .await?;
+        let over = st
+            .as_deref()
+            .and_then(MatchStatus::parse)
+            .is_none_or(MatchStatus::is_terminal);
+        Ok((!over).then_some(mid))
+    }
+
+    /// Drops `player`'s in-a-match mark if it is still `mark`.
+    async fn clear_mark(&self, player: &PlayerId, mark: &str) -> Result<(), StoreError> {
+        let pk = PlayerKeys::new(player);
+        let _: i64 = self
+            .scripts
+            .unwind_player
+            .key(&pk.in_match)
+            .key(&pk.ban)
+            .key(&pk.active)
+            .arg(mark)
+            .arg("")
+            .arg(0)
+            .arg("")
+            .arg("")
+            .arg(PLAYER_TTL_SECS)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(())
     }
 
     /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379`).
@@ -245,7 +311,13 @@ impl Store for RedisStore {
         // Every player of the ticket takes it as their live ticket for the mode, one
         // after the other; if one is busy, the ones already taken are given back.
         for (i, player) in ticket.players.iter().enumerate() {
-            if let Some(busy) = self.activate(player, ticket, &names).await? {
+            let refused = match self.activate(player, ticket, &names).await? {
+                Activation::Done => None,
+                Activation::Busy(t) => Some(EnqueueOutcome::PlayerBusy(player.clone(), t)),
+                Activation::InMatch(m) => Some(EnqueueOutcome::InMatch(player.clone(), m)),
+                Activation::Banned(u) => Some(EnqueueOutcome::Banned(player.clone(), u)),
+            };
+            if let Some(refused) = refused {
                 for done in &ticket.players[..i] {
                     let pk = PlayerKeys::new(done);
                     let _: i64 = self
@@ -258,7 +330,7 @@ impl Store for RedisStore {
                         .invoke_async(&mut self.conn())
                         .await?;
                 }
-                return Ok(EnqueueOutcome::PlayerBusy(player.clone(), busy));
+                return Ok(refused);
             }
         }
         let json = serde_json::to_string(ticket)?;
@@ -307,13 +379,8 @@ impl Store for RedisStore {
         else {
             return Ok(None);
         };
-        let keys = PoolKeys::new(&pool);
         let found = match &state {
-            State::Matched(mid) => {
-                let json: Option<String> = self.conn().hget(&keys.matches, mid.as_str()).await?;
-                json.map(|j| serde_json::from_str::<Match>(&j))
-                    .transpose()?
-            }
+            State::Matched(mid) => self.read_record(&pool, mid).await?.map(|(r, _)| r),
             _ => None,
         };
         Ok(Some(view(
@@ -542,6 +609,7 @@ impl Store for RedisStore {
                 .key(&keys.decisions)
                 .arg(cutoff)
                 .arg(PURGE_CHUNK)
+                .arg(&keys.life_prefix)
                 .invoke_async(&mut self.conn())
                 .await?;
             total += n;

@@ -23,6 +23,7 @@ fn make_match(claimed: &[&Claimed]) -> Match {
             })
             .collect(),
         created_at: now_ms(),
+        lifecycle: Default::default(),
     }
 }
 
@@ -80,7 +81,7 @@ async fn claim_complete_release(h: Harness) {
 
     let t0 = &claimed[0].ticket;
     let v = h.store.ticket(&t0.owner, &t0.id).await.unwrap().unwrap();
-    assert_eq!(v.status, TicketStatus::Matched);
+    assert_eq!(v.status, TicketStatus::Completed);
     assert_eq!(v.match_id, Some(m.id.clone()));
     assert_eq!(v.co_players, Some(claimed[1].ticket.players.clone()));
     let t2 = &claimed[2].ticket;
@@ -204,7 +205,7 @@ async fn cancel_matched_is_refused(h: Harness) {
             .unwrap()
             .unwrap()
             .status,
-        TicketStatus::Matched
+        TicketStatus::Completed
     );
 }
 
@@ -325,7 +326,7 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
         .unwrap()
         .unwrap();
     match ev {
-        Event::Matched {
+        Event::Completed {
             ticket_id,
             match_id,
             ..

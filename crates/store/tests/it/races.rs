@@ -43,6 +43,7 @@ fn pair_matches(claimed: &[Claimed]) -> Vec<Match> {
                 })
                 .collect(),
             created_at: now_ms(),
+            lifecycle: Default::default(),
         })
         .collect()
 }
@@ -281,7 +282,7 @@ async fn cancel_racing_claim(h: Harness) {
         if cancelled.contains(&t.id) {
             assert_eq!(v.status, TicketStatus::Cancelled);
         } else if seen.contains(&t.id) {
-            assert_eq!(v.status, TicketStatus::Matched);
+            assert_eq!(v.status, TicketStatus::Completed);
         }
     }
     assert_eq!(h.store.depths(&pool()).await.unwrap().processing, 0);

@@ -57,6 +57,7 @@ pub(crate) fn make_match(pool: &Pool, tickets: &[&Ticket]) -> Match {
             })
             .collect(),
         created_at: now_ms(),
+        lifecycle: Default::default(),
     }
 }
 
@@ -102,7 +103,7 @@ async fn first_match_withdraws_the_other_modes(h: Harness) {
     assert_eq!(done, vec![m.id.clone()]);
     s.fan_out(&ranked, std::slice::from_ref(&m)).await.unwrap();
 
-    assert_eq!(status(s, &a).await.0, TicketStatus::Matched);
+    assert_eq!(status(s, &a).await.0, TicketStatus::Completed);
     assert_eq!(
         status(s, &b).await,
         (TicketStatus::Cancelled, Some(MATCHED_ELSEWHERE.to_string()))
@@ -127,7 +128,7 @@ async fn first_match_withdraws_the_other_modes(h: Harness) {
     assert!(
         heard
             .iter()
-            .any(|e| matches!(e, Event::Matched { ticket_id, .. } if *ticket_id == a.id)),
+            .any(|e| matches!(e, Event::Completed { ticket_id, .. } if *ticket_id == a.id)),
         "{heard:?}"
     );
     // Cancelling the withdrawn ticket changes nothing.
@@ -225,7 +226,7 @@ async fn a_ticket_in_several_regions_matches_once(h: Harness) {
 
     // The ticket reads as matched in na; its eu entry is gone from the queue.
     let v = s.ticket(&both.players[0], &both.id).await.unwrap().unwrap();
-    assert_eq!(v.status, TicketStatus::Matched);
+    assert_eq!(v.status, TicketStatus::Completed);
     assert_eq!(v.match_id, Some(m_na.id.clone()));
     assert_eq!(
         s.cancel(&both.players[0], &both.id).await.unwrap(),
@@ -363,7 +364,7 @@ async fn racing_workers_never_double_book(h: Harness) {
             .or_default() += 1;
         match match_of_ticket.get(&t.id) {
             Some(mid) => {
-                assert_eq!(v.status, TicketStatus::Matched, "{v:?}");
+                assert_eq!(v.status, TicketStatus::Completed, "{v:?}");
                 assert_eq!(v.match_id.as_ref(), Some(mid));
             }
             None if t.players.iter().any(|p| match_of_player.contains_key(p)) => {

@@ -1,16 +1,20 @@
 //! [`Store`] in process memory: the embedded default of `matchmaker serve`. Same
 //! semantics as the Redis store (one conformance suite runs against both); every
 //! operation holds one lock, which plays the part of a Lua script's atomicity.
+//! The match lifecycle and the game servers are in [`lifecycle`] and [`fleet`].
+
+mod fleet;
+mod lifecycle;
 
 use crate::api::{
-    Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, matched_events, view,
+    Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, formed_events, view,
     withdrawn_events,
 };
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
 use async_trait::async_trait;
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, Millis, PlayerId, Pool, Ticket, TicketId, TicketView,
-    now_ms,
+    Event, EventEnvelope, Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId,
+    TicketView, now_ms,
 };
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
@@ -44,6 +48,10 @@ struct PoolState {
     /// Finished ticket and match ids -> finish time.
     done: HashMap<String, Millis>,
     outbox: HashMap<MatchId, Millis>,
+    /// Committed matches' lifecycles.
+    lives: HashMap<MatchId, MatchRecord>,
+    /// Matches whose saga has a step due -> when.
+    due: HashMap<MatchId, Millis>,
 }
 
 impl PoolState {
@@ -85,12 +93,17 @@ struct PlayerState {
     tickets: HashMap<TicketId, Vec<Pool>>,
     /// Newest first.
     history: Vec<Match>,
+    /// The match the player is in while it is not over.
+    in_match: Option<(Pool, MatchId)>,
+    /// The player may not queue before this time.
+    banned_until: Option<Millis>,
 }
 
 #[derive(Default)]
 struct Inner {
     pools: HashMap<Pool, PoolState>,
     players: HashMap<PlayerId, PlayerState>,
+    fleet: fleet::FleetState,
 }
 
 impl Inner {
@@ -119,10 +132,35 @@ impl Inner {
                 .insert(t.ticket_id.clone(), State::Matched(m.id.clone()));
             ps.done.insert(t.ticket_id.to_string(), now);
         }
-        ps.done.insert(m.id.to_string(), now);
+        let (record, due) = MatchRecord::committed(m.clone());
+        if record.status.is_terminal() {
+            ps.done.insert(m.id.to_string(), now);
+        }
+        if let Some(at) = due {
+            ps.due.insert(m.id.clone(), at);
+        }
+        ps.lives.insert(m.id.clone(), record);
         ps.matches.insert(m.id.clone(), m.clone());
         ps.outbox.insert(m.id.clone(), now);
         true
+    }
+
+    /// Why `player` may not queue now: banned, or in a match that is not over.
+    fn blocked(&mut self, player: &PlayerId, now: Millis) -> Option<EnqueueOutcome> {
+        let state = self.players.get(player)?;
+        if let Some(until) = state.banned_until.filter(|u| *u > now) {
+            return Some(EnqueueOutcome::Banned(player.clone(), until));
+        }
+        let (pool, mid) = state.in_match.clone()?;
+        let ongoing = self
+            .pools
+            .get(&pool)
+            .and_then(|ps| ps.lives.get(&mid))
+            .is_some_and(|r| !r.status.is_terminal());
+        if ongoing {
+            return Some(EnqueueOutcome::InMatch(player.clone(), mid));
+        }
+        None
     }
 
     /// The ticket's entries in the pools it waits in.
@@ -146,7 +184,7 @@ impl Inner {
         let ps = self.pools.get(&e.pool)?;
         let ticket = ps.tickets.get(id)?;
         let found = match &e.state {
-            State::Matched(mid) => ps.matches.get(mid),
+            State::Matched(mid) => ps.lives.get(mid),
             _ => None,
         };
         Some(view(ticket, &e.state, e.finished_at, found, now))
@@ -179,6 +217,17 @@ impl Inner {
     /// withdrawn tickets.
     fn settle(&mut self, pool: &Pool, m: &Match, now: Millis) -> Vec<EventEnvelope> {
         let mut events = Vec::new();
+        let ongoing = self
+            .pools
+            .get(pool)
+            .and_then(|ps| ps.lives.get(&m.id))
+            .is_some_and(|r| !r.status.is_terminal());
+        if ongoing {
+            for player in m.players() {
+                self.players.entry(player.clone()).or_default().in_match =
+                    Some((pool.clone(), m.id.clone()));
+            }
+        }
         for t in &m.tickets {
             let own: Vec<Pool> = self
                 .pools
@@ -242,6 +291,9 @@ impl Store for MemoryStore {
         let now = now_ms();
         let mut inner = self.lock();
         for p in &ticket.players {
+            if let Some(busy) = inner.blocked(p, now) {
+                return Ok(busy);
+            }
             let active = inner
                 .players
                 .get(p)
@@ -468,7 +520,7 @@ impl Store for MemoryStore {
                 inner.pool(pool).outbox.remove(&m.id);
             }
         }
-        for envelope in matches.iter().flat_map(matched_events) {
+        for envelope in matches.iter().flat_map(formed_events) {
             self.hub.dispatch(envelope);
         }
         Ok(())
@@ -516,6 +568,8 @@ impl Store for MemoryStore {
                 && id.starts_with("m-")
             {
                 ps.matches.remove(&mid);
+                ps.lives.remove(&mid);
+                ps.due.remove(&mid);
             } else if let Ok(tid) = TicketId::new(id.clone()) {
                 ps.tickets.remove(&tid);
                 ps.state.remove(&tid);

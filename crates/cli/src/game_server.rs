@@ -1,0 +1,183 @@
+//! `matchmaker example-game-server`: a small game server that shows the server
+//! manager's contract end to end. It registers, heartbeats, and for every match a
+//! heartbeat lists it "plays" for `--match-duration`, then reports a result (team 0
+//! wins, the others lose; in a one-player-per-team mode the players are ranked by
+//! team) and releases the slot. If the manager forgot it (it missed heartbeats), it
+//! registers again. Each match it starts and finishes is printed as a JSON line on
+//! stdout, which is what the tests read.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use mm_proto::v1 as pb;
+use mm_proto::v1::server_manager_client::ServerManagerClient;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tonic::transport::Channel;
+
+#[derive(Debug, Clone, Args)]
+pub struct GameServerArgs {
+    /// The server manager's gRPC address.
+    #[arg(
+        long,
+        env = "SERVER_MANAGER_URL",
+        default_value = "http://127.0.0.1:50051"
+    )]
+    pub manager: String,
+    /// This server's id (default: random).
+    #[arg(long, env = "GAME_SERVER_ID")]
+    pub id: Option<String>,
+    /// Region the server runs in.
+    #[arg(long, env = "GAME_SERVER_REGION", default_value = "eu")]
+    pub region: String,
+    /// Modes it hosts, comma-separated (default: every mode).
+    #[arg(long, env = "GAME_SERVER_MODES", value_delimiter = ',')]
+    pub modes: Vec<String>,
+    /// Matches it hosts at once.
+    #[arg(long, env = "GAME_SERVER_CAPACITY", default_value_t = 4)]
+    pub capacity: u32,
+    /// Where players connect.
+    #[arg(long, env = "GAME_SERVER_ADDRESS", default_value = "127.0.0.1:7777")]
+    pub address: String,
+    /// How long each match lasts before its result is reported.
+    #[arg(long, env = "MATCH_DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub match_duration: Duration,
+}
+
+/// Connects, retrying for a while (the manager may still be starting).
+async fn connect(url: &str) -> Result<ServerManagerClient<Channel>> {
+    let mut last = None;
+    for _ in 0..50 {
+        match ServerManagerClient::connect(url.to_string()).await {
+            Ok(c) => return Ok(c),
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(last.expect("tried")).with_context(|| format!("cannot reach the server manager at {url}"))
+}
+
+async fn register(
+    client: &mut ServerManagerClient<Channel>,
+    args: &GameServerArgs,
+    id: &str,
+) -> Result<Duration> {
+    let r = client
+        .register(pb::RegisterRequest {
+            server_id: id.to_string(),
+            region: args.region.clone(),
+            modes: args.modes.clone(),
+            capacity: args.capacity,
+            address: args.address.clone(),
+        })
+        .await
+        .context("register")?
+        .into_inner();
+    println!(
+        "{}",
+        serde_json::json!({"event": "registered", "server_id": id})
+    );
+    Ok(Duration::from_millis(r.heartbeat_interval_ms.max(50)))
+}
+
+/// The result this example reports: team 0 wins, the others lose; ranked by team.
+fn result_of(server_id: &str, a: &pb::Allocation) -> pb::ReportResultRequest {
+    pb::ReportResultRequest {
+        server_id: server_id.to_string(),
+        match_id: a.match_id.clone(),
+        teams: a
+            .teams
+            .iter()
+            .map(|t| pb::TeamResult {
+                team: t.index,
+                outcome: if t.index == 0 {
+                    pb::Outcome::Win
+                } else {
+                    pb::Outcome::Loss
+                } as i32,
+                placement: t.index + 1,
+            })
+            .collect(),
+        players: Vec::new(),
+        abandoned: Vec::new(),
+    }
+}
+
+async fn play(
+    mut client: ServerManagerClient<Channel>,
+    id: String,
+    a: pb::Allocation,
+    d: Duration,
+) {
+    let players: Vec<&String> = a.teams.iter().flat_map(|t| &t.player_ids).collect();
+    println!(
+        "{}",
+        serde_json::json!({"event": "match_started", "match_id": a.match_id, "players": players})
+    );
+    tokio::time::sleep(d).await;
+    let reported = client.report_result(result_of(&id, &a)).await;
+    if let Err(e) = &reported {
+        eprintln!("report_result {}: {e}", a.match_id);
+    }
+    let released = client
+        .release(pb::ReleaseRequest {
+            server_id: id.clone(),
+            match_id: a.match_id.clone(),
+        })
+        .await;
+    if let Err(e) = &released {
+        eprintln!("release {}: {e}", a.match_id);
+    }
+    println!(
+        "{}",
+        serde_json::json!({"event": "match_finished", "match_id": a.match_id, "reported": reported.is_ok(), "released": released.is_ok()})
+    );
+}
+
+pub async fn run(args: GameServerArgs) -> Result<()> {
+    let id = args
+        .id
+        .clone()
+        .unwrap_or_else(|| format!("gs-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
+    let mut client = connect(&args.manager).await?;
+    let mut every = register(&mut client, &args, &id).await?;
+    let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let beat = client
+            .heartbeat(pb::HeartbeatRequest {
+                server_id: id.clone(),
+            })
+            .await;
+        let allocations = match beat {
+            Ok(r) => r.into_inner().allocations,
+            Err(s) if s.code() == tonic::Code::NotFound => {
+                every = register(&mut client, &args, &id).await?;
+                continue;
+            }
+            Err(s) => {
+                eprintln!("heartbeat: {s}");
+                continue;
+            }
+        };
+        for a in allocations {
+            let new = playing
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(a.match_id.clone());
+            if new {
+                tokio::spawn(play(client.clone(), id.clone(), a, args.match_duration));
+            }
+        }
+    }
+    let _ = client
+        .release(pb::ReleaseRequest {
+            server_id: id,
+            match_id: String::new(),
+        })
+        .await;
+    Ok(())
+}

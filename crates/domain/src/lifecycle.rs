@@ -1,0 +1,354 @@
+//! A match's life after it is formed: the ready check, the game server it is placed
+//! on, its result; the statuses and reasons the API shows for it.
+
+use crate::{Match, Millis, PlayerId};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How long a saga step may take its driver before the supervisor does it instead.
+pub const STEP_GRACE_MS: Millis = 3_000;
+
+/// How a match proceeds once formed; copied from its mode when the match is made.
+/// The default (no ready check, no placement) ends matchmaking at the match itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lifecycle {
+    /// Every player must accept within this long; `None`: no ready check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_check_ms: Option<Millis>,
+    /// Queue ban for players who decline or let the ready check run out.
+    #[serde(default)]
+    pub decline_ban_ms: Millis,
+    /// A player whose connection drops during the ready check has this long to come
+    /// back before it counts as a decline.
+    #[serde(default)]
+    pub disconnect_grace_ms: Millis,
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// Who finds the match a game server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Nobody: matchmaking completes with the match (the studio's backend takes it
+    /// from `match.completed`).
+    #[default]
+    None,
+    /// The server manager allocates a slot on a registered game server.
+    Servers,
+}
+
+impl Lifecycle {
+    /// The status a match starts in when committed.
+    pub fn initial_status(&self) -> MatchStatus {
+        if self.ready_check_ms.is_some() {
+            MatchStatus::RequiresAcceptance
+        } else {
+            self.after_acceptance()
+        }
+    }
+
+    /// The status once every player accepted (or at once without a ready check).
+    pub fn after_acceptance(&self) -> MatchStatus {
+        match self.placement {
+            Placement::Servers => MatchStatus::Placing,
+            Placement::None => MatchStatus::Completed,
+        }
+    }
+}
+
+/// Where a match is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchStatus {
+    /// Waiting for every player to accept.
+    RequiresAcceptance,
+    /// Everyone accepted; a game server is being allocated.
+    Placing,
+    /// On a game server; players were told where to connect.
+    Assigned,
+    /// Over: the game server reported the result (or, without placement, matchmaking
+    /// is done).
+    Completed,
+    /// Called off before it started (a player declined).
+    Cancelled,
+    /// Called off because a player did not accept in time.
+    TimedOut,
+    /// Could not be placed, or its game server was lost.
+    Failed,
+}
+
+impl MatchStatus {
+    pub const ALL: [MatchStatus; 7] = [
+        Self::RequiresAcceptance,
+        Self::Placing,
+        Self::Assigned,
+        Self::Completed,
+        Self::Cancelled,
+        Self::TimedOut,
+        Self::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RequiresAcceptance => "requires_acceptance",
+            Self::Placing => "placing",
+            Self::Assigned => "assigned",
+            Self::Completed => "completed",
+            Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Over: nothing more happens to the match.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Self::Completed | Self::Cancelled | Self::TimedOut | Self::Failed
+        )
+    }
+}
+
+/// Why a match or ticket ended badly (the `reason` field).
+pub mod reasons {
+    /// A player declined the ready check.
+    pub const DECLINED: &str = "declined";
+    /// A player did not answer the ready check in time.
+    pub const READY_CHECK_EXPIRED: &str = "ready_check_expired";
+    /// A player's connection dropped during the ready check and did not come back
+    /// within the grace period.
+    pub const DISCONNECTED: &str = "disconnected";
+    /// No live game server of the region and mode had a free slot.
+    pub const NO_SERVER: &str = "no_server_available";
+    /// The game server stopped heartbeating during the match.
+    pub const SERVER_LOST: &str = "server_lost";
+    /// The game server released the match without reporting a result.
+    pub const RELEASED: &str = "released_without_result";
+    /// Another match of the same players was cancelled or failed; the ticket went
+    /// back to the queue.
+    pub const REQUEUED: &str = "requeued";
+}
+
+/// A player's answer to the ready check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Accepted,
+    Declined,
+}
+
+/// A game server slot given to a match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerAssignment {
+    pub server_id: String,
+    /// Where players connect.
+    pub address: String,
+}
+
+/// Win, loss or draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Win,
+    Loss,
+    Draw,
+}
+
+/// One team's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamResult {
+    pub team: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// 1 for first place; `None` when not ranked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<u32>,
+}
+
+/// One player's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerResult {
+    pub player_id: PlayerId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<u32>,
+}
+
+/// What the game server reported at the end of a match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchResult {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teams: Vec<TeamResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub players: Vec<PlayerResult>,
+    /// Players who left before the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abandoned: Vec<PlayerId>,
+    pub reported_at: Millis,
+}
+
+/// A match and where it is in its life, as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchRecord {
+    #[serde(rename = "match")]
+    pub matched: Match,
+    pub status: MatchStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When the ready check ends, while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Millis>,
+    /// Ready-check answers so far.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answers: BTreeMap<PlayerId, Answer>,
+    /// Players whose connection dropped during the ready check, and when.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub disconnected: BTreeMap<PlayerId, Millis>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerAssignment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<MatchResult>,
+    /// The players' tickets were handled after the match ended (requeued, ended or
+    /// freed) and everyone was told.
+    #[serde(default)]
+    pub settled: bool,
+}
+
+impl MatchRecord {
+    /// A match just committed: its initial status, ready-check deadline, and when
+    /// its first step is due (`None`: nothing to do).
+    pub fn committed(matched: Match) -> (Self, Option<Millis>) {
+        let lc = matched.lifecycle;
+        let status = lc.initial_status();
+        let deadline = lc
+            .ready_check_ms
+            .map(|t| matched.created_at.saturating_add(t));
+        let due = match status {
+            MatchStatus::RequiresAcceptance => deadline,
+            MatchStatus::Placing => Some(matched.created_at.saturating_add(STEP_GRACE_MS)),
+            _ => None,
+        };
+        let record = Self {
+            matched,
+            status,
+            reason: None,
+            deadline,
+            answers: BTreeMap::new(),
+            disconnected: BTreeMap::new(),
+            server: None,
+            result: None,
+            settled: !matches!(
+                status,
+                MatchStatus::RequiresAcceptance | MatchStatus::Placing
+            ),
+        };
+        (record, due)
+    }
+
+    /// Players who have not answered the ready check.
+    pub fn pending(&self) -> Vec<PlayerId> {
+        self.matched
+            .players()
+            .filter(|p| !self.answers.contains_key(*p))
+            .cloned()
+            .collect()
+    }
+
+    /// Players whose disconnection outlasted the grace period at `now`.
+    pub fn gone(&self, now: Millis) -> Vec<PlayerId> {
+        let grace = self.matched.lifecycle.disconnect_grace_ms;
+        self.disconnected
+            .iter()
+            .filter(|(_, at)| now >= at.saturating_add(grace))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// When the ready check needs looking at next: its deadline, or sooner if a
+    /// disconnected player's grace runs out first.
+    pub fn next_check(&self) -> Option<Millis> {
+        let grace = self.matched.lifecycle.disconnect_grace_ms;
+        let dl = self.deadline?;
+        Some(
+            self.disconnected
+                .values()
+                .map(|at| at.saturating_add(grace))
+                .fold(dl, Millis::min),
+        )
+    }
+}
+
+/// How one ticket of a match that ended before it was played comes out of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TicketFate {
+    /// Back in the queue with its original wait.
+    Requeue,
+    /// Ended with this ticket status and reason; `ban` players may not queue until
+    /// the given time.
+    End {
+        status: crate::TicketStatus,
+        reason: String,
+    },
+    /// The match was played (or at least placed): the ticket stays with it.
+    Stay,
+}
+
+impl MatchRecord {
+    /// What happens to a ticket with `players` once this match is over: before the
+    /// pivot (cancelled, timed out, or failed while placing) tickets without a
+    /// player at fault go back to the queue; after it they stay with the match.
+    pub fn fate(&self, players: &[PlayerId]) -> TicketFate {
+        use crate::TicketStatus;
+        match self.status {
+            MatchStatus::Cancelled | MatchStatus::TimedOut => {
+                let declined = players
+                    .iter()
+                    .any(|p| self.answers.get(p) == Some(&Answer::Declined));
+                let silent = players.iter().any(|p| !self.answers.contains_key(p));
+                if declined {
+                    TicketFate::End {
+                        status: TicketStatus::Cancelled,
+                        reason: self
+                            .reason
+                            .clone()
+                            .filter(|r| r == reasons::DISCONNECTED)
+                            .unwrap_or_else(|| reasons::DECLINED.to_string()),
+                    }
+                } else if silent && self.status == MatchStatus::TimedOut {
+                    TicketFate::End {
+                        status: TicketStatus::TimedOut,
+                        reason: reasons::READY_CHECK_EXPIRED.to_string(),
+                    }
+                } else {
+                    TicketFate::Requeue
+                }
+            }
+            MatchStatus::Failed if self.server.is_none() => TicketFate::Requeue,
+            _ => TicketFate::Stay,
+        }
+    }
+
+    /// Players banned from queueing when this match ended: those who declined (or
+    /// dropped), and on a timeout those who never answered.
+    pub fn at_fault(&self) -> Vec<PlayerId> {
+        match self.status {
+            MatchStatus::Cancelled | MatchStatus::TimedOut => self
+                .matched
+                .players()
+                .filter(|p| match self.answers.get(*p) {
+                    Some(Answer::Declined) => true,
+                    Some(Answer::Accepted) => false,
+                    None => self.status == MatchStatus::TimedOut,
+                })
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}

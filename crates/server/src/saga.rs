@@ -1,0 +1,252 @@
+//! The match saga (seed 004): remove from queue -> ready check -> allocate a game
+//! server (the pivot) -> record -> notify players with the address.
+//!
+//! The saga's state is the match's lifecycle in the store, so any process can take
+//! the next step: the worker that formed the match, the ingress that took the last
+//! ready-check answer, the server manager that got a result, or the supervisor for
+//! a match whose driver died ([`Lifecycle::due`]). [`advance`] reads the record and
+//! applies the step its status calls for; every step is a compare-and-set in the
+//! store, so two drivers racing on one match cannot both apply it.
+//!
+//! Before the pivot every failure compensates: a declined or expired ready check
+//! sends the tickets of players not at fault back to the queue with their wait,
+//! ends the others' and bans the players at fault; no free server sends everyone
+//! back. After the pivot steps only go forward: the assignment is retried until the
+//! players are told; a lost game server fails the match without a rating change and
+//! frees its players.
+
+use mm_domain::{
+    Answer, Event, EventEnvelope, MatchId, MatchRecord, MatchStatus, Pool, TicketFate, now_ms,
+    reasons,
+};
+use mm_store::{AllocateOutcome, Allocation, Store, StoreError, Transition};
+
+/// What one call to [`advance`] left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Waiting for players (ready check) or for the game (assigned).
+    Waiting(MatchStatus),
+    /// Over and settled.
+    Over(MatchStatus),
+    /// Not ready for the saga yet: its commit is still being settled.
+    Unsettled,
+    /// No such match.
+    Missing,
+}
+
+/// Crash testing: with `MATCHMAKER_FAILPOINT=saga-pause-after-STEP` (STEP one of
+/// `allocate`, `assign`, `unwind`) the process driving a saga stops for good right
+/// after that step, so a test can SIGKILL it exactly there.
+fn failpoint(step: &str) -> bool {
+    static AT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    AT.get_or_init(|| {
+        std::env::var("MATCHMAKER_FAILPOINT")
+            .ok()
+            .and_then(|v| v.strip_prefix("saga-pause-after-").map(String::from))
+    })
+    .as_deref()
+        == Some(step)
+}
+
+async fn pause_if(step: &str, id: &MatchId) {
+    if failpoint(step) {
+        tracing::warn!(match_id = %id, step, "failpoint: saga paused for good");
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Takes every step of the match's saga that is due now, until it waits for
+/// players or the game, or is over.
+pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Progress, StoreError> {
+    // Each pass applies at most one move; a few passes reach a resting state.
+    for _ in 0..8 {
+        let Some((record, in_outbox)) = store.match_record(pool, id).await? else {
+            return Ok(Progress::Missing);
+        };
+        if in_outbox {
+            return Ok(Progress::Unsettled);
+        }
+        let now = now_ms();
+        match record.status {
+            MatchStatus::RequiresAcceptance => {
+                let gone = record.gone(now);
+                let expired = record.deadline.is_some_and(|d| now >= d);
+                let t = if !gone.is_empty() {
+                    let mut t =
+                        Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::Cancelled)
+                            .reason(reasons::DISCONNECTED)
+                            .due(now);
+                    t.answers = gone.into_iter().map(|p| (p, Answer::Declined)).collect();
+                    t
+                } else if expired {
+                    Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::TimedOut)
+                        .reason(reasons::READY_CHECK_EXPIRED)
+                        .due(now)
+                } else {
+                    if let Some(at) = record.next_check() {
+                        store.reschedule(pool, id, at).await?;
+                    }
+                    return Ok(Progress::Waiting(record.status));
+                };
+                store.transition(pool, id, t).await?;
+            }
+            MatchStatus::Placing => place(store, pool, &record).await?,
+            MatchStatus::Assigned => {
+                if let Some(server) = &record.server {
+                    let events: Vec<EventEnvelope> = record
+                        .matched
+                        .tickets
+                        .iter()
+                        .flat_map(|t| {
+                            t.players.iter().map(|p| EventEnvelope {
+                                player: p.clone(),
+                                event: Event::Assigned {
+                                    ticket_id: t.ticket_id.clone(),
+                                    match_id: id.clone(),
+                                    server: server.clone(),
+                                    matched: record.matched.clone(),
+                                },
+                            })
+                        })
+                        .collect();
+                    store.publish(&events).await?;
+                }
+                store.step_done(pool, id, MatchStatus::Assigned).await?;
+                return Ok(Progress::Waiting(MatchStatus::Assigned));
+            }
+            status if record.settled => return Ok(Progress::Over(status)),
+            status => {
+                let ban_until = now + record.matched.lifecycle.decline_ban_ms;
+                store.unwind(pool, &record, ban_until).await?;
+                pause_if("unwind", id).await;
+                store.publish(&ended_events(&record, ban_until)).await?;
+                store.step_done(pool, id, status).await?;
+                return Ok(Progress::Over(status));
+            }
+        }
+    }
+    Ok(Progress::Waiting(MatchStatus::Placing))
+}
+
+/// The pivot: a slot on a game server, then the assignment. Without a free slot the
+/// match fails and everyone goes back to the queue.
+async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<(), StoreError> {
+    let m = &record.matched;
+    let teams = (0..m.tickets.iter().map(|t| t.team + 1).max().unwrap_or(0))
+        .map(|team| {
+            m.tickets
+                .iter()
+                .filter(|t| t.team == team)
+                .flat_map(|t| t.players.iter().map(|p| p.to_string()))
+                .collect()
+        })
+        .collect();
+    let request = Allocation {
+        id: m.id.to_string(),
+        server: Default::default(),
+        region: m.region.clone(),
+        mode: m.mode.clone(),
+        pool: Some(pool.name()),
+        teams,
+        allocated_at: 0,
+    };
+    let now = now_ms();
+    match store.allocate(&request).await? {
+        AllocateOutcome::Allocated(a) => {
+            pause_if("allocate", &m.id).await;
+            let mut t = Transition::new(&[MatchStatus::Placing], MatchStatus::Assigned).due(now);
+            t.server = Some(a.server.clone());
+            if store.transition(pool, &m.id, t).await? {
+                pause_if("assign", &m.id).await;
+                return Ok(());
+            }
+            // The match moved on without us (failed meanwhile, or another driver
+            // assigned it): give the slot back unless it is the match's.
+            let theirs = store
+                .match_record(pool, &m.id)
+                .await?
+                .and_then(|(r, _)| r.server);
+            if theirs.as_ref() != Some(&a.server) {
+                store.release_slot(&a.server.server_id, &a.id).await?;
+            }
+        }
+        AllocateOutcome::NoCapacity => {
+            tracing::info!(match_id = %m.id, region = %m.region, mode = %m.mode, "no free game server; players go back to the queue");
+            let t = Transition::new(&[MatchStatus::Placing], MatchStatus::Failed)
+                .reason(reasons::NO_SERVER)
+                .due(now);
+            store.transition(pool, &m.id, t).await?;
+        }
+    }
+    Ok(())
+}
+
+/// What every player of a match that ended is told.
+pub fn ended_events(record: &MatchRecord, ban_until: u64) -> Vec<EventEnvelope> {
+    let m = &record.matched;
+    let at_fault = record.at_fault();
+    let reason = record.reason.clone().unwrap_or_default();
+    m.tickets
+        .iter()
+        .flat_map(|t| {
+            let requeued = record.fate(&t.players) == TicketFate::Requeue;
+            let (at_fault, reason) = (&at_fault, &reason);
+            t.players.iter().map(move |p| EventEnvelope {
+                player: p.clone(),
+                event: match record.status {
+                    MatchStatus::Cancelled | MatchStatus::TimedOut => Event::MatchCancelled {
+                        ticket_id: t.ticket_id.clone(),
+                        match_id: m.id.clone(),
+                        reason: reason.clone(),
+                        requeued,
+                        banned_until: at_fault.contains(p).then_some(ban_until),
+                    },
+                    MatchStatus::Failed => Event::MatchFailed {
+                        ticket_id: t.ticket_id.clone(),
+                        match_id: m.id.clone(),
+                        reason: reason.clone(),
+                        requeued,
+                    },
+                    _ => Event::Completed {
+                        ticket_id: t.ticket_id.clone(),
+                        match_id: m.id.clone(),
+                        matched: m.clone(),
+                        result: record.result.clone(),
+                    },
+                },
+            })
+        })
+        .collect()
+}
+
+/// Fails the matches a lost game server held (its heartbeat lapsed): players are
+/// told, ratings do not change, and they may queue again (or, if the match was
+/// still being placed, go back to the queue). Returns how many matches failed.
+pub async fn server_lost(store: &dyn Store, allocations: &[Allocation]) -> usize {
+    let mut failed = 0;
+    for a in allocations {
+        let (Some(pool), Ok(id)) = (
+            a.pool.as_deref().and_then(Pool::parse),
+            MatchId::new(a.id.clone()),
+        ) else {
+            continue;
+        };
+        let t = Transition::new(
+            &[MatchStatus::Placing, MatchStatus::Assigned],
+            MatchStatus::Failed,
+        )
+        .reason(reasons::SERVER_LOST)
+        .due(now_ms());
+        match store.transition(&pool, &id, t).await {
+            Ok(true) => {
+                failed += 1;
+                if let Err(e) = advance(store, &pool, &id).await {
+                    tracing::warn!(error = %e, match_id = %id, "could not finish a failed match; the supervisor will");
+                }
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, match_id = %id, "could not fail a match"),
+        }
+    }
+    failed
+}
