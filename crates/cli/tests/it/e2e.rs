@@ -254,7 +254,9 @@ async fn a_ticket_reaches_its_next_region_after_the_wait() {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{b}");
-    let ev = ws.wait_for("match.completed", Duration::from_secs(15)).await;
+    let ev = ws
+        .wait_for("match.completed", Duration::from_secs(15))
+        .await;
     let m = &ev["match"];
     assert_eq!(m["region"], "na", "{m}");
     let waited = m["created_at"].as_u64().unwrap() - a["enqueued_at"].as_u64().unwrap();
