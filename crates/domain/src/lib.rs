@@ -11,8 +11,9 @@ mod ticket;
 pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PlayerId, TicketId};
 pub use lifecycle::{
-    Answer, Lifecycle, MatchRecord, MatchResult, MatchStatus, Outcome, Placement, PlayerResult,
-    STEP_GRACE_MS, ServerAssignment, TeamResult, TicketFate, reasons,
+    Answer, DEFAULT_PLACEMENT_TIMEOUT, Lifecycle, MatchRecord, MatchResult, MatchStatus, Outcome,
+    PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS, ServerAssignment, TeamResult,
+    TicketFate, reasons,
 };
 pub use matches::{Match, MatchTicket};
 pub use ticket::{

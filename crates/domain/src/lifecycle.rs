@@ -10,7 +10,7 @@ pub const STEP_GRACE_MS: Millis = 3_000;
 
 /// How a match proceeds once formed; copied from its mode when the match is made.
 /// The default (no ready check, no placement) ends matchmaking at the match itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lifecycle {
     /// Every player must accept within this long; `None`: no ready check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -24,6 +24,32 @@ pub struct Lifecycle {
     pub disconnect_grace_ms: Millis,
     #[serde(default)]
     pub placement: Placement,
+    /// How long placement keeps trying for a free game server before the match
+    /// fails and its players go back to the queue.
+    #[serde(default = "default_placement_timeout")]
+    pub placement_timeout_ms: Millis,
+}
+
+/// Default time placement waits for a free game server.
+pub const DEFAULT_PLACEMENT_TIMEOUT: Millis = 10_000;
+
+fn default_placement_timeout() -> Millis {
+    DEFAULT_PLACEMENT_TIMEOUT
+}
+
+/// Pause between attempts to find a free game server.
+pub const PLACEMENT_RETRY_MS: Millis = 250;
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Self {
+            ready_check_ms: None,
+            decline_ban_ms: 0,
+            disconnect_grace_ms: 0,
+            placement: Placement::None,
+            placement_timeout_ms: DEFAULT_PLACEMENT_TIMEOUT,
+        }
+    }
 }
 
 /// Who finds the match a game server.
@@ -210,6 +236,9 @@ pub struct MatchRecord {
     /// Players whose connection dropped during the ready check, and when.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub disconnected: BTreeMap<PlayerId, Millis>,
+    /// When placement started (every player accepted, or the match formed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placing_since: Option<Millis>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerAssignment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,6 +263,7 @@ impl MatchRecord {
             MatchStatus::Placing => Some(matched.created_at.saturating_add(STEP_GRACE_MS)),
             _ => None,
         };
+        let created_at = matched.created_at;
         let record = Self {
             matched,
             status,
@@ -241,6 +271,7 @@ impl MatchRecord {
             deadline,
             answers: BTreeMap::new(),
             disconnected: BTreeMap::new(),
+            placing_since: (status == MatchStatus::Placing).then_some(created_at),
             server: None,
             result: None,
             settled: !matches!(

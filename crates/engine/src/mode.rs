@@ -166,6 +166,9 @@ impl Mode {
         if self.lifecycle.decline_ban_ms > 86_400_000 {
             return bad("decline_ban must be at most 24h".into());
         }
+        if !(1_000..=600_000).contains(&self.lifecycle.placement_timeout_ms) {
+            return bad("placement_timeout must be between 1s and 10m".into());
+        }
         if self.lifecycle.disconnect_grace_ms > 600_000 {
             return bad("disconnect_grace must be at most 10m".into());
         }
@@ -217,6 +220,7 @@ struct RawMode {
     decline_ban: Option<String>,
     disconnect_grace: Option<String>,
     placement: Option<Placement>,
+    placement_timeout: Option<String>,
 }
 
 /// `ready_check = "30s"`, `= true` (the default time) or `= false` (off).
@@ -295,6 +299,12 @@ impl RawMode {
                     DEFAULT_DISCONNECT_GRACE,
                 )?,
                 placement: self.placement.unwrap_or(Placement::Servers),
+                placement_timeout_ms: millis(
+                    name,
+                    "placement_timeout",
+                    self.placement_timeout,
+                    mm_domain::DEFAULT_PLACEMENT_TIMEOUT,
+                )?,
             },
         };
         mode.validate()?;
@@ -375,6 +385,7 @@ mod tests {
                 decline_ban_ms: 60_000,
                 disconnect_grace_ms: 10_000,
                 placement: Placement::Servers,
+                placement_timeout_ms: 10_000,
             }
         );
     }

@@ -16,10 +16,11 @@
 //! frees its players.
 
 use mm_domain::{
-    Answer, Event, EventEnvelope, MatchId, MatchRecord, MatchStatus, Pool, TicketFate, now_ms,
-    reasons,
+    Answer, Event, EventEnvelope, MatchId, MatchRecord, MatchStatus, PLACEMENT_RETRY_MS, Pool,
+    TicketFate, now_ms, reasons,
 };
 use mm_store::{AllocateOutcome, Allocation, Store, StoreError, Transition};
+use std::time::Duration;
 
 /// What one call to [`advance`] left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +91,11 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
                 };
                 store.transition(pool, id, t).await?;
             }
-            MatchStatus::Placing => place(store, pool, &record).await?,
+            MatchStatus::Placing => {
+                if !place(store, pool, &record).await? {
+                    return Ok(Progress::Waiting(MatchStatus::Placing));
+                }
+            }
             MatchStatus::Assigned => {
                 if let Some(server) = &record.server {
                     let events: Vec<EventEnvelope> = record
@@ -128,9 +133,10 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
     Ok(Progress::Waiting(MatchStatus::Placing))
 }
 
-/// The pivot: a slot on a game server, then the assignment. Without a free slot the
-/// match fails and everyone goes back to the queue.
-async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<(), StoreError> {
+/// The pivot: a slot on a game server, then the assignment. Without a free slot it
+/// tries again until the mode's placement timeout, then the match fails and
+/// everyone goes back to the queue. Returns false when it is waiting for a slot.
+async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<bool, StoreError> {
     let m = &record.matched;
     let teams = (0..m.tickets.iter().map(|t| t.team + 1).max().unwrap_or(0))
         .map(|team| {
@@ -158,7 +164,7 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<(
             t.server = Some(a.server.clone());
             if store.transition(pool, &m.id, t).await? {
                 pause_if("assign", &m.id).await;
-                return Ok(());
+                return Ok(true);
             }
             // The match moved on without us (failed meanwhile, or another driver
             // assigned it): give the slot back unless it is the match's.
@@ -171,6 +177,16 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<(
             }
         }
         AllocateOutcome::NoCapacity => {
+            let give_up =
+                record.placing_since.unwrap_or(m.created_at) + m.lifecycle.placement_timeout_ms;
+            if now < give_up {
+                // Keep trying until the placement timeout; the driver (or the
+                // supervisor) comes back then.
+                store
+                    .reschedule(pool, &m.id, (now + PLACEMENT_RETRY_MS).min(give_up))
+                    .await?;
+                return Ok(false);
+            }
             tracing::info!(match_id = %m.id, region = %m.region, mode = %m.mode, "no free game server; players go back to the queue");
             let t = Transition::new(&[MatchStatus::Placing], MatchStatus::Failed)
                 .reason(reasons::NO_SERVER)
@@ -178,7 +194,22 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<(
             store.transition(pool, &m.id, t).await?;
         }
     }
-    Ok(())
+    Ok(true)
+}
+
+/// Runs [`advance`] until the saga rests, retrying placement while it waits for a
+/// free game server (bounded by the mode's placement timeout). For drivers that
+/// own the match for now: the worker that formed it, the ingress that took the
+/// last answer. The supervisor calls [`advance`] once per due step instead.
+pub async fn drive(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Progress, StoreError> {
+    loop {
+        match advance(store, pool, id).await? {
+            Progress::Waiting(MatchStatus::Placing) => {
+                tokio::time::sleep(Duration::from_millis(PLACEMENT_RETRY_MS)).await
+            }
+            other => return Ok(other),
+        }
+    }
 }
 
 /// What every player of a match that ended is told.

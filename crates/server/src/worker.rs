@@ -167,7 +167,7 @@ fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
         tokio::spawn(async move {
             let at = m.created_at + wait;
             tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await;
-            if let Err(e) = saga::advance(&*store, &pool, &m.id).await {
+            if let Err(e) = saga::drive(&*store, &pool, &m.id).await {
                 tracing::warn!(error = %e, match_id = %m.id, "saga step failed; the supervisor will retry");
             }
         });

@@ -5,6 +5,7 @@ mod bad_input;
 mod cli;
 mod crash;
 mod e2e;
+mod lifecycle;
 
 use futures_util::StreamExt;
 use mm_testkit::{Proc, RedisCluster, RedisServer, free_port};
@@ -64,6 +65,7 @@ disconnect_grace = "1s"
 teams = 2
 team_size = 1
 ready_check = false
+placement_timeout = "1s"
 "#;
 
 /// The test modes file, written once per test process.
@@ -132,8 +134,13 @@ impl Deployment {
 
     /// A redis-server plus separate ingress, worker and supervisor processes.
     pub async fn redis_processes() -> Self {
+        Self::redis_processes_with(&[]).await
+    }
+
+    /// The same with extra environment for the worker only.
+    pub async fn redis_processes_with(worker_env: &[(&str, &str)]) -> Self {
         let redis = RedisServer::start();
-        let mut d = Self::processes(&redis.url(), false).await;
+        let mut d = Self::processes(&redis.url(), false, worker_env).await;
         d.redis = Some(redis);
         d
     }
@@ -143,12 +150,12 @@ impl Deployment {
     pub async fn cluster_processes() -> Self {
         let cluster = RedisCluster::start();
         let urls = cluster.urls();
-        let mut d = Self::processes(&urls[..2].join(","), true).await;
+        let mut d = Self::processes(&urls[..2].join(","), true, &[]).await;
         d.cluster = Some(cluster);
         d
     }
 
-    async fn processes(url: &str, cluster: bool) -> Self {
+    async fn processes(url: &str, cluster: bool, worker_env: &[(&str, &str)]) -> Self {
         let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
         let grpc = format!("127.0.0.1:{}", free_port());
@@ -174,6 +181,9 @@ impl Deployment {
             }
             if name == "server-manager" {
                 cmd.env("GRPC_LISTEN_ADDR", &grpc);
+            }
+            if name == "worker" {
+                cmd.envs(worker_env.iter().copied());
             }
             procs.push(Proc::spawn(name, cmd, logs.path()));
         }
@@ -299,6 +309,20 @@ impl Socket {
                 _ => continue,
             }
         }
+    }
+
+    /// Sends a JSON text frame.
+    pub async fn send(&mut self, v: Value) {
+        use futures_util::SinkExt;
+        self.ws
+            .send(Message::Text(v.to_string().into()))
+            .await
+            .expect("send on the websocket");
+    }
+
+    /// Closes the socket (the client going away).
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
     }
 
     /// Waits for an event of the given type, skipping others.

@@ -167,7 +167,7 @@ pub async fn respond(
         // process dies).
         let (store, pool, id) = (store.clone(), pool.clone(), id.clone());
         tokio::spawn(async move {
-            if let Err(e) = saga::advance(&*store, &pool, &id).await {
+            if let Err(e) = saga::drive(&*store, &pool, &id).await {
                 tracing::warn!(error = %e, match_id = %id, "saga step failed; the supervisor will retry");
             }
         });

@@ -30,6 +30,7 @@ local na = redis.call('HINCRBY', KEYS[1], 'na', 1)
 if na < total then return {'accepted', na, total} end
 redis.call('HSET', KEYS[1], 'st', ARGV[4])
 if ARGV[4] == 'placing' then
+  redis.call('HSET', KEYS[1], 'ps', now)
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[1])
 else
   redis.call('ZADD', KEYS[2], now, ARGV[1])

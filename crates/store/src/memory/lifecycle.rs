@@ -83,6 +83,9 @@ impl Lifecycle for MemoryStore {
         }
         let next = r.matched.lifecycle.after_acceptance();
         r.status = next;
+        if next == MatchStatus::Placing {
+            r.placing_since = Some(now);
+        }
         ps.due.insert(
             id.clone(),
             match next {

@@ -40,6 +40,8 @@ impl RedisStore {
             return Ok(None);
         };
         let matched: Match = serde_json::from_str(&json)?;
+        let formed_placing = matched.lifecycle.initial_status() == MatchStatus::Placing;
+        let created_at = matched.created_at;
         let mut record = MatchRecord {
             matched,
             status: MatchStatus::Completed,
@@ -47,6 +49,7 @@ impl RedisStore {
             deadline: None,
             answers: BTreeMap::new(),
             disconnected: BTreeMap::new(),
+            placing_since: None,
             server: None,
             result: None,
             // A match from before lifecycles were stored is simply over.
@@ -60,6 +63,7 @@ impl RedisStore {
                 }
                 "why" => record.reason = Some(value),
                 "dl" => record.deadline = value.parse().ok(),
+                "ps" => record.placing_since = value.parse().ok(),
                 "srv" => record.server = Some(serde_json::from_str(&value)?),
                 "res" => record.result = Some(serde_json::from_str(&value)?),
                 "set" => record.settled = true,
@@ -80,6 +84,9 @@ impl RedisStore {
                     }
                 }
             }
+        }
+        if formed_placing && record.placing_since.is_none() {
+            record.placing_since = Some(created_at);
         }
         Ok(Some((record, outbox.is_some())))
     }

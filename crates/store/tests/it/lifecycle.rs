@@ -46,6 +46,7 @@ fn lifecycle(ready_check: bool, placement: Placement) -> Lifecycle {
         decline_ban_ms: 60_000,
         disconnect_grace_ms: 10_000,
         placement,
+        placement_timeout_ms: 10_000,
     }
 }
 
