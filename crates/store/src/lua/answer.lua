@@ -1,10 +1,11 @@
 -- Records a player's ready-check answer. A decline cancels the match at once; the
--- last accept moves it to ARGV[4] (placing, or completed without placement). Either
+-- last accept moves it to its next status (field 'nx': placing, or completed
+-- without placement). Either
 -- makes the match due so its saga takes the next step. Refused once the match left
 -- the ready check or its deadline passed (the expiry is the supervisor's to apply).
 -- KEYS: 1 lifecycle hash, 2 due zset
--- ARGV: 1 match id, 2 player, 3 'a' accept or 'd' decline, 4 status after acceptance,
---       5 delay before placement is due (ms)
+-- ARGV: 1 match id, 2 player, 3 'a' accept or 'd' decline, 4 delay before placement
+--       is due (ms)
 -- Returns {'missing'}, {'closed', status}, {'declined'}, {'accepted', n, total} or
 -- {'all', status, total}.
 local st = redis.call('HGET', KEYS[1], 'st')
@@ -28,11 +29,12 @@ end
 redis.call('HSET', KEYS[1], field, 'a')
 local na = redis.call('HINCRBY', KEYS[1], 'na', 1)
 if na < total then return {'accepted', na, total} end
-redis.call('HSET', KEYS[1], 'st', ARGV[4])
-if ARGV[4] == 'placing' then
+local next_status = redis.call('HGET', KEYS[1], 'nx')
+redis.call('HSET', KEYS[1], 'st', next_status)
+if next_status == 'placing' then
   redis.call('HSET', KEYS[1], 'ps', now)
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[1])
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
 else
   redis.call('ZADD', KEYS[2], now, ARGV[1])
 end
-return {'all', ARGV[4], total}
+return {'all', next_status, total}

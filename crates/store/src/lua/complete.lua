@@ -9,7 +9,8 @@
 --       6 decisions hash, 7 due zset
 -- ARGV: 1 prefix of the lifecycle hashes, then repeated groups: match id, match JSON,
 --       'c' to try or 'a' to abort, status, ready-check deadline ('' none), player
---       count, due time ('' none), ticket count n, n ticket ids
+--       count, due time ('' none), status after acceptance, disconnect grace ms,
+--       ticket count n, n ticket ids
 -- Returns the ids of the committed matches.
 local now = now_ms()
 local committed = {}
@@ -17,8 +18,9 @@ local i = 2
 while i <= #ARGV do
   local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c'
   local status, deadline, players, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
-  local n = tonumber(ARGV[i + 7])
-  i = i + 4
+  local next_status, grace = ARGV[i + 7], ARGV[i + 8]
+  local n = tonumber(ARGV[i + 9])
+  i = i + 6
   local ok = try and not redis.call('HGET', KEYS[6], mid)
   if ok then
     for j = 1, n do
@@ -40,7 +42,7 @@ while i <= #ARGV do
       done[#done + 1] = id
     end
     local life = ARGV[1] .. mid
-    redis.call('HSET', life, 'st', status, 'n', players)
+    redis.call('HSET', life, 'st', status, 'n', players, 'nx', next_status, 'gr', grace)
     if deadline ~= '' then redis.call('HSET', life, 'dl', deadline) end
     if due ~= '' then redis.call('ZADD', KEYS[7], due, mid) end
     if status == 'completed' then

@@ -2,7 +2,7 @@
 -- ready check. A drop makes the match due when the player's grace runs out, unless
 -- something is due sooner.
 -- KEYS: 1 lifecycle hash, 2 due zset
--- ARGV: 1 match id, 2 player, 3 'gone' or 'back', 4 grace ms
+-- ARGV: 1 match id, 2 player, 3 'gone' or 'back' (the grace is the hash's 'gr')
 -- Returns 1 if recorded, 0 if the match is not in its ready check.
 if redis.call('HGET', KEYS[1], 'st') ~= 'requires_acceptance' then return 0 end
 local field = 'g:' .. ARGV[2]
@@ -12,7 +12,7 @@ if ARGV[3] == 'back' then
 end
 local now = now_ms()
 if redis.call('HSETNX', KEYS[1], field, now) == 1 then
-  local at = now + tonumber(ARGV[4])
+  local at = now + tonumber(redis.call('HGET', KEYS[1], 'gr') or 0)
   local cur = redis.call('ZSCORE', KEYS[2], ARGV[1])
   if not cur or tonumber(cur) > at then redis.call('ZADD', KEYS[2], at, ARGV[1]) end
 end

@@ -148,6 +148,8 @@ impl RedisStore {
                 .arg(record.deadline.map(|d| d.to_string()).unwrap_or_default())
                 .arg(m.player_count())
                 .arg(due.map(|d| d.to_string()).unwrap_or_default())
+                .arg(m.lifecycle.after_acceptance().as_str())
+                .arg(m.lifecycle.disconnect_grace_ms)
                 .arg(m.tickets.len());
             for t in &m.tickets {
                 inv.arg(t.ticket_id.as_str());

@@ -233,14 +233,6 @@ impl Lifecycle for RedisStore {
         answer: Answer,
     ) -> Result<AnswerOutcome, StoreError> {
         let keys = PoolKeys::new(pool);
-        // The status after acceptance depends on the match's mode settings, which
-        // travel in the match itself.
-        let json: Option<String> = self.conn().hget(&keys.matches, id.as_str()).await?;
-        let Some(json) = json else {
-            return Ok(AnswerOutcome::NotFound);
-        };
-        let m: Match = serde_json::from_str(&json)?;
-        let next = m.lifecycle.after_acceptance();
         let out: Vec<String> = self
             .scripts
             .answer
@@ -252,7 +244,6 @@ impl Lifecycle for RedisStore {
                 Answer::Accepted => "a",
                 Answer::Declined => "d",
             })
-            .arg(next.as_str())
             .arg(STEP_GRACE_MS)
             .invoke_async(&mut self.conn())
             .await?;
@@ -265,7 +256,10 @@ impl Lifecycle for RedisStore {
                 total: num(2),
             },
             Some("all") => AnswerOutcome::AllAccepted {
-                next,
+                next: out
+                    .get(1)
+                    .and_then(|s| MatchStatus::parse(s))
+                    .ok_or_else(|| corrupt("answer", &out.join(",")))?,
                 total: num(2),
             },
             Some("closed") => AnswerOutcome::Closed(
@@ -285,11 +279,6 @@ impl Lifecycle for RedisStore {
         connected: bool,
     ) -> Result<(), StoreError> {
         let keys = PoolKeys::new(pool);
-        let json: Option<String> = self.conn().hget(&keys.matches, id.as_str()).await?;
-        let Some(json) = json else {
-            return Ok(());
-        };
-        let m: Match = serde_json::from_str(&json)?;
         let _: i64 = self
             .scripts
             .presence
@@ -298,7 +287,6 @@ impl Lifecycle for RedisStore {
             .arg(id.as_str())
             .arg(player.as_str())
             .arg(if connected { "back" } else { "gone" })
-            .arg(m.lifecycle.disconnect_grace_ms)
             .invoke_async(&mut self.conn())
             .await?;
         Ok(())
