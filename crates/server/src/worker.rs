@@ -16,7 +16,7 @@ use mm_store::{Claimed, Store, StoreError};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// How a worker runs.
@@ -134,8 +134,8 @@ async fn consume(
             let pool = &cfg.pools[(index + k) % n];
             match cycle(&*store, &cfg, &stats, pool).await {
                 Ok(done) => {
-                    formed += done.len();
-                    start_sagas(&store, pool, done);
+                    formed += done.matches.len();
+                    start_sagas(&store, pool, done.matches);
                 }
                 Err(e) => {
                     stats.errors.fetch_add(1, Ordering::Relaxed);
@@ -174,17 +174,27 @@ fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
     }
 }
 
+/// What one cycle committed.
+#[derive(Debug, Default)]
+pub struct Formed {
+    /// When the store confirmed the commit; `None` when nothing was committed.
+    /// (`matchmaker bench push` measures from here to the players' sockets.)
+    pub committed_at: Option<Instant>,
+    /// The matches committed and fanned out (empty if the fan-out failed: the
+    /// supervisor finishes it).
+    pub matches: Vec<Match>,
+}
+
 /// One claim -> form -> complete -> release -> fan-out cycle on one pool.
-/// Returns the matches committed and fanned out.
 pub async fn cycle(
     store: &dyn Store,
     cfg: &WorkerConfig,
     stats: &WorkerStats,
     pool: &Pool,
-) -> Result<Vec<Match>, StoreError> {
+) -> Result<Formed, StoreError> {
     let Some(mode) = cfg.modes.get(&pool.mode) else {
         tracing::warn!(pool = %pool.name(), "pool of an unknown mode; skipped");
-        return Ok(Vec::new());
+        return Ok(Formed::default());
     };
     let claimed = store
         .claim(
@@ -196,7 +206,7 @@ pub async fn cycle(
         )
         .await?;
     if claimed.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Formed::default());
     }
     stats
         .claimed
@@ -223,6 +233,7 @@ pub async fn cycle(
         .await?
         .into_iter()
         .collect();
+    let committed_at = (!committed.is_empty()).then(Instant::now);
     let matched: HashSet<&TicketId> = matches
         .iter()
         .filter(|m| committed.contains(&m.id))
@@ -250,9 +261,15 @@ pub async fn cycle(
         .collect();
     if let Err(e) = store.fan_out(pool, &done).await {
         tracing::warn!(error = %e, matches = done.len(), "fan-out failed; the supervisor will retry");
-        return Ok(Vec::new());
+        return Ok(Formed {
+            committed_at,
+            matches: Vec::new(),
+        });
     }
-    Ok(done)
+    Ok(Formed {
+        committed_at,
+        matches: done,
+    })
 }
 
 /// Turns a claimed batch into proposed matches with the engine.

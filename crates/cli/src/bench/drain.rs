@@ -4,6 +4,8 @@
 //! (from `INFO commandstats`, taken when 99% are matched, before the idle tail),
 //! optionally beside a baseline run with seed 000's claim batch of 10.
 
+use super::BENCH_MODE;
+use super::redis_info::{command_usec, redis_cpu_usec};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
@@ -140,42 +142,6 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
     Ok(())
 }
 
-/// Total microseconds per command from `INFO commandstats`.
-async fn command_usec(admin: &mut redis::aio::MultiplexedConnection) -> Result<Vec<(String, f64)>> {
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(admin)
-        .await?;
-    Ok(stats
-        .lines()
-        .filter_map(|l| {
-            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let usec = rest
-                .split("usec=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<f64>()
-                .ok()?;
-            Some((name.to_string(), usec))
-        })
-        .filter(|(name, _)| !matches!(name.as_str(), "info" | "config"))
-        .collect())
-}
-
-/// Redis's own CPU time (user + sys) in microseconds, from `INFO cpu`.
-async fn redis_cpu_usec(admin: &mut redis::aio::MultiplexedConnection) -> Result<f64> {
-    let info: String = redis::cmd("INFO").arg("cpu").query_async(admin).await?;
-    Ok(info
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            matches!(k, "used_cpu_user" | "used_cpu_sys").then(|| v.trim().parse::<f64>().ok())?
-        })
-        .sum::<f64>()
-        * 1e6)
-}
-
 fn ratings(n: usize, seed: u64) -> Vec<f64> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     (0..n)
@@ -221,19 +187,6 @@ async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> R
     }
     Ok(())
 }
-
-/// The benched mode: matches of 2 to 8 solo players, as seed 000's
-/// MIN/MAX_PLAYERS_PER_MATCH defaults of issue 2's drain (teams of one, formed below
-/// full at once). The bench measures matchmaking itself: no ready check, no placement.
-const BENCH_MODE: &str = r#"
-[modes.bench]
-teams = 8
-team_size = 1
-min_players = 2
-start_below_max_after = "0s"
-ready_check = false
-placement = "none"
-"#;
 
 async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {
     let redis = RedisServer::start();

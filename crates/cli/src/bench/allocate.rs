@@ -1,0 +1,286 @@
+//! The allocation scenario: concurrent callers take a game-server slot through the
+//! store and give it back, for a fixed time. Three runs in one command, each on its
+//! own fresh `redis-server` where Redis is used:
+//! - ours on Redis (`fleet_allocate.lua`: one script call per allocation);
+//! - the baseline: seed 001's token lock per server around a client-side read and
+//!   write of the free count ([`super::lock`]);
+//! - ours on the in-memory store (the embedded default).
+//!
+//! Reports allocations/s (each allocation is followed by its release, so this is
+//! the steady-state rate), allocate and release latency, Redis CPU per allocation,
+//! and the ratio of ours to the baseline.
+
+use super::latency::Latency;
+use super::lock::{Guard, LockFleet};
+use super::redis_info::redis_cpu_usec;
+use anyhow::{Result, bail};
+use clap::Args;
+use mm_store::{AllocateOutcome, Allocation, GameServer, MemoryStore, RedisStore, Store};
+use mm_testkit::RedisServer;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const REGION: &str = "eu";
+const MODE: &str = "bench";
+
+#[derive(Debug, Clone, Args)]
+pub struct AllocateArgs {
+    /// Concurrent callers.
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// How long each run lasts.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub duration: Duration,
+    /// Game servers registered.
+    #[arg(long, default_value_t = 100)]
+    pub servers: usize,
+    /// Slots (matches at once) per server.
+    #[arg(long, default_value_t = 50)]
+    pub capacity: u32,
+}
+
+/// Where a run allocates.
+enum Target {
+    Ours(Arc<dyn Store>),
+    Lock(LockFleet),
+}
+
+impl Target {
+    async fn allocate(&self, id: &str) -> Result<Option<String>> {
+        match self {
+            Target::Ours(store) => {
+                let request = Allocation {
+                    id: id.to_string(),
+                    server: Default::default(),
+                    region: REGION.into(),
+                    mode: MODE.into(),
+                    pool: None,
+                    teams: Vec::new(),
+                    allocated_at: 0,
+                };
+                Ok(match store.allocate(&request).await? {
+                    AllocateOutcome::Allocated(a) => Some(a.server.server_id),
+                    AllocateOutcome::NoCapacity => None,
+                })
+            }
+            Target::Lock(fleet) => fleet.allocate(id).await,
+        }
+    }
+
+    async fn release(&self, server: &str, id: &str) -> Result<bool> {
+        match self {
+            Target::Ours(store) => Ok(store.release_slot(server, id).await?),
+            Target::Lock(fleet) => fleet.release(server, id).await,
+        }
+    }
+}
+
+/// What one caller counted.
+#[derive(Default)]
+struct Tally {
+    allocated: u64,
+    no_capacity: u64,
+    errors: u64,
+    first_error: Option<String>,
+    allocate: Latency,
+    release: Latency,
+}
+
+impl Tally {
+    fn error(&mut self, e: impl std::fmt::Display) {
+        self.errors += 1;
+        self.first_error.get_or_insert_with(|| e.to_string());
+    }
+
+    fn merge(&mut self, other: Tally) {
+        self.allocated += other.allocated;
+        self.no_capacity += other.no_capacity;
+        self.errors += other.errors;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+        self.allocate.merge(&other.allocate);
+        self.release.merge(&other.release);
+    }
+}
+
+struct Outcome {
+    label: &'static str,
+    tally: Tally,
+    wall: Duration,
+    /// Redis CPU (user + sys) per allocation, for runs on Redis.
+    redis_usec: Option<f64>,
+}
+
+impl Outcome {
+    fn rate(&self) -> f64 {
+        self.tally.allocated as f64 / self.wall.as_secs_f64()
+    }
+}
+
+pub async fn run(args: AllocateArgs) -> Result<()> {
+    if args.concurrency == 0 || args.servers == 0 || args.capacity == 0 {
+        bail!("--concurrency, --servers and --capacity must be at least 1");
+    }
+    if args.duration.is_zero() {
+        bail!("--duration must be more than zero");
+    }
+    println!(
+        "allocate: {} callers for {:?} per run; {} servers x {} slots; each allocation is released again",
+        args.concurrency, args.duration, args.servers, args.capacity
+    );
+    let ours = {
+        let redis = RedisServer::start();
+        let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await?);
+        register(&*store, &args).await?;
+        measure(
+            &args,
+            "ours, Redis",
+            Target::Ours(store),
+            Some(&redis.url()),
+        )
+        .await?
+    };
+    let baseline = {
+        let redis = RedisServer::start();
+        let fleet =
+            LockFleet::setup(&redis.url(), args.servers, args.capacity, Guard::LockRetry).await?;
+        measure(
+            &args,
+            "seed-001 lock, Redis",
+            Target::Lock(fleet),
+            Some(&redis.url()),
+        )
+        .await?
+    };
+    let memory = {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        register(&*store, &args).await?;
+        measure(&args, "ours, memory", Target::Ours(store), None).await?
+    };
+    let outcomes = [ours, baseline, memory];
+    report(&outcomes);
+    let [ours, baseline, _] = &outcomes;
+    println!(
+        "\nratio ours / seed-001 lock on Redis: {:.2}x the allocations/s, {:.2}x the p99 allocate latency",
+        ours.rate() / baseline.rate().max(f64::MIN_POSITIVE),
+        ours.tally.allocate.ms(0.99) / baseline.tally.allocate.ms(0.99).max(f64::MIN_POSITIVE)
+    );
+    if let Some(o) = outcomes.iter().find(|o| o.tally.errors > 0) {
+        bail!(
+            "{}: {} errors, first: {}",
+            o.label,
+            o.tally.errors,
+            o.tally.first_error.as_deref().unwrap_or("-")
+        );
+    }
+    Ok(())
+}
+
+/// Registers the servers, live well past the run (the bench sends no heartbeats).
+async fn register(store: &dyn Store, args: &AllocateArgs) -> Result<()> {
+    for i in 0..args.servers {
+        let server = GameServer {
+            id: format!("gs-{i}"),
+            region: REGION.into(),
+            modes: vec![MODE.into()],
+            capacity: args.capacity,
+            address: format!("10.0.0.{}:{}", i % 250, 7000 + i),
+        };
+        store
+            .register_server(&server, args.duration + Duration::from_secs(600))
+            .await?;
+    }
+    Ok(())
+}
+
+async fn measure(
+    args: &AllocateArgs,
+    label: &'static str,
+    target: Target,
+    redis_url: Option<&str>,
+) -> Result<Outcome> {
+    eprintln!("[{label}] running for {:?} ...", args.duration);
+    let mut admin = match redis_url {
+        Some(url) => Some(
+            redis::Client::open(url)?
+                .get_multiplexed_async_connection()
+                .await?,
+        ),
+        None => None,
+    };
+    let cpu_start = match &mut admin {
+        Some(a) => redis_cpu_usec(a).await?,
+        None => 0.0,
+    };
+    let target = Arc::new(target);
+    let started = Instant::now();
+    let deadline = started + args.duration;
+    let mut tasks = tokio::task::JoinSet::new();
+    for caller in 0..args.concurrency {
+        let target = target.clone();
+        tasks.spawn(async move {
+            let mut t = Tally::default();
+            let mut i = 0u64;
+            while Instant::now() < deadline {
+                let id = format!("a-{caller}-{i}");
+                i += 1;
+                let t0 = Instant::now();
+                match target.allocate(&id).await {
+                    Ok(Some(server)) => {
+                        t.allocate.record(t0.elapsed());
+                        t.allocated += 1;
+                        let t1 = Instant::now();
+                        match target.release(&server, &id).await {
+                            Ok(true) => t.release.record(t1.elapsed()),
+                            Ok(false) => t.error(format!("{id} held no slot on {server}")),
+                            Err(e) => t.error(e),
+                        }
+                    }
+                    Ok(None) => t.no_capacity += 1,
+                    Err(e) => t.error(e),
+                }
+            }
+            t
+        });
+    }
+    let mut tally = Tally::default();
+    while let Some(t) = tasks.join_next().await {
+        tally.merge(t?);
+    }
+    let wall = started.elapsed();
+    let redis_usec = match &mut admin {
+        Some(a) => Some((redis_cpu_usec(a).await? - cpu_start) / tally.allocated.max(1) as f64),
+        None => None,
+    };
+    Ok(Outcome {
+        label,
+        tally,
+        wall,
+        redis_usec,
+    })
+}
+
+fn report(outcomes: &[Outcome]) {
+    println!();
+    println!(
+        "{:<22} {:>10} {:>12} {:>8} {:>7} {:>22}",
+        "run", "allocated", "allocs/s", "no-cap", "errors", "redis us/alloc+release"
+    );
+    for o in outcomes {
+        println!(
+            "{:<22} {:>10} {:>12.0} {:>8} {:>7} {:>22}",
+            o.label,
+            o.tally.allocated,
+            o.rate(),
+            o.tally.no_capacity,
+            o.tally.errors,
+            o.redis_usec.map_or("-".into(), |u| format!("{u:.1}"))
+        );
+    }
+    println!("\nlatency (ms):");
+    for o in outcomes {
+        println!("  {:<22} allocate  {}", o.label, o.tally.allocate.summary());
+        println!("  {:<22} release   {}", "", o.tally.release.summary());
+    }
+}
