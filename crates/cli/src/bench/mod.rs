@@ -8,6 +8,7 @@ mod contention;
 mod drain;
 mod latency;
 mod lock;
+mod push;
 mod redis_info;
 
 use clap::Subcommand;
@@ -34,6 +35,8 @@ pub enum Scenario {
     Allocate(allocate::AllocateArgs),
     /// Seed 001's race: many callers, a few free slots, through gRPC Allocate and the store; exactly that many may win.
     Contention(contention::ContentionArgs),
+    /// Players on WebSockets through an ingress: time from a match's commit to its ready check on the socket, against plain Pub/Sub.
+    Push(push::PushArgs),
 }
 
 pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
@@ -41,5 +44,6 @@ pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
         Scenario::Drain(args) => drain::run(args).await,
         Scenario::Allocate(args) => allocate::run(args).await,
         Scenario::Contention(args) => contention::run(args).await,
+        Scenario::Push(args) => push::run(args).await,
     }
 }

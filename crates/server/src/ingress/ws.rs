@@ -25,13 +25,24 @@ use tokio_util::sync::CancellationToken;
 /// How often the server pings an idle socket.
 const PING_EVERY: Duration = Duration::from_secs(20);
 
+/// Read buffer per socket. Clients send only small JSON answers. The library's
+/// default (128 KiB) costs that much memory per connected player, and tungstenite
+/// zero-fills the whole buffer on every read poll (snapview/tungstenite-rs#547):
+/// at 1,000 sockets that memset was the ingress's largest CPU cost while pushing.
+const READ_BUFFER: usize = 4 * 1024;
+/// Largest message a client may send; anything bigger closes the socket.
+const MAX_MESSAGE: usize = 64 * 1024;
+
 pub async fn upgrade(
     State(state): State<AppState>,
     Player(player): Player,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    let upgrade =
-        upgrade.map_err(|r| ApiError::new(r.status(), "websocket_required", r.body_text()))?;
+    let upgrade = upgrade
+        .map_err(|r| ApiError::new(r.status(), "websocket_required", r.body_text()))?
+        .read_buffer_size(READ_BUFFER)
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE);
     let events = state.store.subscribe(&player).await?;
     let shutdown = state.shutdown.clone();
     let sockets = state.sockets.clone();
