@@ -2,6 +2,7 @@
 //! real HTTP and WebSocket clients.
 
 mod bad_input;
+mod bench;
 mod cli;
 mod crash;
 mod e2e;
