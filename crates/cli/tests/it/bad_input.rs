@@ -4,6 +4,7 @@
 use crate::Deployment;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 fn assert_error(status: StatusCode, body: &Value, want: StatusCode, code: &str) {
     assert_eq!(status, want, "body: {body}");
@@ -268,6 +269,28 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
     assert!(b["error"]["code"].is_string(), "{b}");
     let (s, b) = raw(d, Method::GET, "/v1/ws", None, None, "").await;
     assert_error(s, &b, StatusCode::UNAUTHORIZED, "unauthorized");
+
+    // On the socket: a message that is not an answer gets an error reply and the
+    // socket stays; an oversized one (past 64 KiB) closes it; a new one works.
+    let mut ws = d.socket("alice").await;
+    for bad in [
+        json!({"type": "match.accept"}),
+        json!({"type": "match.maybe", "match_id": "m-1"}),
+        json!(["not", "an", "object"]),
+    ] {
+        ws.send(bad.clone()).await;
+        let reply = ws.next_event(Duration::from_secs(5)).await.expect("reply");
+        assert_eq!(reply["type"], "error", "{bad} -> {reply}");
+        assert_eq!(reply["error"]["code"], "invalid_message", "{reply}");
+    }
+    ws.send(json!({"type": "match.accept", "match_id": "m-1", "pad": "x".repeat(100 * 1024)}))
+        .await;
+    assert_eq!(ws.next_event(Duration::from_secs(5)).await, None);
+    let mut ws = d.socket("alice").await;
+    ws.send(json!({"type": "match.accept", "match_id": "m-nope"}))
+        .await;
+    let reply = ws.next_event(Duration::from_secs(5)).await.expect("reply");
+    assert_eq!(reply["type"], "error", "{reply}");
 
     // Routing.
     let (s, b) = alice.get("/v2/nothing").await;

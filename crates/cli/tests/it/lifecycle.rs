@@ -149,6 +149,11 @@ async fn full_path_redis_processes() {
     full_path(&Deployment::redis_processes().await).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_path_redis_cluster_processes() {
+    full_path(&Deployment::cluster_processes().await).await;
+}
+
 /// A decline cancels the match: the accepter goes back to the queue with their
 /// wait, the decliner is banned. Then a ready check nobody answers in time: the
 /// accepter is requeued again, the silent player's ticket times out.

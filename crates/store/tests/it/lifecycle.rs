@@ -440,7 +440,7 @@ crate::every_deployment!(
 
 mod fleet {
     use super::*;
-    crate::both_stores!(
+    crate::every_deployment!(
         slots_go_out_once_and_fill_servers_first,
         a_lapsed_server_gets_nothing_and_is_removed,
         contention_exactly_the_free_slots_win,
