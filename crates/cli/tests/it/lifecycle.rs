@@ -1,7 +1,8 @@
 //! The match lifecycle through real processes: tickets -> ready check ->
 //! allocation on the example game server -> assignment -> result; the decline,
 //! timeout, disconnect and no-server paths; a game server crash mid-match; a
-//! SIGKILL of the saga's driver at each step; events across two ingresses.
+//! SIGKILL of the saga's driver at each step, and of the ingress that took the
+//! last accept; the full path on Redis Cluster; events across two ingresses.
 
 use crate::{BIN, Deployment, Socket, fast_env};
 use mm_testkit::{Proc, RedisServer, free_port};
@@ -401,6 +402,71 @@ async fn a_killed_saga_driver_is_finished_by_the_supervisor() {
             assert_eq!(gs.log().matches("match_started").count(), 1, "{}", gs.log());
         }
     }
+}
+
+/// SIGKILL of the ingress that took the last accept, right after it allocated the
+/// slot: the supervisor finishes the saga. The players, back on a new ingress,
+/// find their server through the assignment endpoint, and the game server starts
+/// the match once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_ingress_after_the_last_accept_is_finished_by_the_supervisor() {
+    let mut d = Deployment::redis_processes_env(&[(
+        "ingress",
+        "MATCHMAKER_FAILPOINT",
+        "saga-pause-after-allocate",
+    )])
+    .await;
+    let gs = game_server(&d, "gs-ingress", "60s").await;
+    let (_wa, _wb, ev) = pair(&d, "duel", "ki-a", "ki-b", "match.ready_check").await;
+    for p in ["ki-a", "ki-b"] {
+        let (status, m) = d
+            .client(p)
+            .send(Method::POST, &path(&ev, "/accept"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{m}");
+    }
+    // The deployment starts the ingress first.
+    let ingress = &mut d.procs[0];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ingress.log().contains("saga paused for good") {
+        assert!(
+            Instant::now() < deadline,
+            "failpoint not reached:\n{}",
+            ingress.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    ingress.kill();
+
+    // The players come back through a new ingress.
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut cmd = Command::new(BIN);
+    cmd.arg("ingress")
+        .env("REDIS_URL", d.redis.as_ref().unwrap().url())
+        .env("LISTEN_ADDR", &addr);
+    fast_env(&mut cmd);
+    d.procs.push(Proc::spawn("ingress-2", cmd, d.logs.path()));
+    d.addr = addr;
+    d.wait_ready().await;
+    for p in ["ki-a", "ki-b"] {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let (status, a) = d.client(p).get("/v1/players/me/assignment").await;
+            if status == StatusCode::OK && a["status"] == "assigned" {
+                assert_eq!(a["match_id"], ev["match_id"], "{a}");
+                assert_eq!(a["server"]["address"], ADDRESS, "{a}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "{p}: {status} {a}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gs.log().contains("match_started") {
+        assert!(Instant::now() < deadline, "{}", gs.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(gs.log().matches("match_started").count(), 1, "{}", gs.log());
 }
 
 /// A player connected to one ingress hears of a match formed by a worker, with

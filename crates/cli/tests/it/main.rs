@@ -140,8 +140,15 @@ impl Deployment {
 
     /// The same with extra environment for the worker only.
     pub async fn redis_processes_with(worker_env: &[(&str, &str)]) -> Self {
+        let env: Vec<_> = worker_env.iter().map(|&(k, v)| ("worker", k, v)).collect();
+        Self::redis_processes_env(&env).await
+    }
+
+    /// The same with extra environment per process: `(process, key, value)`, the
+    /// process being `ingress`, `worker`, `supervisor` or `server-manager`.
+    pub async fn redis_processes_env(env: &[(&str, &str, &str)]) -> Self {
         let redis = RedisServer::start();
-        let mut d = Self::processes(&redis.url(), false, worker_env).await;
+        let mut d = Self::processes(&redis.url(), false, env).await;
         d.redis = Some(redis);
         d
     }
@@ -156,7 +163,7 @@ impl Deployment {
         d
     }
 
-    async fn processes(url: &str, cluster: bool, worker_env: &[(&str, &str)]) -> Self {
+    async fn processes(url: &str, cluster: bool, env: &[(&str, &str, &str)]) -> Self {
         let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
         let grpc = format!("127.0.0.1:{}", free_port());
@@ -183,8 +190,8 @@ impl Deployment {
             if name == "server-manager" {
                 cmd.env("GRPC_LISTEN_ADDR", &grpc);
             }
-            if name == "worker" {
-                cmd.envs(worker_env.iter().copied());
+            for &(_, k, v) in env.iter().filter(|(p, ..)| *p == name) {
+                cmd.env(k, v);
             }
             procs.push(Proc::spawn(name, cmd, logs.path()));
         }
