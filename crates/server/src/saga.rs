@@ -121,6 +121,7 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
             }
             status if record.settled => return Ok(Progress::Over(status)),
             status => {
+                release_orphan(store, &record).await?;
                 let ban_until = now + record.matched.lifecycle.decline_ban_ms;
                 store.unwind(pool, &record, ban_until).await?;
                 pause_if("unwind", id).await;
@@ -131,6 +132,21 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
         }
     }
     Ok(Progress::Waiting(MatchStatus::Placing))
+}
+
+/// Gives back a slot held under the match's id that the match does not use: a
+/// driver took it and died before recording it, and the match ended meanwhile
+/// (a driver that lives gives it back itself, in [`place`]). Runs before the step
+/// is marked done, so a crash here repeats it.
+async fn release_orphan(store: &dyn Store, record: &MatchRecord) -> Result<(), StoreError> {
+    let id = record.matched.id.as_str();
+    if let Some(a) = store.allocation(id).await?
+        && record.server.as_ref() != Some(&a.server)
+    {
+        tracing::info!(match_id = %id, server = %a.server.server_id, "giving back a slot the match never used");
+        store.release_slot(&a.server.server_id, id).await?;
+    }
+    Ok(())
 }
 
 /// The pivot: a slot on a game server, then the assignment. Without a free slot it
