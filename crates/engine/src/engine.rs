@@ -401,7 +401,16 @@ impl<'a> Snapshot<'a> {
         if let (Some(&first), Some(&last)) = (g.members.first(), g.members.last()) {
             g.spread = self.rating[last] - self.rating[first];
         }
+        // Cutting to whole teams may have dropped the member whose wait allowed a
+        // smaller match; the rest must qualify on their own.
+        let oldest = g
+            .members
+            .iter()
+            .map(|&m| self.since[m])
+            .min()
+            .unwrap_or(self.now);
         g.players >= self.mode.min_players
+            && self.now.saturating_sub(oldest) >= self.mode.start_below_max_after
     }
 
     /// Takes the free tickets nearest in rating to overdue position `a`, within its
