@@ -382,15 +382,7 @@ impl<'a> Snapshot<'a> {
         if g.players >= max {
             return true;
         }
-        let oldest = g
-            .members
-            .iter()
-            .map(|&m| self.since[m])
-            .min()
-            .unwrap_or(self.now);
-        if self.mode.min_players >= max
-            || self.now.saturating_sub(oldest) < self.mode.start_below_max_after
-        {
+        if self.mode.min_players >= max || !self.waited_long_enough(g) {
             return false;
         }
         while !g.players.is_multiple_of(self.mode.team_size) && g.members.len() > 1 {
@@ -403,14 +395,19 @@ impl<'a> Snapshot<'a> {
         }
         // Cutting to whole teams may have dropped the member whose wait allowed a
         // smaller match; the rest must qualify on their own.
+        g.players >= self.mode.min_players && self.waited_long_enough(g)
+    }
+
+    /// Whether the group's longest-waiting member has waited the mode's
+    /// `start_below_max_after`.
+    fn waited_long_enough(&self, g: &Group) -> bool {
         let oldest = g
             .members
             .iter()
             .map(|&m| self.since[m])
             .min()
             .unwrap_or(self.now);
-        g.players >= self.mode.min_players
-            && self.now.saturating_sub(oldest) >= self.mode.start_below_max_after
+        self.now.saturating_sub(oldest) >= self.mode.start_below_max_after
     }
 
     /// Takes the free tickets nearest in rating to overdue position `a`, within its

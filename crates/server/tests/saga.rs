@@ -71,6 +71,20 @@ async fn placing_match(s: &dyn Store) -> Match {
     m
 }
 
+/// A game server with one slot.
+async fn register_one_slot(s: &dyn Store) {
+    let server = GameServer {
+        id: "gs".into(),
+        region: "eu".into(),
+        modes: vec!["duel".into()],
+        capacity: 1,
+        address: "10.0.0.1:7777".into(),
+    };
+    s.register_server(&server, Duration::from_secs(60))
+        .await
+        .unwrap();
+}
+
 fn request(id: &str) -> Allocation {
     Allocation {
         id: id.into(),
@@ -88,16 +102,7 @@ fn request(id: &str) -> Allocation {
 /// back, so the server can host another match.
 async fn a_slot_left_by_a_dead_driver_is_given_back_when_the_match_fails(s: &dyn Store) {
     let m = placing_match(s).await;
-    let server = GameServer {
-        id: "gs".into(),
-        region: "eu".into(),
-        modes: vec!["duel".into()],
-        capacity: 1,
-        address: "10.0.0.1:7777".into(),
-    };
-    s.register_server(&server, Duration::from_secs(60))
-        .await
-        .unwrap();
+    register_one_slot(s).await;
     // The dead driver's allocation.
     assert!(matches!(
         s.allocate(&request(m.id.as_str())).await.unwrap(),
@@ -124,16 +129,7 @@ async fn a_slot_left_by_a_dead_driver_is_given_back_when_the_match_fails(s: &dyn
 /// A completed match keeps its slot: the game server releases it when it is done.
 async fn a_completed_match_keeps_its_slot_until_the_server_releases_it(s: &dyn Store) {
     let m = placing_match(s).await;
-    let server = GameServer {
-        id: "gs".into(),
-        region: "eu".into(),
-        modes: vec!["duel".into()],
-        capacity: 1,
-        address: "10.0.0.1:7777".into(),
-    };
-    s.register_server(&server, Duration::from_secs(60))
-        .await
-        .unwrap();
+    register_one_slot(s).await;
     let progress = saga::advance(s, &pool(), &m.id).await.unwrap();
     assert!(
         matches!(progress, Progress::Waiting(MatchStatus::Assigned)),

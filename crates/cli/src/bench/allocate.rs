@@ -10,18 +10,16 @@
 //! the steady-state rate), allocate and release latency, Redis CPU per allocation,
 //! and the ratio of ours to the baseline.
 
+use super::fleet;
 use super::latency::Latency;
 use super::lock::{Guard, LockFleet};
 use super::redis_info::redis_cpu_usec;
 use anyhow::{Result, bail};
 use clap::Args;
-use mm_store::{AllocateOutcome, Allocation, GameServer, MemoryStore, RedisStore, Store};
+use mm_store::{MemoryStore, RedisStore, Store};
 use mm_testkit::RedisServer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const REGION: &str = "eu";
-const MODE: &str = "bench";
 
 #[derive(Debug, Clone, Args)]
 pub struct AllocateArgs {
@@ -48,22 +46,8 @@ enum Target {
 impl Target {
     async fn allocate(&self, id: &str) -> Result<Option<String>> {
         match self {
-            Target::Ours(store) => {
-                let request = Allocation {
-                    id: id.to_string(),
-                    server: Default::default(),
-                    region: REGION.into(),
-                    mode: MODE.into(),
-                    pool: None,
-                    teams: Vec::new(),
-                    allocated_at: 0,
-                };
-                Ok(match store.allocate(&request).await? {
-                    AllocateOutcome::Allocated(a) => Some(a.server.server_id),
-                    AllocateOutcome::NoCapacity => None,
-                })
-            }
-            Target::Lock(fleet) => fleet.allocate(id).await,
+            Target::Ours(store) => Ok(fleet::allocate(&**store, id).await?),
+            Target::Lock(lock) => lock.allocate(id).await,
         }
     }
 
@@ -118,6 +102,11 @@ impl Outcome {
     }
 }
 
+/// The servers stay live well past the run.
+fn ttl(args: &AllocateArgs) -> Duration {
+    args.duration + Duration::from_secs(600)
+}
+
 pub async fn run(args: AllocateArgs) -> Result<()> {
     if args.concurrency == 0 || args.servers == 0 || args.capacity == 0 {
         bail!("--concurrency, --servers and --capacity must be at least 1");
@@ -132,7 +121,7 @@ pub async fn run(args: AllocateArgs) -> Result<()> {
     let ours = {
         let redis = RedisServer::start();
         let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await?);
-        register(&*store, &args).await?;
+        fleet::register(&*store, args.servers, args.capacity, ttl(&args)).await?;
         measure(
             &args,
             "ours, Redis",
@@ -155,7 +144,7 @@ pub async fn run(args: AllocateArgs) -> Result<()> {
     };
     let memory = {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        register(&*store, &args).await?;
+        fleet::register(&*store, args.servers, args.capacity, ttl(&args)).await?;
         measure(&args, "ours, memory", Target::Ours(store), None).await?
     };
     let outcomes = [ours, baseline, memory];
@@ -173,23 +162,6 @@ pub async fn run(args: AllocateArgs) -> Result<()> {
             o.tally.errors,
             o.tally.first_error.as_deref().unwrap_or("-")
         );
-    }
-    Ok(())
-}
-
-/// Registers the servers, live well past the run (the bench sends no heartbeats).
-async fn register(store: &dyn Store, args: &AllocateArgs) -> Result<()> {
-    for i in 0..args.servers {
-        let server = GameServer {
-            id: format!("gs-{i}"),
-            region: REGION.into(),
-            modes: vec![MODE.into()],
-            capacity: args.capacity,
-            address: format!("10.0.0.{}:{}", i % 250, 7000 + i),
-        };
-        store
-            .register_server(&server, args.duration + Duration::from_secs(600))
-            .await?;
     }
     Ok(())
 }

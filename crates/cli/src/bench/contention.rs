@@ -15,13 +15,14 @@
 //! compared with the callers that were told they won.
 
 use super::BENCH_MODE;
+use super::fleet::{self, MODE, REGION};
 use super::latency::Latency;
 use super::lock::{Guard, LockFleet};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_proto::v1 as pb;
 use mm_proto::v1::server_manager_client::ServerManagerClient;
-use mm_store::{AllocateOutcome, Allocation, GameServer, RedisStore, Store};
+use mm_store::{RedisStore, Store};
 use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -29,9 +30,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tonic::Code;
 use tonic::transport::Channel;
-
-const REGION: &str = "eu";
-const MODE: &str = "bench";
 
 #[derive(Debug, Clone, Args)]
 pub struct ContentionArgs {
@@ -191,7 +189,7 @@ async fn grpc(args: &ContentionArgs) -> Result<Outcome> {
     }
     let url = format!("http://{addr}");
     let mut control = ServerManagerClient::connect(url.clone()).await?;
-    let ids: Vec<String> = (0..args.servers).map(|i| format!("gs-{i}")).collect();
+    let ids: Vec<String> = (0..args.servers).map(fleet::server_id).collect();
     for (i, id) in ids.iter().enumerate() {
         control
             .register(pb::RegisterRequest {
@@ -280,35 +278,21 @@ async fn store(args: &ContentionArgs) -> Result<Outcome> {
     eprintln!("[{label}] racing ...");
     let redis = RedisServer::start();
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await?);
-    let ids: Vec<String> = (0..args.servers).map(|i| format!("gs-{i}")).collect();
-    for (i, id) in ids.iter().enumerate() {
-        let server = GameServer {
-            id: id.clone(),
-            region: REGION.into(),
-            modes: vec![MODE.into()],
-            capacity: args.capacity,
-            address: format!("10.0.0.{i}:7777"),
-        };
-        store
-            .register_server(&server, args.duration + Duration::from_secs(600))
-            .await?;
-    }
+    let ids: Vec<String> = (0..args.servers).map(fleet::server_id).collect();
+    fleet::register(
+        &*store,
+        args.servers,
+        args.capacity,
+        args.duration + Duration::from_secs(600),
+    )
+    .await?;
     let s = store.clone();
     let (tally, wall) = race(args, move |_, id| {
         let store = s.clone();
         async move {
-            let request = Allocation {
-                id,
-                server: Default::default(),
-                region: REGION.into(),
-                mode: MODE.into(),
-                pool: None,
-                teams: Vec::new(),
-                allocated_at: 0,
-            };
-            match store.allocate(&request).await {
-                Ok(AllocateOutcome::Allocated(_)) => Answer::Won,
-                Ok(AllocateOutcome::NoCapacity) => Answer::NoCapacity,
+            match fleet::allocate(&*store, &id).await {
+                Ok(Some(_)) => Answer::Won,
+                Ok(None) => Answer::NoCapacity,
                 Err(e) => Answer::Error(e.to_string()),
             }
         }

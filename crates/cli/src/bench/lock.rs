@@ -42,7 +42,7 @@ impl LockFleet {
         let mut conn = redis::Client::open(url)?
             .get_multiplexed_async_connection()
             .await?;
-        let servers: Vec<String> = (0..servers).map(|i| format!("gs-{i}")).collect();
+        let servers: Vec<String> = (0..servers).map(super::fleet::server_id).collect();
         let pairs: Vec<(&str, u32)> = servers.iter().map(|s| (s.as_str(), capacity)).collect();
         let () = conn.hset_multiple(FREE, &pairs).await?;
         Ok(Self {

@@ -6,6 +6,7 @@
 mod allocate;
 mod contention;
 mod drain;
+mod fleet;
 mod latency;
 mod lock;
 mod push;
