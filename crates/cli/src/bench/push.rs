@@ -2,8 +2,9 @@
 //! `match.ready_check` on their WebSocket.
 //!
 //! A `matchmaker ingress` process on a fresh `redis-server` holds one socket per
-//! player (`--players`). Each round queues a ticket for every player at once, then
-//! runs the worker's own cycle (`mm_server::worker::cycle`, claim -> engine ->
+//! player (`--players`, default 1,000). Each round queues a ticket for `--burst` of
+//! them (default 100, one claim batch) at the same instant, taking the connected
+//! players in turn, then runs the worker's own cycle (`mm_server::worker::cycle`, claim -> engine ->
 //! commit -> settle -> publish) in this process, so the bench knows the instant each
 //! commit landed. Once every player of the round has been told, they all accept
 //! (players take seconds to click; their answers should not compete with the
