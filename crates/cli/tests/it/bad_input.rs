@@ -283,6 +283,11 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
         assert_eq!(reply["type"], "error", "{bad} -> {reply}");
         assert_eq!(reply["error"]["code"], "invalid_message", "{reply}");
     }
+    // A frame many times the socket's read buffer still arrives whole.
+    ws.send(json!({"type": "match.accept", "match_id": "m-1", "pad": "x".repeat(30 * 1024)}))
+        .await;
+    let reply = ws.next_event(Duration::from_secs(5)).await.expect("reply");
+    assert_eq!(reply["error"]["code"], "invalid_message", "{reply}");
     ws.send(json!({"type": "match.accept", "match_id": "m-1", "pad": "x".repeat(100 * 1024)}))
         .await;
     assert_eq!(ws.next_event(Duration::from_secs(5)).await, None);

@@ -25,11 +25,13 @@ use tokio_util::sync::CancellationToken;
 /// How often the server pings an idle socket.
 const PING_EVERY: Duration = Duration::from_secs(20);
 
-/// Read buffer per socket. Clients send only small JSON answers. The library's
-/// default (128 KiB) costs that much memory per connected player, and tungstenite
-/// zero-fills the whole buffer on every read poll (snapview/tungstenite-rs#547):
-/// at 1,000 sockets that memset was the ingress's largest CPU cost while pushing.
-const READ_BUFFER: usize = 4 * 1024;
+/// Read buffer per socket. Clients send only small JSON answers (a larger frame is
+/// read in several chunks). The library's default (128 KiB) costs that much memory
+/// per connected player, and tungstenite zero-fills the whole buffer on every read
+/// poll (snapview/tungstenite-rs#547): at 1,000 sockets that memset was the
+/// ingress's largest CPU cost while pushing. 1 KiB rather than 4 KiB saves 3 KiB per
+/// socket: 123 instead of 153 MiB at 10,000 idle sockets (BENCHMARKS.md).
+const READ_BUFFER: usize = 1024;
 /// Largest message a client may send; anything bigger closes the socket.
 const MAX_MESSAGE: usize = 64 * 1024;
 
