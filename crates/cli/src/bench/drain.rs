@@ -155,7 +155,12 @@ fn ratings(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-async fn seed(store: &Arc<dyn Store>, pool: &Pool, n: usize, rng_seed: u64) -> Result<()> {
+pub(super) async fn seed(
+    store: &Arc<dyn Store>,
+    pool: &Pool,
+    n: usize,
+    rng_seed: u64,
+) -> Result<()> {
     let now = now_ms();
     let tickets: Vec<Ticket> = ratings(n, rng_seed)
         .into_iter()

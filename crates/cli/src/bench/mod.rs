@@ -10,6 +10,7 @@ mod fleet;
 mod latency;
 mod lock;
 mod push;
+mod recovery;
 mod redis_info;
 
 use clap::Subcommand;
@@ -38,6 +39,8 @@ pub enum Scenario {
     Contention(contention::ContentionArgs),
     /// Players on WebSockets through an ingress: time from a match's commit to its ready check on the socket, against plain Pub/Sub.
     Push(push::PushArgs),
+    /// A drain during which one worker is SIGKILLed: how long its tickets stay stranded; none lost or duplicated.
+    Recovery(recovery::RecoveryArgs),
 }
 
 pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
@@ -46,5 +49,6 @@ pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
         Scenario::Allocate(args) => allocate::run(args).await,
         Scenario::Contention(args) => contention::run(args).await,
         Scenario::Push(args) => push::run(args).await,
+        Scenario::Recovery(args) => recovery::run(args).await,
     }
 }

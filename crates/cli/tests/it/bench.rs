@@ -105,3 +105,16 @@ fn drain_matches_nearly_everyone() {
     assert_eq!(matched + left, 1000, "{out}");
     assert!(matched >= 900, "{out}");
 }
+
+#[test]
+fn recovery_loses_and_duplicates_nothing() {
+    let out = bench(&["recovery", "--tickets", "2000", "--no-baseline"]);
+    let cols: Vec<&str> = row(&out, "ours").split_whitespace().collect();
+    // run, stranded, back after, matched, waiting, lost, duplicated
+    assert!(
+        cols[1].parse::<u64>().unwrap() > 0,
+        "nothing stranded:\n{out}"
+    );
+    assert!(cols[2].ends_with('s') && cols[2] != "never", "{out}");
+    assert_eq!((cols[5], cols[6]), ("0", "0"), "{out}");
+}

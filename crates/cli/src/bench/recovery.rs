@@ -1,0 +1,365 @@
+//! The recovery scenario (seed 000's worker-crash test): a drain during which one
+//! worker process is SIGKILLed while it holds tickets. Reports how long its tickets
+//! stay stranded (from the kill until none is held by the dead worker any more:
+//! each is back in the queue or already matched by another worker), then audits the
+//! store: no ticket lost, none in two matches.
+//!
+//! Our short-lease settings run beside seed 000's (30 s lease, 2 s heartbeat, 5 s
+//! supervisor, claim batch 10) in the same command.
+
+use super::BENCH_MODE;
+use super::drain::seed;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use mm_domain::{Match, Pool};
+use mm_store::keys::PoolKeys;
+use mm_store::{RedisStore, Store};
+use mm_testkit::{Proc, RedisServer};
+use redis::AsyncCommands;
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Args)]
+pub struct RecoveryArgs {
+    /// Tickets seeded before the workers start.
+    #[arg(long, default_value_t = 10_000)]
+    pub tickets: usize,
+    /// Worker processes; the first one is killed.
+    #[arg(long, default_value_t = 3)]
+    pub workers: usize,
+    /// Workers' lease (`LOCK_TTL`) in our run.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub lock_ttl: Duration,
+    /// Lease refresh (`HEARTBEAT_INTERVAL`) in our run.
+    #[arg(long, default_value = "300ms", value_parser = humantime::parse_duration)]
+    pub heartbeat_interval: Duration,
+    /// Supervisor period (`SUPERVISE_INTERVAL`) in our run.
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+    pub supervise_interval: Duration,
+    /// Tickets claimed per poll in our run.
+    #[arg(long, default_value_t = 100)]
+    pub claim_batch_size: usize,
+    /// Skip the run with seed 000's settings (it takes about a minute).
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Give up on a run after this long.
+    #[arg(long, default_value = "180s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Seed of the rating generator.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write the depth samples (with the kill and recovery times) here as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// Worker and supervisor settings of one run.
+struct Settings {
+    label: &'static str,
+    lock_ttl: Duration,
+    heartbeat: Duration,
+    supervise: Duration,
+    batch: usize,
+}
+
+struct Outcome {
+    label: &'static str,
+    /// Tickets the killed worker held.
+    stranded: usize,
+    /// From the kill until the dead worker held nothing.
+    recovered_after: Option<Duration>,
+    matched: usize,
+    left: usize,
+    lost: usize,
+    duplicated: usize,
+    /// (seconds since start, queued, processing).
+    samples: Vec<(f64, u64, u64)>,
+    kill_at: f64,
+}
+
+const VICTIM: &str = "bench-w0";
+
+pub async fn run(args: RecoveryArgs) -> Result<()> {
+    if args.tickets < 100 || args.workers < 2 {
+        bail!("--tickets must be at least 100 and --workers at least 2 (one is killed)");
+    }
+    if args.heartbeat_interval >= args.lock_ttl {
+        bail!("--heartbeat-interval must be shorter than --lock-ttl");
+    }
+    let mut runs = vec![Settings {
+        label: "ours",
+        lock_ttl: args.lock_ttl,
+        heartbeat: args.heartbeat_interval,
+        supervise: args.supervise_interval,
+        batch: args.claim_batch_size,
+    }];
+    if !args.no_baseline {
+        runs.push(Settings {
+            label: "seed-000 settings",
+            lock_ttl: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(2),
+            supervise: Duration::from_secs(5),
+            batch: 10,
+        });
+    }
+    let mut outcomes = Vec::new();
+    for s in &runs {
+        outcomes.push(recover_once(&args, s).await?);
+    }
+    report(&args, &outcomes)?;
+    if let Some(o) = outcomes.iter().find(|o| o.lost > 0 || o.duplicated > 0) {
+        bail!(
+            "{}: {} tickets lost, {} in two matches",
+            o.label,
+            o.lost,
+            o.duplicated
+        );
+    }
+    Ok(())
+}
+
+async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
+    let label = s.label;
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
+    let pool = Pool::new("bench", "eu");
+    let keys = PoolKeys::new(&pool);
+    eprintln!("[{label}] seeding {} tickets ...", args.tickets);
+    seed(&store, &pool, args.tickets, args.seed).await?;
+    let mut admin = redis::Client::open(url.as_str())?
+        .get_multiplexed_async_connection()
+        .await?;
+
+    let exe = std::env::current_exe()?;
+    let logs = tempfile::tempdir()?;
+    let modes_file = logs.path().join("modes.toml");
+    std::fs::write(&modes_file, BENCH_MODE)?;
+    let spawn = |name: &str, sub: &str, extra: &[(&str, String)]| {
+        let mut cmd = Command::new(&exe);
+        cmd.arg(sub)
+            .env("REDIS_URL", &url)
+            .env("MODES_FILE", &modes_file)
+            .env("MODES", &pool.mode)
+            .env("REGIONS", &pool.region)
+            .env(
+                "LOCK_TTL",
+                humantime::format_duration(s.lock_ttl).to_string(),
+            )
+            .env("RUST_LOG", "warn");
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        Proc::spawn(name, cmd, logs.path())
+    };
+    let mut supervisor = spawn(
+        "supervisor",
+        "supervisor",
+        &[(
+            "SUPERVISE_INTERVAL",
+            humantime::format_duration(s.supervise).to_string(),
+        )],
+    );
+    let started = Instant::now();
+    let mut workers: Vec<Proc> = (0..args.workers)
+        .map(|i| {
+            spawn(
+                &format!("worker-{i}"),
+                "worker",
+                &[
+                    ("WORKER_ID", format!("bench-w{i}")),
+                    ("CLAIM_BATCH_SIZE", s.batch.to_string()),
+                    (
+                        "HEARTBEAT_INTERVAL",
+                        humantime::format_duration(s.heartbeat).to_string(),
+                    ),
+                    ("WORKER_POOL_SIZE", "2".into()),
+                ],
+            )
+        })
+        .collect();
+
+    let n = args.tickets as u64;
+    let held_key = keys.held(VICTIM);
+    let mut samples = Vec::new();
+    let mut killed: Option<(Instant, Vec<String>)> = None;
+    let mut recovered_after = None;
+    let mut stable_since: Option<(u64, Instant)> = None;
+    loop {
+        let d = store.depths(&pool).await?;
+        let now = started.elapsed();
+        samples.push((now.as_secs_f64(), d.queued, d.processing));
+        let left = d.queued + d.processing;
+        match &killed {
+            // Kill the victim once a quarter is matched, while it holds tickets (it
+            // holds them only during its cycles, so look closely).
+            None if left * 4 <= 3 * n => {
+                let mut holding: u64 = 0;
+                let look = Instant::now();
+                while holding == 0 && look.elapsed() < Duration::from_secs(2) {
+                    holding = admin.zcard(&held_key).await?;
+                    if holding == 0 {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                }
+                if holding > 0 {
+                    workers[0].kill();
+                    let at = Instant::now();
+                    // The dead worker's set no longer changes until it is reclaimed.
+                    let stranded: Vec<String> = admin.zrange(&held_key, 0, -1).await?;
+                    eprintln!(
+                        "[{label}] SIGKILLed the worker holding {} tickets at {:.2}s",
+                        stranded.len(),
+                        at.duration_since(started).as_secs_f64()
+                    );
+                    killed = Some((at, stranded));
+                }
+            }
+            Some((at, _)) if recovered_after.is_none() => {
+                let holding: u64 = admin.zcard(&held_key).await?;
+                if holding == 0 {
+                    recovered_after = Some(at.elapsed());
+                    eprintln!(
+                        "[{label}] every stranded ticket back after {:.2}s",
+                        at.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            _ => {}
+        }
+        let done = recovered_after.is_some() || killed.is_none();
+        if left == 0 && done {
+            break;
+        }
+        match stable_since {
+            Some((l, since)) if l == left && left * 100 <= n && done => {
+                if since.elapsed() > Duration::from_secs(5) {
+                    break;
+                }
+            }
+            Some((l, _)) if l == left => {}
+            _ => stable_since = Some((left, Instant::now())),
+        }
+        if started.elapsed() > args.timeout {
+            eprintln!("[{label}] timed out with {left} tickets left");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for w in workers.iter_mut().skip(1) {
+        w.terminate(Duration::from_secs(10));
+    }
+    supervisor.terminate(Duration::from_secs(10));
+
+    let (stranded, kill_at) = match &killed {
+        Some((at, s)) => (s.len(), at.duration_since(started).as_secs_f64()),
+        None => (0, 0.0),
+    };
+    let audit = audit(&mut admin, &keys, args.tickets)
+        .await
+        .context("auditing the store")?;
+    Ok(Outcome {
+        label,
+        stranded,
+        recovered_after,
+        matched: audit.matched,
+        left: audit.waiting,
+        lost: audit.lost,
+        duplicated: audit.duplicated,
+        samples,
+        kill_at,
+    })
+}
+
+struct Audit {
+    matched: usize,
+    waiting: usize,
+    lost: usize,
+    duplicated: usize,
+}
+
+/// Every seeded ticket must be in exactly one committed match, or waiting in the
+/// queue; none in two matches, none anywhere else.
+async fn audit(
+    admin: &mut redis::aio::MultiplexedConnection,
+    keys: &PoolKeys,
+    tickets: usize,
+) -> Result<Audit> {
+    let matches: Vec<String> = admin.hvals(&keys.matches).await?;
+    let mut times: HashMap<String, usize> = HashMap::new();
+    for json in &matches {
+        let m: Match = serde_json::from_str(json)?;
+        for t in &m.tickets {
+            *times.entry(t.ticket_id.as_str().to_string()).or_default() += 1;
+        }
+    }
+    let queued: HashSet<String> = admin
+        .zrange::<_, Vec<String>>(&keys.queue, 0, -1)
+        .await?
+        .into_iter()
+        .collect();
+    let (mut matched, mut waiting, mut lost, mut duplicated) = (0, 0, 0, 0);
+    for i in 0..tickets {
+        let id = format!("t-bench-{i}");
+        match (times.get(&id).copied().unwrap_or(0), queued.contains(&id)) {
+            (1, false) => matched += 1,
+            (0, true) => waiting += 1,
+            (0, false) => lost += 1,
+            _ => duplicated += 1,
+        }
+    }
+    Ok(Audit {
+        matched,
+        waiting,
+        lost,
+        duplicated,
+    })
+}
+
+fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
+    println!();
+    println!(
+        "{:<18} {:>9} {:>13} {:>8} {:>8} {:>5} {:>11}",
+        "run", "stranded", "back after", "matched", "waiting", "lost", "duplicated"
+    );
+    for o in outcomes {
+        println!(
+            "{:<18} {:>9} {:>13} {:>8} {:>8} {:>5} {:>11}",
+            o.label,
+            o.stranded,
+            o.recovered_after
+                .map_or("never".into(), |d| format!("{:.2}s", d.as_secs_f64())),
+            o.matched,
+            o.left,
+            o.lost,
+            o.duplicated
+        );
+    }
+    if let [ours, base] = outcomes
+        && let (Some(a), Some(b)) = (ours.recovered_after, base.recovered_after)
+    {
+        println!(
+            "\nratio seed-000 settings / ours (time stranded): {:.1}x (seed 000 published about 15 s)",
+            b.as_secs_f64() / a.as_secs_f64().max(f64::MIN_POSITIVE)
+        );
+    }
+    if let Some(path) = &args.csv {
+        let mut f = std::fs::File::create(path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(f, "run,t_s,queued,processing,kill_s,back_s")?;
+        for o in outcomes {
+            let back = o.recovered_after.map_or(String::new(), |d| {
+                format!("{:.3}", o.kill_at + d.as_secs_f64())
+            });
+            for (t, q, p) in &o.samples {
+                writeln!(f, "{},{t:.3},{q},{p},{:.3},{back}", o.label, o.kill_at)?;
+            }
+        }
+        println!("samples written to {}", path.display());
+    }
+    Ok(())
+}
