@@ -1,5 +1,6 @@
 //! The recovery scenario (seed 000's worker-crash test): a drain during which one
-//! worker process is SIGKILLed while it holds tickets. Reports how long its tickets
+//! worker process is SIGKILLed while it holds tickets (by default once a quarter of
+//! them are matched). Reports how long its tickets
 //! stay stranded (from the kill until none is held by the dead worker any more:
 //! each is back in the queue or already matched by another worker), then audits the
 //! store: no ticket lost, none in two matches.
@@ -43,6 +44,10 @@ pub struct RecoveryArgs {
     /// Tickets claimed per poll in our run.
     #[arg(long, default_value_t = 100)]
     pub claim_batch_size: usize,
+    /// Share of the tickets matched before the kill (0 kills the worker the first
+    /// time it is seen holding tickets).
+    #[arg(long, default_value_t = 0.25)]
+    pub kill_after: f64,
     /// Skip the run with seed 000's settings (it takes about a minute).
     #[arg(long)]
     pub no_baseline: bool,
@@ -86,6 +91,9 @@ const VICTIM: &str = "bench-w0";
 pub async fn run(args: RecoveryArgs) -> Result<()> {
     if args.tickets < 100 || args.workers < 2 {
         bail!("--tickets must be at least 100 and --workers at least 2 (one is killed)");
+    }
+    if !(0.0..1.0).contains(&args.kill_after) {
+        bail!("--kill-after must be at least 0 and below 1");
     }
     if args.heartbeat_interval >= args.lock_ttl {
         bail!("--heartbeat-interval must be shorter than --lock-ttl");
@@ -195,9 +203,10 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         samples.push((now.as_secs_f64(), d.queued, d.processing));
         let left = d.queued + d.processing;
         match &killed {
-            // Kill the victim once a quarter is matched, while it holds tickets (it
-            // holds them only during its cycles, so look closely).
-            None if left * 4 <= 3 * n => {
+            // Kill the victim once `--kill-after` of the tickets are matched, while
+            // it holds tickets (it holds them only during its cycles, so look
+            // closely).
+            None if (n - left) as f64 >= args.kill_after * n as f64 => {
                 let mut holding: u64 = 0;
                 let look = Instant::now();
                 while holding == 0 && look.elapsed() < Duration::from_secs(2) {
@@ -255,10 +264,12 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     }
     supervisor.terminate(Duration::from_secs(10));
 
-    let (stranded, kill_at) = match &killed {
-        Some((at, s)) => (s.len(), at.duration_since(started).as_secs_f64()),
-        None => (0, 0.0),
+    let Some((at, stranded)) = &killed else {
+        bail!(
+            "[{label}] the drain ended before the worker could be killed holding tickets; use more --tickets"
+        );
     };
+    let (stranded, kill_at) = (stranded.len(), at.duration_since(started).as_secs_f64());
     let audit = audit(&mut admin, &keys, args.tickets)
         .await
         .context("auditing the store")?;
