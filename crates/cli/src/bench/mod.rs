@@ -12,6 +12,7 @@ mod lock;
 mod push;
 mod recovery;
 mod redis_info;
+mod throughput;
 
 use clap::Subcommand;
 
@@ -41,6 +42,8 @@ pub enum Scenario {
     Push(push::PushArgs),
     /// A drain during which one worker is SIGKILLed: how long its tickets stay stranded; none lost or duplicated.
     Recovery(recovery::RecoveryArgs),
+    /// Ticket creations/s the ingress sustains at saturation (Redis and embedded), against GET /healthz.
+    Throughput(throughput::ThroughputArgs),
 }
 
 pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
@@ -50,5 +53,6 @@ pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
         Scenario::Contention(args) => contention::run(args).await,
         Scenario::Push(args) => push::run(args).await,
         Scenario::Recovery(args) => recovery::run(args).await,
+        Scenario::Throughput(args) => throughput::run(args).await,
     }
 }

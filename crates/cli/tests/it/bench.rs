@@ -119,3 +119,15 @@ fn recovery_loses_and_duplicates_nothing() {
     assert!(cols[2].ends_with('s') && cols[2] != "never", "{out}");
     assert_eq!((cols[5], cols[6]), ("0", "0"), "{out}");
 }
+
+#[test]
+fn throughput_creates_tickets_without_errors() {
+    let out = bench(&["throughput", "--clients", "8", "--duration", "1s"]);
+    for label in ["redis: POST /v1/tickets", "embedded: POST /v1/tickets"] {
+        let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
+        let n = cols.len();
+        // ... answered, per s, errors
+        assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
+        assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
+    }
+}
