@@ -65,6 +65,29 @@ async fn pair(
     (wa, wb, ev)
 }
 
+/// Waits until the process stopped at its saga failpoint.
+async fn paused_at_failpoint(p: &Proc) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !p.log().contains("saga paused for good") {
+        assert!(
+            Instant::now() < deadline,
+            "failpoint not reached:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until the game server has started a match, and checks it started only one.
+async fn started_once(gs: &Proc) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gs.log().contains("match_started") {
+        assert!(Instant::now() < deadline, "{}", gs.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(gs.log().matches("match_started").count(), 1, "{}", gs.log());
+}
+
 fn path(ev: &Value, tail: &str) -> String {
     format!("/v1/matches/{}{tail}", ev["match_id"].as_str().unwrap())
 }
@@ -351,15 +374,7 @@ async fn a_killed_saga_driver_is_finished_by_the_supervisor() {
             .iter_mut()
             .find(|p| p.log().contains("worker started"))
             .expect("worker");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !worker.log().contains("saga paused for good") {
-            assert!(
-                Instant::now() < deadline,
-                "failpoint {step} not reached:\n{}",
-                worker.log()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        paused_at_failpoint(worker).await;
         worker.kill();
         for w in [&mut wa, &mut wb] {
             if step == "unwind" {
@@ -393,13 +408,7 @@ async fn a_killed_saga_driver_is_finished_by_the_supervisor() {
             );
         } else {
             assert_eq!(m["status"], "assigned", "{m}");
-            let gs = gs.as_ref().unwrap();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while !gs.log().contains("match_started") {
-                assert!(Instant::now() < deadline, "{}", gs.log());
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            assert_eq!(gs.log().matches("match_started").count(), 1, "{}", gs.log());
+            started_once(gs.as_ref().unwrap()).await;
         }
     }
 }
@@ -427,15 +436,7 @@ async fn a_killed_ingress_after_the_last_accept_is_finished_by_the_supervisor() 
     }
     // The deployment starts the ingress first.
     let ingress = &mut d.procs[0];
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !ingress.log().contains("saga paused for good") {
-        assert!(
-            Instant::now() < deadline,
-            "failpoint not reached:\n{}",
-            ingress.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    paused_at_failpoint(ingress).await;
     ingress.kill();
 
     // The players come back through a new ingress.
@@ -461,12 +462,7 @@ async fn a_killed_ingress_after_the_last_accept_is_finished_by_the_supervisor() 
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !gs.log().contains("match_started") {
-        assert!(Instant::now() < deadline, "{}", gs.log());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(gs.log().matches("match_started").count(), 1, "{}", gs.log());
+    started_once(&gs).await;
 }
 
 /// A player connected to one ingress hears of a match formed by a worker, with
