@@ -121,7 +121,11 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
             }
             status if record.settled => return Ok(Progress::Over(status)),
             status => {
-                release_orphan(store, &record).await?;
+                // Only a match that failed could have been placing when a driver
+                // took a slot; the others were never placing or hold their slot.
+                if status == MatchStatus::Failed {
+                    release_orphan(store, &record).await?;
+                }
                 let ban_until = now + record.matched.lifecycle.decline_ban_ms;
                 store.unwind(pool, &record, ban_until).await?;
                 pause_if("unwind", id).await;
