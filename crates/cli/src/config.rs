@@ -8,7 +8,7 @@ use mm_engine::{Modes, WindowPolicy};
 use mm_server::Catalog;
 use mm_server::server_manager::ServerManagerConfig;
 use mm_server::supervisor::SupervisorConfig;
-use mm_server::worker::WorkerConfig;
+use mm_server::worker::{Formation, WorkerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -154,6 +154,11 @@ pub struct WorkerArgs {
     /// Pause after a pass that formed no match.
     #[arg(long, env = "POLL_INTERVAL", default_value = "100ms", value_parser = duration)]
     pub poll_interval: Duration,
+    /// Match formation: `engine` (ours) or `seed000` (seed 000's tightest-spread
+    /// runs over exactly CLAIM_BATCH_SIZE tickets; the benchmarks' baseline, solo
+    /// modes only).
+    #[arg(long, env = "FORMATION", default_value = "engine", value_parser = ["engine", "seed000"])]
+    pub formation: String,
 }
 
 impl WorkerArgs {
@@ -205,7 +210,22 @@ impl WorkerArgs {
                 &uuid::Uuid::new_v4().simple().to_string()[..8]
             ),
         };
+        let formation = match self.formation.as_str() {
+            "seed000" => Formation::Seed000,
+            _ => Formation::Engine,
+        };
+        if formation == Formation::Seed000
+            && let Some(name) = catalog
+                .modes()
+                .names()
+                .find(|n| catalog.mode(n).is_some_and(|m| m.team_size > 1))
+        {
+            bail!(
+                "FORMATION=seed000 forms matches of solo tickets only; mode {name} has teams of more than one"
+            );
+        }
         Ok(WorkerConfig {
+            formation,
             id,
             pools: catalog.pools(),
             pool_size,

@@ -9,9 +9,9 @@
 
 use crate::saga;
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Pool, TicketId, now_ms,
+    Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool, TicketId, now_ms,
 };
-use mm_engine::{Entry, Mode, Modes};
+use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
 use mm_store::{Claimed, Store, StoreError};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -38,12 +38,31 @@ pub struct WorkerConfig {
     pub poll: Duration,
     /// The modes of the pools, by name.
     pub modes: Modes,
+    /// How matches are formed from a claimed batch (`FORMATION`).
+    pub formation: Formation,
+}
+
+/// The match-formation algorithm a worker runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Formation {
+    /// Ours ([`mm_engine::propose`]): overdue tickets first, tightest match
+    /// anywhere in the batch, parties and balanced teams.
+    #[default]
+    Engine,
+    /// Seed 000's, kept as the benchmarks' baseline ([`mm_engine::form_matches`]):
+    /// the contiguous run of the rating-sorted batch with the smallest spread,
+    /// repeatedly, exactly `batch_size` tickets claimed per poll. Solo tickets only:
+    /// members are dealt to teams in turn.
+    Seed000,
 }
 
 impl WorkerConfig {
     /// How many tickets to claim per poll in a pool of `mode`.
     pub fn batch_for(&self, mode: &Mode) -> usize {
-        self.batch_size.max(3 * mode.max_players())
+        match self.formation {
+            Formation::Engine => self.batch_size.max(3 * mode.max_players()),
+            Formation::Seed000 => self.batch_size,
+        }
     }
 }
 
@@ -227,7 +246,10 @@ pub async fn cycle(
         tracing::warn!(error = %e, "could not publish ticket.searching");
     }
 
-    let matches = propose(&claimed, pool, mode);
+    let matches = match cfg.formation {
+        Formation::Engine => propose(&claimed, pool, mode),
+        Formation::Seed000 => propose_seed000(&claimed, pool, mode),
+    };
     let committed: HashSet<MatchId> = store
         .complete(&cfg.id, pool, &matches, cfg.lease)
         .await?
@@ -272,6 +294,65 @@ pub async fn cycle(
     })
 }
 
+/// Turns a claimed batch into matches with seed 000's tightest-spread formation.
+fn propose_seed000(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
+    let now = now_ms();
+    let candidates: Vec<Candidate> = claimed
+        .iter()
+        .map(|c| Candidate {
+            rating: c.ticket.rating,
+            enqueued_at: c.ticket.enqueued_at,
+        })
+        .collect();
+    let cfg = BatchConfig {
+        min_players: mode.min_players,
+        max_players: mode.max_players(),
+        window: mode.window,
+    };
+    let teams = mode.teams.max(1);
+    form_matches(&candidates, now, &cfg)
+        .into_iter()
+        .map(|group| {
+            let members: Vec<(usize, usize)> = group
+                .into_iter()
+                .enumerate()
+                .map(|(k, i)| (i, k % teams))
+                .collect();
+            to_match(claimed, pool, mode, &members, now)
+        })
+        .collect()
+}
+
+/// A match of the claimed tickets `members` (index, team).
+fn to_match(
+    claimed: &[Claimed],
+    pool: &Pool,
+    mode: &Mode,
+    members: &[(usize, usize)],
+    now: Millis,
+) -> Match {
+    Match {
+        id: MatchId::random(&uuid::Uuid::new_v4().simple().to_string()),
+        mode: pool.mode.clone(),
+        region: pool.region.clone(),
+        tickets: members
+            .iter()
+            .map(|&(i, team)| {
+                let t = &claimed[i].ticket;
+                MatchTicket {
+                    ticket_id: t.id.clone(),
+                    players: t.players.clone(),
+                    rating: t.rating,
+                    enqueued_at: t.enqueued_at,
+                    team,
+                }
+            })
+            .collect(),
+        created_at: now,
+        lifecycle: mode.lifecycle,
+    }
+}
+
 /// Turns a claimed batch into proposed matches with the engine.
 fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
     let now = now_ms();
@@ -287,27 +368,14 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
         .collect();
     mm_engine::propose(mode, &entries, now)
         .into_iter()
-        .map(|p| Match {
-            id: MatchId::random(&uuid::Uuid::new_v4().simple().to_string()),
-            mode: pool.mode.clone(),
-            region: pool.region.clone(),
-            tickets: p
+        .map(|p| {
+            let members: Vec<(usize, usize)> = p
                 .members
                 .iter()
-                .zip(&p.teams)
-                .map(|(&i, &team)| {
-                    let t = &claimed[i].ticket;
-                    MatchTicket {
-                        ticket_id: t.id.clone(),
-                        players: t.players.clone(),
-                        rating: t.rating,
-                        enqueued_at: t.enqueued_at,
-                        team,
-                    }
-                })
-                .collect(),
-            created_at: now,
-            lifecycle: mode.lifecycle,
+                .copied()
+                .zip(p.teams.iter().copied())
+                .collect();
+            to_match(claimed, pool, mode, &members, now)
         })
         .collect()
 }

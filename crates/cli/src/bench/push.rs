@@ -206,6 +206,7 @@ fn worker_config(args: &PushArgs) -> Result<WorkerConfig> {
         heartbeat: Duration::from_secs(2),
         poll: Duration::from_millis(100),
         modes: Modes::of([mode])?,
+        formation: Default::default(),
     })
 }
 
