@@ -10,10 +10,12 @@
 //! the steady-state rate), allocate and release latency, Redis CPU per allocation,
 //! and the ratio of ours to the baseline.
 
+use super::chart::Bars;
 use super::fleet;
-use super::latency::Latency;
+use super::histogram::Latency;
 use super::lock::{Guard, LockFleet};
 use super::redis_info::redis_cpu_usec;
+use super::{Output, progress};
 use anyhow::{Result, bail};
 use clap::Args;
 use mm_store::{MemoryStore, RedisStore, Store};
@@ -35,6 +37,8 @@ pub struct AllocateArgs {
     /// Slots (matches at once) per server.
     #[arg(long, default_value_t = 50)]
     pub capacity: u32,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Where a run allocates.
@@ -149,6 +153,7 @@ pub async fn run(args: AllocateArgs) -> Result<()> {
     };
     let outcomes = [ours, baseline, memory];
     report(&outcomes);
+    write(&args, &outcomes)?;
     let [ours, baseline, _] = &outcomes;
     println!(
         "\nratio ours / seed-001 lock on Redis: {:.2}x the allocations/s, {:.2}x the p99 allocate latency",
@@ -186,6 +191,8 @@ async fn measure(
         None => 0.0,
     };
     let target = Arc::new(target);
+    let bar = progress::clock(args.duration, "allocating and releasing");
+    bar.set_prefix(label);
     let started = Instant::now();
     let deadline = started + args.duration;
     let mut tasks = tokio::task::JoinSet::new();
@@ -221,6 +228,7 @@ async fn measure(
         tally.merge(t?);
     }
     let wall = started.elapsed();
+    bar.finish_and_clear();
     let redis_usec = match &mut admin {
         Some(a) => Some((redis_cpu_usec(a).await? - cpu_start) / tally.allocated.max(1) as f64),
         None => None,
@@ -255,4 +263,40 @@ fn report(outcomes: &[Outcome]) {
         println!("  {:<22} allocate  {}", o.label, o.tally.allocate.summary());
         println!("  {:<22} release   {}", "", o.tally.release.summary());
     }
+}
+
+/// Allocations/s by run as CSV and as a bar chart.
+fn write(args: &AllocateArgs, outcomes: &[Outcome]) -> Result<()> {
+    args.output.csv(
+        "allocate.csv",
+        "run,allocated,allocs_per_s,no_capacity,errors,allocate_p50_ms,allocate_p99_ms,redis_us_per_alloc",
+        outcomes.iter().map(|o| {
+            format!(
+                "{},{},{:.0},{},{},{:.3},{:.3},{}",
+                o.label,
+                o.tally.allocated,
+                o.rate(),
+                o.tally.no_capacity,
+                o.tally.errors,
+                o.tally.allocate.ms(0.5),
+                o.tally.allocate.ms(0.99),
+                o.redis_usec.map_or(String::new(), |u| format!("{u:.1}"))
+            )
+        }),
+    )?;
+    args.output.bars(
+        "allocate.png",
+        &Bars {
+            title: format!(
+                "Allocations/s (each released again), {} callers",
+                args.concurrency
+            ),
+            y_label: "allocations/s".into(),
+            bars: outcomes
+                .iter()
+                .map(|o| (o.label.to_string(), o.rate().round()))
+                .collect(),
+            log_y: false,
+        },
+    )
 }

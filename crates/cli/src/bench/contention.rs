@@ -15,9 +15,11 @@
 //! compared with the callers that were told they won.
 
 use super::BENCH_MODE;
+use super::chart::Bars;
 use super::fleet::{self, MODE, REGION};
-use super::latency::Latency;
+use super::histogram::Latency;
 use super::lock::{Guard, LockFleet};
+use super::{Output, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_proto::v1 as pb;
@@ -45,6 +47,8 @@ pub struct ContentionArgs {
     /// Slots per server.
     #[arg(long, default_value_t = 1)]
     pub capacity: u32,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// How the requests of one run ended.
@@ -115,6 +119,7 @@ pub async fn run(args: ContentionArgs) -> Result<()> {
         locked(&args, Guard::None, "no lock (read, write)", false).await?,
     ];
     report(&outcomes, slots);
+    write(&args, &outcomes)?;
     let broken: Vec<&str> = outcomes
         .iter()
         .filter(|o| o.sound && (!o.exact(slots) || !o.tally.errors.is_empty()))
@@ -132,6 +137,7 @@ where
     F: Fn(usize, String) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Answer> + Send,
 {
+    let bar = progress::clock(args.duration, "racing");
     let started = Instant::now();
     let deadline = started + args.duration;
     let mut tasks = tokio::task::JoinSet::new();
@@ -163,6 +169,7 @@ where
             Err(e) => *tally.errors.entry(format!("caller died: {e}")).or_default() += 1,
         }
     }
+    bar.finish_and_clear();
     (tally, started.elapsed())
 }
 
@@ -393,4 +400,45 @@ fn report(outcomes: &[Outcome], slots: usize) {
             grpc.tally.latency.ms(0.99)
         );
     }
+}
+
+/// The counts by answer as CSV and as a bar chart (log scale: 3 winners beside
+/// a million refusals).
+fn write(args: &ContentionArgs, outcomes: &[Outcome]) -> Result<()> {
+    args.output.csv(
+        "contention.csv",
+        "run,requests,won,no_capacity,errors,held,p50_ms,p99_ms",
+        outcomes.iter().map(|o| {
+            format!(
+                "{},{},{},{},{},{},{:.3},{:.3}",
+                o.label,
+                o.tally.requests,
+                o.tally.won.len(),
+                o.tally.no_capacity,
+                o.tally.errors.values().sum::<u64>(),
+                o.held.len(),
+                o.tally.latency.ms(0.5),
+                o.tally.latency.ms(0.99)
+            )
+        }),
+    )?;
+    let mut bars = Vec::new();
+    for o in outcomes {
+        bars.push((format!("{}: won", o.label), o.tally.won.len() as f64));
+        bars.push((format!("{}: refused", o.label), o.tally.no_capacity as f64));
+    }
+    args.output.bars(
+        "contention.png",
+        &Bars {
+            title: format!(
+                "{} callers, {:?}, {} free slots: answers by kind",
+                args.clients,
+                args.duration,
+                args.servers * args.capacity as usize
+            ),
+            y_label: "requests".into(),
+            bars,
+            log_y: true,
+        },
+    )
 }

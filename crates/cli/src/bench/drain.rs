@@ -1,19 +1,20 @@
 //! The drain scenario (seed 000's "Queue Drain Rate"): N tickets seeded in one pool,
-//! K `matchmaker worker` processes started, queue and processing depth sampled
-//! until the queue is empty. Reports tickets/s and Redis CPU per ticket by command
-//! (from `INFO commandstats`, taken when 99% are matched, before the idle tail),
-//! optionally beside a baseline run with seed 000's claim batch of 10.
+//! K `matchmaker worker` processes (and a supervisor) started, queue and
+//! processing depth sampled until the queue is empty. Reports tickets/s, the
+//! workers' peak RSS and Redis CPU per ticket by command (from `INFO
+//! commandstats`, taken when 99% are matched, before the idle tail), beside a
+//! baseline run with seed 000's settings and formation in the same command.
 
-use super::BENCH_MODE;
+use super::chart::{Lines, Series};
+use super::deploy::rss_kib;
 use super::redis_info::{command_usec, redis_cpu_usec};
-use anyhow::{Context, Result, bail};
+use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, progress};
+use anyhow::{Result, bail};
 use clap::Args;
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_store::{RedisStore, Store};
 use mm_testkit::{Proc, RedisServer};
 use rand::{Rng, SeedableRng};
-use std::io::Write;
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,18 +33,23 @@ pub struct DrainArgs {
     /// Tickets claimed per poll.
     #[arg(long, default_value_t = 100)]
     pub claim_batch_size: usize,
-    /// Also run seed 000's claim batch (10) in the same command and print the ratio.
+    /// Skip the run with seed 000's settings and formation (claim batch 10,
+    /// tightest-spread runs, 30 s lease, 2 s heartbeat, 5 s supervisor).
     #[arg(long)]
-    pub baseline: bool,
+    pub no_baseline: bool,
+    /// Use this Redis (redis://HOST:PORT on loopback) instead of a redis-server the
+    /// command starts. Each run seeds a pool of its own (mode `bench`, region
+    /// `bench-TAG`) and leaves behind what it did not match.
+    #[arg(long)]
+    pub redis_url: Option<String>,
     /// Give up on a run after this long.
     #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
     /// Seed of the rating generator (ratings ~ N(1500, 300) clipped to 0..3000).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Write the depth samples here as CSV.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// What one run measured.
@@ -60,6 +66,8 @@ struct Outcome {
     /// Commands a script calls are counted on their own and inside `evalsha`.
     breakdown: Vec<(String, f64)>,
     samples: Vec<(f64, u64, u64)>,
+    /// Peak RSS of each worker process, KiB.
+    worker_rss_kib: Vec<u64>,
 }
 
 /// Redis counters when 99% of the tickets were matched.
@@ -73,9 +81,9 @@ pub async fn run(args: DrainArgs) -> Result<()> {
     if args.tickets < 2 || args.workers == 0 {
         bail!("--tickets must be at least 2 and --workers at least 1");
     }
-    let mut outcomes = vec![drain_once(&args, "ours", args.claim_batch_size).await?];
-    if args.baseline {
-        outcomes.push(drain_once(&args, "seed-000 batch", 10).await?);
+    let mut outcomes = vec![drain_once(&args, "ours", false).await?];
+    if !args.no_baseline {
+        outcomes.push(drain_once(&args, "seed-000 settings", true).await?);
     }
     report(&args, &outcomes)
 }
@@ -108,6 +116,14 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
             o.redis_usec_per_ticket
         );
     }
+    for o in outcomes {
+        let rss: Vec<String> = o
+            .worker_rss_kib
+            .iter()
+            .map(|k| format!("{:.1}", *k as f64 / 1024.0))
+            .collect();
+        println!("{:<18} worker peak RSS (MiB): {}", o.label, rss.join(", "));
+    }
     println!(
         "\ncommandstats per ticket (us) at the 99% mark (commands run by scripts also count inside evalsha):"
     );
@@ -124,21 +140,48 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
         && let (Some(a), Some(b)) = (ours.t99, base.t99)
     {
         println!(
-            "\nratio ours / seed-000 batch (drain rate): {:.2}x",
+            "\nratio ours / seed-000 settings (drain rate): {:.2}x",
             b.as_secs_f64() / a.as_secs_f64()
         );
     }
-    if let Some(path) = &args.csv {
-        let mut f = std::fs::File::create(path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        writeln!(f, "run,t_s,queued,processing")?;
-        for o in outcomes {
-            for (t, q, p) in &o.samples {
-                writeln!(f, "{},{t:.3},{q},{p}", o.label)?;
-            }
-        }
-        println!("samples written to {}", path.display());
+    args.output.csv(
+        "drain.csv",
+        "run,t_s,queued,processing",
+        outcomes.iter().flat_map(|o| {
+            o.samples
+                .iter()
+                .map(move |(t, q, p)| format!("{},{t:.3},{q},{p}", o.label))
+        }),
+    )?;
+    let mut series = Vec::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        series.push(Series {
+            label: format!("{} queued", o.label),
+            points: o.samples.iter().map(|s| (s.0, s.1 as f64)).collect(),
+            dashed: i > 0,
+            color: 0,
+        });
+        series.push(Series {
+            label: format!("{} processing", o.label),
+            points: o.samples.iter().map(|s| (s.0, s.2 as f64)).collect(),
+            dashed: i > 0,
+            color: 1,
+        });
     }
+    args.output.lines(
+        "drain.png",
+        &Lines {
+            title: format!(
+                "Queue drain: {} tickets, {} workers",
+                args.tickets, args.workers
+            ),
+            x_label: "seconds since the workers started".into(),
+            y_label: "tickets".into(),
+            series,
+            markers: Vec::new(),
+            log_y: false,
+        },
+    )?;
     Ok(())
 }
 
@@ -160,15 +203,16 @@ pub(super) async fn seed(
     pool: &Pool,
     n: usize,
     rng_seed: u64,
+    tag: &str,
 ) -> Result<()> {
     let now = now_ms();
     let tickets: Vec<Ticket> = ratings(n, rng_seed)
         .into_iter()
         .enumerate()
         .map(|(i, rating)| {
-            let player = PlayerId::new(format!("bench-{i}")).expect("valid id");
+            let player = PlayerId::new(format!("bench-{tag}-{i}")).expect("valid id");
             Ticket::solo(
-                TicketId::new(format!("t-bench-{i}")).expect("valid id"),
+                TicketId::new(format!("t-bench-{tag}-{i}")).expect("valid id"),
                 player,
                 pool.mode.clone(),
                 pool.region.clone(),
@@ -193,13 +237,25 @@ pub(super) async fn seed(
     Ok(())
 }
 
-async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outcome> {
-    let redis = RedisServer::start();
-    let url = redis.url();
+async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outcome> {
+    let (_redis, url) = match &args.redis_url {
+        Some(url) => (None, loopback_redis(url)?),
+        None => {
+            let r = RedisServer::start();
+            let url = r.url();
+            (Some(r), url)
+        }
+    };
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
-    let pool = Pool::new("bench", "eu");
+    // A given Redis gets a pool (and ticket ids) of this run's own.
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let pool = match &args.redis_url {
+        Some(_) => Pool::new("bench", format!("bench-{tag}")),
+        None => Pool::new("bench", "eu"),
+    };
+    let batch = if seed000 { 10 } else { args.claim_batch_size };
     eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
-    seed(&store, &pool, args.tickets, args.seed).await?;
+    seed(&store, &pool, args.tickets, args.seed, &tag).await?;
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
         .await?;
@@ -213,21 +269,32 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
     let logs = tempfile::tempdir()?;
     let modes_file = logs.path().join("modes.toml");
     std::fs::write(&modes_file, BENCH_MODE)?;
+    let command = |sub: &str| {
+        let mut cmd = Command::new(&exe);
+        cmd.arg(sub)
+            .env("REDIS_URL", &url)
+            .env("MODES_FILE", &modes_file)
+            .env("MODES", &pool.mode)
+            .env("REGIONS", &pool.region)
+            .env("CLAIM_BATCH_SIZE", batch.to_string())
+            .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
+            .env("RUST_LOG", "warn");
+        if seed000 {
+            for (k, v) in SEED000_WORKER {
+                cmd.env(k, v);
+            }
+            cmd.env("SUPERVISE_INTERVAL", SEED000_SUPERVISE);
+        }
+        cmd
+    };
+    let mut supervisor = Proc::spawn("supervisor", command("supervisor"), logs.path());
     let started = Instant::now();
     let mut workers: Vec<Proc> = (0..args.workers)
-        .map(|i| {
-            let mut cmd = Command::new(&exe);
-            cmd.arg("worker")
-                .env("REDIS_URL", &url)
-                .env("MODES_FILE", &modes_file)
-                .env("MODES", &pool.mode)
-                .env("REGIONS", &pool.region)
-                .env("CLAIM_BATCH_SIZE", batch.to_string())
-                .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
-                .env("RUST_LOG", "warn");
-            Proc::spawn(&format!("worker-{i}"), cmd, logs.path())
-        })
+        .map(|i| Proc::spawn(&format!("worker-{i}"), command("worker"), logs.path()))
         .collect();
+    let mut worker_rss_kib = vec![0u64; workers.len()];
+    let bar = progress::counter(args.tickets as u64, "tickets matched");
+    bar.set_prefix(label.to_string());
 
     let n = args.tickets as u64;
     let mut samples = Vec::new();
@@ -239,6 +306,10 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         let elapsed = started.elapsed();
         samples.push((elapsed.as_secs_f64(), d.queued, d.processing));
         let left = d.queued + d.processing;
+        bar.set_position(n.saturating_sub(left));
+        for (peak, w) in worker_rss_kib.iter_mut().zip(&workers) {
+            *peak = (*peak).max(rss_kib(w.pid()).unwrap_or(0));
+        }
         if t99.is_none() && left * 100 <= n {
             t99 = Some(elapsed);
             let cpu = redis_cpu_usec(&mut admin).await? - cpu_start;
@@ -266,9 +337,11 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
+    bar.finish_and_clear();
     for w in &mut workers {
         w.terminate(Duration::from_secs(10));
     }
+    supervisor.terminate(Duration::from_secs(10));
     let Snapshot {
         done,
         cpu_usec,
@@ -298,5 +371,15 @@ async fn drain_once(args: &DrainArgs, label: &str, batch: usize) -> Result<Outco
         redis_usec_per_ticket: cpu_usec / done.max(1) as f64,
         breakdown,
         samples,
+        worker_rss_kib,
     })
+}
+
+/// `url` if it is a `redis://` URL of a loopback host.
+fn loopback_redis(url: &str) -> Result<String> {
+    let http = url.replacen("redis://", "http://", 1);
+    if !url.starts_with("redis://") || super::deploy::loopback_base(&http).is_err() {
+        bail!("--redis-url must be redis://HOST:PORT on loopback, got {url}");
+    }
+    Ok(url.to_string())
 }

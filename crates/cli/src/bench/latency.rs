@@ -1,60 +1,540 @@
-//! Latency recording for the benches: an HDR histogram of microseconds (1 µs to
-//! 60 s, three significant digits), merged across tasks, printed as percentiles
-//! in milliseconds.
+//! The latency scenario (seed 000's "Latency vs. Concurrent Players"): simulated
+//! players ramp from 10 to 1,000 concurrent. Each player opens a WebSocket and
+//! keeps it; from then on it queues a ticket over HTTP every `--period` on a fixed
+//! schedule (open loop: a late answer does not delay the next arrival, and every
+//! time is measured from the arrival's intended start, so a slow server cannot
+//! hide its latency behind fewer requests), and waits for its match on the socket.
+//!
+//! New players join one every `--spawn-every` (seed 000: 10 ms) until the next
+//! step's count is reached; the step is then held for `--hold`, and only the
+//! arrivals intended inside the hold count for it. Per step it reports, in ms:
+//! - creation: intended start -> `201 Created`;
+//! - time to match: intended start -> the match on the socket;
+//! - after formation: the match's `created_at` -> its arrival on the socket
+//!   (wall clock, whole milliseconds: the engine stamps the match in ms).
+//!
+//! Ratings are drawn within `--rating-spread` of 1500 (default 100, inside every
+//! window from the start), so time to match measures the service, not how long
+//! an outlier waits for a partner.
+//!
+//! Baseline in the same command: the same deployment and traffic with seed 000's
+//! worker settings and formation ([`super::SEED000_WORKER`]).
 
-use hdrhistogram::Histogram;
-use std::time::Duration;
+use super::chart::{Lines, Series};
+use super::deploy::{Deployment, Kind, Settings, rss_kib};
+use super::histogram::Latency;
+use super::{Output, progress};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use futures_util::StreamExt;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-/// Latencies of one kind of operation.
-#[derive(Clone)]
-pub struct Latency(Histogram<u64>);
-
-impl Default for Latency {
-    fn default() -> Self {
-        Self(Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds"))
-    }
+#[derive(Debug, Clone, Args)]
+pub struct LatencyArgs {
+    /// Concurrent players at each step, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10,50,100,250,500,1000")]
+    pub steps: Vec<usize>,
+    /// How long each step is held (its arrivals are the step's samples).
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub hold: Duration,
+    /// Each player queues a ticket this often.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub period: Duration,
+    /// A new player joins this often during a ramp.
+    #[arg(long, default_value = "10ms", value_parser = humantime::parse_duration)]
+    pub spawn_every: Duration,
+    /// Players' ratings lie within this range centred on 1500.
+    #[arg(long, default_value_t = 100.0)]
+    pub rating_spread: f64,
+    /// The deployment the command starts.
+    #[arg(long, value_enum, default_value = "redis")]
+    pub deployment: Kind,
+    /// Worker processes of the Redis deployment.
+    #[arg(long, default_value_t = 3)]
+    pub workers: usize,
+    /// Run against this deployment (http://HOST:PORT on loopback) instead of
+    /// starting one; it needs a solo mode without placement (see --mode).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Mode and region of the tickets (the started deployments serve `bench`/`eu`).
+    #[arg(long, default_value = "bench")]
+    pub mode: String,
+    #[arg(long, default_value = "eu")]
+    pub region: String,
+    /// Skip the run with seed 000's settings.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Seed of the rating generator.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub output: Output,
 }
 
-impl Latency {
-    pub fn record(&mut self, d: Duration) {
-        // Values past the top are clamped rather than lost.
-        self.0
-            .saturating_record(d.as_micros().clamp(1, u64::MAX as u128) as u64);
-    }
+/// One arrival: a ticket queued and waited for.
+struct Sample {
+    intended: Instant,
+    outcome: Result<Timings, String>,
+}
 
-    pub fn merge(&mut self, other: &Latency) {
-        self.0.add(&other.0).expect("same bounds");
-    }
+struct Timings {
+    create: Duration,
+    matched: Duration,
+    /// Match `created_at` to its arrival, ms (wall clock).
+    after_formation_ms: u64,
+}
 
-    pub fn count(&self) -> u64 {
-        self.0.len()
-    }
+/// Everything measured at one step of one run.
+#[derive(Default, Clone)]
+struct Step {
+    players: usize,
+    create: Latency,
+    matched: Latency,
+    after_formation: Latency,
+    errors: BTreeMap<String, u64>,
+}
 
-    /// The `q` quantile (0..1) in milliseconds.
-    pub fn ms(&self, q: f64) -> f64 {
-        self.0.value_at_quantile(q) as f64 / 1000.0
-    }
+struct Run {
+    label: String,
+    steps: Vec<Step>,
+    /// Peak RSS of the process holding the sockets, KiB.
+    ingress_rss_kib: Option<u64>,
+}
 
-    pub fn mean_ms(&self) -> f64 {
-        self.0.mean() / 1000.0
-    }
+/// How long a player waits for its match before counting an error.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long players keep queuing after the last step's hold.
+const TAIL: Duration = Duration::from_secs(2);
 
-    pub fn max_ms(&self) -> f64 {
-        self.0.max() as f64 / 1000.0
+pub async fn run(args: LatencyArgs) -> Result<()> {
+    if args.steps.is_empty() || args.steps.contains(&0) || !args.steps.is_sorted() {
+        bail!("--steps must be rising player counts above zero");
     }
-
-    /// `mean 0.412  p50 0.380  p99 1.200  p99.9 2.310  max 4.020` (ms).
-    pub fn summary(&self) -> String {
-        if self.count() == 0 {
-            return "no samples".into();
+    if args.hold.is_zero() || args.period.is_zero() || args.spawn_every.is_zero() {
+        bail!("--hold, --period and --spawn-every must be more than zero");
+    }
+    if *args.steps.last().expect("not empty") > 5000 {
+        bail!("--steps above 5,000 players are beyond what one load generator measures well");
+    }
+    let mut runs = Vec::new();
+    if let Some(url) = &args.url {
+        let d = Deployment::given(url)?;
+        runs.push(measure(&args, d, "given deployment").await?);
+    } else {
+        let mut settings = vec![Settings::Ours];
+        if !args.no_baseline {
+            settings.push(Settings::Seed000);
         }
-        format!(
-            "mean {:.3}  p50 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
-            self.mean_ms(),
-            self.ms(0.5),
-            self.ms(0.99),
-            self.ms(0.999),
-            self.max_ms()
-        )
+        for s in settings {
+            let d = Deployment::start(args.deployment, s, args.workers)?;
+            let label = format!("{} ({})", s.label(), args.deployment.name());
+            runs.push(measure(&args, d, &label).await?);
+        }
     }
+    report(&args, &runs)
+}
+
+async fn measure(args: &LatencyArgs, mut d: Deployment, label: &str) -> Result<Run> {
+    let players_max = *args.steps.last().expect("not empty");
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .build()?;
+    let (tx, mut rx) = mpsc::unbounded_channel::<Sample>();
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
+    let mut players = tokio::task::JoinSet::new();
+    let mut holds: Vec<(Instant, Instant)> = Vec::new();
+    let total: Duration =
+        args.hold * args.steps.len() as u32 + args.spawn_every * players_max as u32;
+    let bar = progress::clock(total, "players ramping");
+    bar.set_prefix(label.to_string());
+    let run_tag = &uuid::Uuid::new_v4().simple().to_string()[..6];
+    let mut peak_rss = None;
+    let mut joined = 0usize;
+    for &target in &args.steps {
+        while joined < target {
+            let player = format!("lat-{run_tag}-{joined}");
+            let url = format!("{}/v1/ws?token={player}", d.ws_base());
+            let config = WebSocketConfig::default().read_buffer_size(4 * 1024);
+            let (mut ws, _) =
+                tokio_tungstenite::connect_async_with_config(&url, Some(config), true)
+                    .await
+                    .with_context(|| format!("{label}: socket of {player}"))?;
+            match ws.next().await {
+                Some(Ok(Message::Text(t))) if t.contains("session.ready") => {}
+                other => bail!("{label}: {player}: expected session.ready, got {other:?}"),
+            }
+            let rating = 1500.0 + args.rating_spread * (rng.random::<f64>() - 0.5);
+            // Each player's schedule starts at a random point of the period, so
+            // arrivals are spread evenly rather than in waves.
+            let phase = args.period.mul_f64(rng.random::<f64>());
+            players.spawn(play(
+                PlayerCtx {
+                    player,
+                    rating: rating.round(),
+                    base: d.base.clone(),
+                    mode: args.mode.clone(),
+                    region: args.region.clone(),
+                    period: args.period,
+                    phase,
+                    client: client.clone(),
+                    tx: tx.clone(),
+                    stopping: stopping.clone(),
+                    stop: stop.clone(),
+                },
+                ws,
+            ));
+            joined += 1;
+            tokio::time::sleep(args.spawn_every).await;
+        }
+        bar.set_message(format!("holding {target} players"));
+        let start = Instant::now();
+        // Sample the socket holder's memory while the step is held.
+        while start.elapsed() < args.hold {
+            tokio::time::sleep(Duration::from_millis(250).min(args.hold)).await;
+            if let Some(kib) = d.ingress_pid().and_then(rss_kib) {
+                peak_rss = Some(peak_rss.unwrap_or(0).max(kib));
+            }
+        }
+        holds.push((start, start + args.hold));
+    }
+    // Players keep queuing a while, so the last step's tickets find partners.
+    bar.set_message("tail: the last step's tickets find partners");
+    tokio::time::sleep(TAIL.max(args.period * 2)).await;
+    bar.set_message("waiting for the last matches");
+    stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.notify_waiters();
+    drop(tx);
+    let mut steps: Vec<Step> = args
+        .steps
+        .iter()
+        .map(|&players| Step {
+            players,
+            ..Step::default()
+        })
+        .collect();
+    let collect = async {
+        while let Some(s) = rx.recv().await {
+            let Some(i) = holds
+                .iter()
+                .position(|(a, b)| s.intended >= *a && s.intended < *b)
+            else {
+                continue;
+            };
+            let step = &mut steps[i];
+            match s.outcome {
+                Ok(t) => {
+                    step.create.record(t.create);
+                    step.matched.record(t.matched);
+                    step.after_formation
+                        .record(Duration::from_millis(t.after_formation_ms));
+                }
+                Err(e) => *step.errors.entry(e).or_default() += 1,
+            }
+        }
+    };
+    collect.await;
+    while players.join_next().await.is_some() {}
+    bar.finish_and_clear();
+    d.check_alive()?;
+    d.stop();
+    Ok(Run {
+        label: label.to_string(),
+        steps,
+        ingress_rss_kib: peak_rss,
+    })
+}
+
+struct PlayerCtx {
+    player: String,
+    rating: f64,
+    base: String,
+    mode: String,
+    region: String,
+    period: Duration,
+    /// Delay of the first arrival.
+    phase: Duration,
+    client: reqwest::Client,
+    tx: mpsc::UnboundedSender<Sample>,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
+    stop: Arc<tokio::sync::Notify>,
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// One player: a ticket every `period` from now on, each waited for on `ws`.
+async fn play(ctx: PlayerCtx, mut ws: Socket) {
+    let origin = Instant::now() + ctx.phase;
+    for k in 0u32.. {
+        let intended = origin + ctx.period * k;
+        tokio::select! {
+            _ = tokio::time::sleep_until(intended.into()) => {}
+            _ = ctx.stop.notified() => break,
+        }
+        if ctx.stopping.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let outcome = one_ticket(&ctx, &mut ws, intended).await;
+        let broken = matches!(&outcome, Err(e) if e.starts_with("socket"));
+        if ctx.tx.send(Sample { intended, outcome }).is_err() || broken {
+            break;
+        }
+    }
+    let _ = ws.close(None).await;
+}
+
+/// What a socket frame says about a match, if anything: (ticket id, match
+/// `created_at`, match id, needs an accept).
+fn match_event(text: &str) -> Option<(String, u64, String, bool)> {
+    if !text.contains("\"match.") {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let kind = v.get("type")?.as_str()?;
+    let ready_check = match kind {
+        "match.ready_check" => true,
+        "match.completed" | "match.placing" | "match.assigned" => false,
+        _ => return None,
+    };
+    Some((
+        v.get("ticket_id")?.as_str()?.to_string(),
+        v.get("match")?.get("created_at")?.as_u64()?,
+        v.get("match_id")?.as_str()?.to_string(),
+        ready_check,
+    ))
+}
+
+async fn one_ticket(
+    ctx: &PlayerCtx,
+    ws: &mut Socket,
+    intended: Instant,
+) -> Result<Timings, String> {
+    let post = ctx
+        .client
+        .post(format!("{}/v1/tickets", ctx.base))
+        .bearer_auth(&ctx.player)
+        .json(&serde_json::json!({
+            "mode": ctx.mode,
+            "players": [ctx.player],
+            "rating": ctx.rating,
+            "regions": [ctx.region],
+        }))
+        .send();
+    tokio::pin!(post);
+    // Match events read while the request is in flight, with their arrival.
+    let mut early: Vec<(String, u64, String, bool, Instant, u64)> = Vec::new();
+    let deadline = tokio::time::Instant::from(intended + MATCH_TIMEOUT);
+    let answer = loop {
+        tokio::select! {
+            r = &mut post => break r,
+            m = ws.next() => match m {
+                Some(Ok(Message::Text(t))) => {
+                    if let Some((tid, formed, mid, rc)) = match_event(&t) {
+                        early.push((tid, formed, mid, rc, Instant::now(), mm_domain::now_ms()));
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => return Err(format!("socket closed: {other:?}")),
+            },
+            _ = tokio::time::sleep_until(deadline) => return Err("request timed out".into()),
+            _ = ctx.stop.notified() => return Err("stopped before the match".into()),
+        }
+    };
+    let response = answer.map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status();
+    let created = Instant::now();
+    let body = response.bytes().await.map_err(|e| format!("body: {e}"))?;
+    if status.as_u16() != 201 {
+        let code = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.get("error")?.get("code")?.as_str().map(String::from))
+            .unwrap_or_default();
+        return Err(format!("HTTP {} {code}", status.as_u16()));
+    }
+    let ticket_id = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("id")?.as_str().map(String::from))
+        .ok_or("201 without a ticket id")?;
+    let found = match early.into_iter().find(|e| e.0 == ticket_id) {
+        Some(e) => e,
+        None => loop {
+            let m = tokio::select! {
+                m = ws.next() => m,
+                _ = tokio::time::sleep_until(deadline) => return Err("no match within 30 s".into()),
+                _ = ctx.stop.notified() => return Err("stopped before the match".into()),
+            };
+            match m {
+                Some(Ok(Message::Text(t))) => {
+                    if let Some((tid, formed, mid, rc)) = match_event(&t)
+                        && tid == ticket_id
+                    {
+                        break (tid, formed, mid, rc, Instant::now(), mm_domain::now_ms());
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => return Err(format!("socket closed: {other:?}")),
+            }
+        },
+    };
+    let (_, formed_ms, match_id, ready_check, at, at_ms) = found;
+    if ready_check {
+        // A given deployment's mode may hold a ready check: accept at once so the
+        // player is free for its next ticket.
+        let text = serde_json::json!({"type": "match.accept", "match_id": match_id});
+        use futures_util::SinkExt;
+        ws.send(Message::text(text.to_string()))
+            .await
+            .map_err(|e| format!("socket: accept failed: {e}"))?;
+    }
+    Ok(Timings {
+        create: created - intended,
+        matched: at.saturating_duration_since(intended),
+        after_formation_ms: at_ms.saturating_sub(formed_ms),
+    })
+}
+
+fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
+    println!(
+        "\nlatency: players ramp {:?}, a ticket each every {:?}, {:?} held per step; ms from the intended start",
+        args.steps, args.period, args.hold
+    );
+    println!(
+        "{:<26} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} | {:>8} {:>8} {:>8} | {:>6} {:>6} {:>6}",
+        "run",
+        "players",
+        "samples",
+        "errors",
+        "create50",
+        "p95",
+        "p99",
+        "match50",
+        "p95",
+        "p99",
+        "formed50",
+        "p95",
+        "p99"
+    );
+    for r in runs {
+        for s in &r.steps {
+            let errors: u64 = s.errors.values().sum();
+            println!(
+                "{:<26} {:>7} {:>7} {:>6} | {:>7.2} {:>7.2} {:>7.2} | {:>8.1} {:>8.1} {:>8.1} | {:>6.0} {:>6.0} {:>6.0}",
+                r.label,
+                s.players,
+                s.create.count(),
+                errors,
+                s.create.ms(0.5),
+                s.create.ms(0.95),
+                s.create.ms(0.99),
+                s.matched.ms(0.5),
+                s.matched.ms(0.95),
+                s.matched.ms(0.99),
+                s.after_formation.ms(0.5),
+                s.after_formation.ms(0.95),
+                s.after_formation.ms(0.99),
+            );
+            for (kind, n) in &s.errors {
+                println!("{:<26}   error {kind}: {n}", "");
+            }
+        }
+    }
+    for r in runs {
+        if let Some(kib) = r.ingress_rss_kib {
+            println!(
+                "{}: peak RSS of the process holding the sockets {:.1} MiB",
+                r.label,
+                kib as f64 / 1024.0
+            );
+        }
+    }
+    if let [ours, base] = runs {
+        println!("\nratio ours / seed-000 settings (p99; below 1 is better):");
+        for (a, b) in ours.steps.iter().zip(&base.steps) {
+            println!(
+                "  {:>5} players: creation {:.2}x, time to match {:.2}x",
+                a.players,
+                a.create.ms(0.99) / b.create.ms(0.99).max(1e-3),
+                a.matched.ms(0.99) / b.matched.ms(0.99).max(1e-3)
+            );
+        }
+    }
+    let mut rows = Vec::new();
+    for r in runs {
+        for s in &r.steps {
+            let errors: u64 = s.errors.values().sum();
+            rows.push(format!(
+                "{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.0},{:.0},{:.0}",
+                r.label,
+                s.players,
+                s.create.count(),
+                errors,
+                s.create.ms(0.5),
+                s.create.ms(0.95),
+                s.create.ms(0.99),
+                s.matched.ms(0.5),
+                s.matched.ms(0.95),
+                s.matched.ms(0.99),
+                s.after_formation.ms(0.5),
+                s.after_formation.ms(0.95),
+                s.after_formation.ms(0.99),
+            ));
+        }
+    }
+    args.output.csv(
+        "latency.csv",
+        "run,players,samples,errors,create_p50_ms,create_p95_ms,create_p99_ms,match_p50_ms,match_p95_ms,match_p99_ms,formed_p50_ms,formed_p95_ms,formed_p99_ms",
+        rows,
+    )?;
+    for (file, what, pick) in [
+        (
+            "latency-create.png",
+            "Ticket creation",
+            (|s: &Step| &s.create) as fn(&Step) -> &Latency,
+        ),
+        (
+            "latency-match.png",
+            "Time to match notification",
+            |s: &Step| &s.matched,
+        ),
+    ] {
+        let mut series = Vec::new();
+        for (ri, r) in runs.iter().enumerate() {
+            for (qi, (q, name)) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")]
+                .into_iter()
+                .enumerate()
+            {
+                series.push(Series {
+                    label: format!("{} {name}", r.label),
+                    points: r
+                        .steps
+                        .iter()
+                        .filter(|s| pick(s).count() > 0)
+                        .map(|s| (s.players as f64, pick(s).ms(q)))
+                        .collect(),
+                    dashed: ri > 0,
+                    color: qi,
+                });
+            }
+        }
+        args.output.lines(
+            file,
+            &Lines {
+                title: format!("{what} vs concurrent players (from the intended start)"),
+                x_label: "concurrent players".into(),
+                y_label: "ms".into(),
+                series,
+                markers: Vec::new(),
+                log_y: true,
+            },
+        )?;
+    }
+    Ok(())
 }

@@ -4,17 +4,24 @@
 //! honest figure.
 
 mod allocate;
+mod chart;
 mod contention;
+mod deploy;
 mod drain;
 mod fleet;
+mod histogram;
 mod latency;
 mod lock;
+mod progress;
 mod push;
 mod recovery;
 mod redis_info;
 mod throughput;
 
-use clap::Subcommand;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
 
 /// The mode the benches use: matches of 2 to 8 solo players, as seed 000's
 /// MIN/MAX_PLAYERS_PER_MATCH defaults (teams of one, formed below full at once).
@@ -30,8 +37,76 @@ ready_check = false
 placement = "none"
 "#;
 
+/// Seed 000's worker and supervisor settings, run beside ours as the baseline:
+/// its tightest-spread formation over a claim batch of 10, a 30 s lease refreshed
+/// every 2 s, the supervisor every 5 s. Environment for `matchmaker worker`.
+pub(crate) const SEED000_WORKER: [(&str, &str); 4] = [
+    ("FORMATION", "seed000"),
+    ("CLAIM_BATCH_SIZE", "10"),
+    ("LOCK_TTL", "30s"),
+    ("HEARTBEAT_INTERVAL", "2s"),
+];
+/// Seed 000's supervisor period (`SUPERVISE_INTERVAL`).
+pub(crate) const SEED000_SUPERVISE: &str = "5s";
+
+/// Where a scenario writes its CSV and PNG chart.
+#[derive(Debug, Clone, Args)]
+pub struct Output {
+    /// Directory for the scenario's CSV and PNG chart (created if missing).
+    #[arg(long, default_value = "bench-results")]
+    pub out: PathBuf,
+}
+
+impl Output {
+    /// `DIR/NAME`, creating DIR.
+    pub fn file(&self, name: &str) -> Result<PathBuf> {
+        std::fs::create_dir_all(&self.out)
+            .with_context(|| format!("cannot create {}", self.out.display()))?;
+        Ok(self.out.join(name))
+    }
+
+    /// Writes `DIR/NAME` (a CSV: `header`, then `rows`) and says so.
+    pub fn csv(
+        &self,
+        name: &str,
+        header: &str,
+        rows: impl IntoIterator<Item = String>,
+    ) -> Result<()> {
+        let path = self.file(name)?;
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?,
+        );
+        writeln!(f, "{header}")?;
+        for row in rows {
+            writeln!(f, "{row}")?;
+        }
+        f.flush()?;
+        println!("wrote {}", path.display());
+        Ok(())
+    }
+
+    /// Renders a line chart to `DIR/NAME` and says so.
+    pub fn lines(&self, name: &str, chart: &chart::Lines) -> Result<()> {
+        let path = self.file(name)?;
+        chart.render(&path)?;
+        println!("wrote {}", path.display());
+        Ok(())
+    }
+
+    /// Renders a bar chart to `DIR/NAME` and says so.
+    pub fn bars(&self, name: &str, chart: &chart::Bars) -> Result<()> {
+        let path = self.file(name)?;
+        chart.render(&path)?;
+        println!("wrote {}", path.display());
+        Ok(())
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Scenario {
+    /// Players ramp from 10 to 1,000 concurrent, each queuing tickets over HTTP and waiting on a WebSocket: creation and time to match per step.
+    Latency(latency::LatencyArgs),
     /// Seed N tickets into a local Redis, start K worker processes, measure how fast they drain the queue.
     Drain(drain::DrainArgs),
     /// Concurrent callers allocate and release game-server slots through the store, against seed 001's token lock.
@@ -46,8 +121,9 @@ pub enum Scenario {
     Throughput(throughput::ThroughputArgs),
 }
 
-pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
+pub async fn run(scenario: Scenario) -> Result<()> {
     match scenario {
+        Scenario::Latency(args) => latency::run(args).await,
         Scenario::Drain(args) => drain::run(args).await,
         Scenario::Allocate(args) => allocate::run(args).await,
         Scenario::Contention(args) => contention::run(args).await,

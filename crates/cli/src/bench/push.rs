@@ -16,7 +16,10 @@
 //! from the publish call. That is the transport's floor (Redis -> ingress ->
 //! socket) with nothing of the matchmaker in between.
 
-use super::latency::Latency;
+use super::chart::{Lines, Series};
+use super::deploy::rss_kib;
+use super::histogram::Latency;
+use super::{Output, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
@@ -75,6 +78,8 @@ pub struct PushArgs {
     /// batches of as many events.
     #[arg(long, default_value_t = 100)]
     pub claim_batch_size: usize,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// What a socket saw, and when.
@@ -140,6 +145,8 @@ pub async fn run(args: PushArgs) -> Result<()> {
     let cfg = worker_config(&args)?;
     let mut ours = Latency::default();
     let mut floor = Latency::default();
+    let bar = progress::counter(args.rounds as u64, "rounds of each kind");
+    bar.set_prefix("push");
     for round in 0..args.rounds {
         let members: Vec<usize> = (0..args.burst)
             .map(|k| (round * args.burst + k) % args.players)
@@ -148,13 +155,12 @@ pub async fn run(args: PushArgs) -> Result<()> {
         let o = pipeline_round(&args, &store, &cfg, round, &members, &accepts, &mut rx)
             .await
             .with_context(|| format!("ingress log:\n{}", ingress.log()))?;
-        if (round + 1) % 10 == 0 || round + 1 == args.rounds {
-            eprintln!("{} rounds done", round + 1);
-        }
+        bar.inc(1);
         floor.merge(&f);
         ours.merge(&o);
     }
     let rss_end = rss_kib(ingress.pid());
+    bar.finish_and_clear();
     stop.cancel();
     while readers.join_next().await.is_some() {}
     if !ingress.running() {
@@ -191,7 +197,53 @@ pub async fn run(args: PushArgs) -> Result<()> {
             args.burst.div_ceil(args.claim_batch_size)
         );
     }
-    Ok(())
+    write(&args, &ours, &floor)
+}
+
+/// The two latency distributions as CSV and as a percentile chart.
+fn write(args: &PushArgs, ours: &Latency, floor: &Latency) -> Result<()> {
+    const QUANTILES: [f64; 12] = [
+        0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 1.0,
+    ];
+    let kinds = [
+        ("ours: match commit -> socket", ours),
+        ("floor: publish -> socket", floor),
+    ];
+    args.output.csv(
+        "push.csv",
+        "run,percentile,ms",
+        kinds.iter().flat_map(|(label, l)| {
+            QUANTILES
+                .iter()
+                .map(move |q| format!("{label},{:.2},{:.3}", q * 100.0, l.ms(*q)))
+        }),
+    )?;
+    args.output.lines(
+        "push.png",
+        &Lines {
+            title: format!(
+                "Match to socket: {} sockets, {} matched at once",
+                args.players, args.burst
+            ),
+            x_label: "percentile (9s: 1 = p90, 2 = p99, 3 = p99.9)".into(),
+            y_label: "ms".into(),
+            series: kinds
+                .iter()
+                .enumerate()
+                .map(|(i, (label, l))| Series {
+                    label: label.to_string(),
+                    points: QUANTILES[..QUANTILES.len() - 1]
+                        .iter()
+                        .map(|q| (-(1.0 - q).log10(), l.ms(*q)))
+                        .collect(),
+                    dashed: i > 0,
+                    color: i,
+                })
+                .collect(),
+            markers: Vec::new(),
+            log_y: true,
+        },
+    )
 }
 
 fn worker_config(args: &PushArgs) -> Result<WorkerConfig> {
@@ -208,13 +260,6 @@ fn worker_config(args: &PushArgs) -> Result<WorkerConfig> {
         modes: Modes::of([mode])?,
         formation: Default::default(),
     })
-}
-
-/// Resident memory of a process in KiB (`VmRSS`), where `/proc` has it.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn player(i: usize) -> PlayerId {

@@ -8,8 +8,9 @@
 //! Our short-lease settings run beside seed 000's (30 s lease, 2 s heartbeat, 5 s
 //! supervisor, claim batch 10) in the same command.
 
-use super::BENCH_MODE;
+use super::chart::{Lines, Series};
 use super::drain::seed;
+use super::{BENCH_MODE, Output, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_domain::{Match, Pool};
@@ -18,8 +19,6 @@ use mm_store::{RedisStore, Store};
 use mm_testkit::{Proc, RedisServer};
 use redis::AsyncCommands;
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,9 +56,8 @@ pub struct RecoveryArgs {
     /// Seed of the rating generator.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Write the depth samples (with the kill and recovery times) here as CSV.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Worker and supervisor settings of one run.
@@ -69,6 +67,8 @@ struct Settings {
     heartbeat: Duration,
     supervise: Duration,
     batch: usize,
+    /// Seed 000's formation (`FORMATION=seed000`) rather than ours.
+    seed000: bool,
 }
 
 struct Outcome {
@@ -104,6 +104,7 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
         heartbeat: args.heartbeat_interval,
         supervise: args.supervise_interval,
         batch: args.claim_batch_size,
+        seed000: false,
     }];
     if !args.no_baseline {
         runs.push(Settings {
@@ -112,6 +113,7 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
             heartbeat: Duration::from_secs(2),
             supervise: Duration::from_secs(5),
             batch: 10,
+            seed000: true,
         });
     }
     let mut outcomes = Vec::new();
@@ -138,7 +140,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     let pool = Pool::new("bench", "eu");
     let keys = PoolKeys::new(&pool);
     eprintln!("[{label}] seeding {} tickets ...", args.tickets);
-    seed(&store, &pool, args.tickets, args.seed).await?;
+    seed(&store, &pool, args.tickets, args.seed, "r").await?;
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
         .await?;
@@ -159,6 +161,9 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                 humantime::format_duration(s.lock_ttl).to_string(),
             )
             .env("RUST_LOG", "warn");
+        if s.seed000 {
+            cmd.env("FORMATION", "seed000");
+        }
         for (k, v) in extra {
             cmd.env(k, v);
         }
@@ -197,11 +202,14 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     let mut killed: Option<(Instant, Vec<String>)> = None;
     let mut recovered_after = None;
     let mut stable_since: Option<(u64, Instant)> = None;
+    let bar = progress::counter(n, "tickets matched");
+    bar.set_prefix(label.to_string());
     loop {
         let d = store.depths(&pool).await?;
         let now = started.elapsed();
         samples.push((now.as_secs_f64(), d.queued, d.processing));
         let left = d.queued + d.processing;
+        bar.set_position(n.saturating_sub(left));
         match &killed {
             // Kill the victim once `--kill-after` of the tickets are matched, while
             // it holds tickets (it holds them only during its cycles, so look
@@ -220,11 +228,11 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                     let at = Instant::now();
                     // The dead worker's set no longer changes until it is reclaimed.
                     let stranded: Vec<String> = admin.zrange(&held_key, 0, -1).await?;
-                    eprintln!(
+                    bar.println(format!(
                         "[{label}] SIGKILLed the worker holding {} tickets at {:.2}s",
                         stranded.len(),
                         at.duration_since(started).as_secs_f64()
-                    );
+                    ));
                     killed = Some((at, stranded));
                 }
             }
@@ -259,6 +267,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    bar.finish_and_clear();
     for w in workers.iter_mut().skip(1) {
         w.terminate(Duration::from_secs(10));
     }
@@ -315,7 +324,7 @@ async fn audit(
         .collect();
     let (mut matched, mut waiting, mut lost, mut duplicated) = (0, 0, 0, 0);
     for i in 0..tickets {
-        let id = format!("t-bench-{i}");
+        let id = format!("t-bench-r-{i}");
         match (times.get(&id).copied().unwrap_or(0), queued.contains(&id)) {
             (1, false) => matched += 1,
             (0, true) => waiting += 1,
@@ -358,19 +367,54 @@ fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
             b.as_secs_f64() / a.as_secs_f64().max(f64::MIN_POSITIVE)
         );
     }
-    if let Some(path) = &args.csv {
-        let mut f = std::fs::File::create(path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        writeln!(f, "run,t_s,queued,processing,kill_s,back_s")?;
-        for o in outcomes {
+    args.output.csv(
+        "recovery.csv",
+        "run,t_s,queued,processing,kill_s,back_s",
+        outcomes.iter().flat_map(|o| {
             let back = o.recovered_after.map_or(String::new(), |d| {
                 format!("{:.3}", o.kill_at + d.as_secs_f64())
             });
-            for (t, q, p) in &o.samples {
-                writeln!(f, "{},{t:.3},{q},{p},{:.3},{back}", o.label, o.kill_at)?;
-            }
+            o.samples
+                .iter()
+                .map(move |(t, q, p)| format!("{},{t:.3},{q},{p},{:.3},{back}", o.label, o.kill_at))
+        }),
+    )?;
+    let mut series = Vec::new();
+    let mut markers = Vec::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        series.push(Series {
+            label: format!("{} queued", o.label),
+            points: o.samples.iter().map(|s| (s.0, s.1 as f64)).collect(),
+            dashed: i > 0,
+            color: 0,
+        });
+        series.push(Series {
+            label: format!("{} processing", o.label),
+            points: o.samples.iter().map(|s| (s.0, s.2 as f64)).collect(),
+            dashed: i > 0,
+            color: 1,
+        });
+        markers.push((o.kill_at, format!("{}: worker killed", o.label)));
+        if let Some(d) = o.recovered_after {
+            markers.push((
+                o.kill_at + d.as_secs_f64(),
+                format!("{}: all back ({:.2} s)", o.label, d.as_secs_f64()),
+            ));
         }
-        println!("samples written to {}", path.display());
     }
+    args.output.lines(
+        "recovery.png",
+        &Lines {
+            title: format!(
+                "Fault recovery: {} tickets, {} workers, one SIGKILLed",
+                args.tickets, args.workers
+            ),
+            x_label: "seconds since the workers started".into(),
+            y_label: "tickets".into(),
+            series,
+            markers,
+            log_y: false,
+        },
+    )?;
     Ok(())
 }

@@ -1,24 +1,26 @@
 //! The throughput scenario: how many tickets per second the ingress creates at
 //! saturation. `--clients` concurrent HTTP/1.1 connections each send
 //! `POST /v1/tickets` back to back for a fixed time, every request for a new
-//! player. Two deployments, each started by the command:
-//! - a `matchmaker ingress` process on a fresh `redis-server` (no workers: the
-//!   ingress alone);
+//! player. Deployments, each started by the command (or one given by `--url`):
+//! - a `matchmaker ingress` process on a fresh `redis-server` (with `--workers`
+//!   worker processes, none by default: the ingress alone);
 //! - `matchmaker serve`, the embedded default (in-memory store; its worker matches
-//!   the tickets in the same process meanwhile).
+//!   the tickets in the same process meanwhile), with our worker settings and
+//!   again with seed 000's, whose formation and batch run in the same process.
 //!
 //! Baseline, on the same deployment and connections right before: `GET /healthz`
 //! at the same concurrency, the cost of an HTTP round trip through the same server
 //! with nothing behind it.
 
-use super::BENCH_MODE;
-use super::latency::Latency;
+use super::chart::{Lines, Series};
+use super::deploy::{Deployment, Kind, Settings};
+use super::histogram::Latency;
+use super::{Output, progress};
 use anyhow::{Result, bail};
 use clap::Args;
-use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Args)]
@@ -29,6 +31,30 @@ pub struct ThroughputArgs {
     /// How long each run lasts.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub duration: Duration,
+    /// Deployments the command starts, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "redis,embedded"
+    )]
+    pub deployments: Vec<Kind>,
+    /// Worker processes beside the Redis ingress (0: the ingress alone).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
+    /// Skip the embedded run with seed 000's worker settings.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Run against this deployment (http://HOST:PORT on loopback) instead; its
+    /// `bench` mode and `eu` region must exist (see --mode, --region).
+    #[arg(long)]
+    pub url: Option<String>,
+    #[arg(long, default_value = "bench")]
+    pub mode: String,
+    #[arg(long, default_value = "eu")]
+    pub region: String,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// What one run counted.
@@ -44,6 +70,8 @@ struct Outcome {
     label: String,
     tally: Tally,
     wall: Duration,
+    /// (seconds since start, answers/s over the last sample period).
+    rate: Vec<(f64, f64)>,
 }
 
 impl Outcome {
@@ -60,57 +88,53 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
         "throughput: {} connections for {:?} per run",
         args.clients, args.duration
     );
+    // (name, what to start (none: --url), with the GET /healthz floor).
+    type Planned = (String, Option<(Kind, Settings)>, bool);
+    let mut plan: Vec<Planned> = Vec::new();
+    if let Some(url) = &args.url {
+        plan.push((url.clone(), None, true));
+    } else {
+        for &kind in &args.deployments {
+            plan.push((kind.name().into(), Some((kind, Settings::Ours)), true));
+            if kind == Kind::Embedded && !args.no_baseline {
+                plan.push((
+                    format!("{} {}", kind.name(), Settings::Seed000.label()),
+                    Some((kind, Settings::Seed000)),
+                    false,
+                ));
+            }
+        }
+    }
     let mut outcomes = Vec::new();
-    for deployment in ["redis", "embedded"] {
-        let redis = (deployment == "redis").then(RedisServer::start);
-        let dir = tempfile::tempdir()?;
-        let modes = dir.path().join("modes.toml");
-        std::fs::write(&modes, BENCH_MODE)?;
-        let addr = format!("127.0.0.1:{}", free_port());
-        let mut cmd = Command::new(std::env::current_exe()?);
-        cmd.arg(if redis.is_some() { "ingress" } else { "serve" })
-            .env_remove("REDIS_URL")
-            .env("LISTEN_ADDR", &addr)
-            .env("GRPC_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()))
-            .env("MODES_FILE", &modes)
-            .env("MODES", "bench")
-            .env("REGIONS", "eu")
-            .env("RUST_LOG", "warn");
-        if let Some(r) = &redis {
-            cmd.env("REDIS_URL", r.url());
-        }
-        let mut server = Proc::spawn(deployment, cmd, dir.path());
-        if !wait_for_port(&addr, Duration::from_secs(20)) {
-            bail!("{deployment}: the server did not start:\n{}", server.log());
-        }
+    for (name, start, with_floor) in plan {
+        let mut d = match start {
+            Some((kind, settings)) => Deployment::start(kind, settings, args.workers)?,
+            None => Deployment::given(&name)?,
+        };
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(args.clients)
             .build()?;
-        let base = Arc::new(format!("http://{addr}"));
-        eprintln!("[{deployment}] GET /healthz for {:?} ...", args.duration);
-        let floor = hammer(&args, &client, &base, deployment, false).await;
-        eprintln!(
-            "[{deployment}] POST /v1/tickets for {:?} ...",
-            args.duration
-        );
-        let ours = hammer(&args, &client, &base, deployment, true).await;
-        if !server.running() {
-            bail!("{deployment}: the server died:\n{}", server.log());
+        let base = Arc::new(d.base.clone());
+        if with_floor {
+            let (tally, wall, rate) = hammer(&args, &client, &base, &name, false).await;
+            outcomes.push(Outcome {
+                label: format!("{name}: GET /healthz"),
+                tally,
+                wall,
+                rate,
+            });
         }
-        server.terminate(Duration::from_secs(10));
+        let (tally, wall, rate) = hammer(&args, &client, &base, &name, true).await;
+        d.check_alive()?;
+        d.stop();
         outcomes.push(Outcome {
-            label: format!("{deployment}: GET /healthz"),
-            tally: floor.0,
-            wall: floor.1,
-        });
-        outcomes.push(Outcome {
-            label: format!("{deployment}: POST /v1/tickets"),
-            tally: ours.0,
-            wall: ours.1,
+            label: format!("{name}: POST /v1/tickets"),
+            tally,
+            wall,
+            rate,
         });
     }
-    report(&outcomes);
-    Ok(())
+    report(&args, &outcomes)
 }
 
 /// `--clients` request loops for `--duration`: ticket creations, or health checks.
@@ -120,13 +144,38 @@ async fn hammer(
     base: &Arc<String>,
     deployment: &str,
     create: bool,
-) -> (Tally, Duration) {
+) -> (Tally, Duration, Vec<(f64, f64)>) {
+    let what = if create {
+        "POST /v1/tickets"
+    } else {
+        "GET /healthz"
+    };
+    let bar = progress::clock(args.duration, what);
+    bar.set_prefix(deployment.to_string());
     let started = Instant::now();
     let deadline = started + args.duration;
+    let answered = Arc::new(AtomicU64::new(0));
+    let sampler = {
+        let answered = answered.clone();
+        tokio::spawn(async move {
+            let mut rate = Vec::new();
+            let (mut last_n, mut last_t) = (0u64, started);
+            while Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let (n, t) = (answered.load(Ordering::Relaxed), Instant::now());
+                let dt = (t - last_t).as_secs_f64();
+                rate.push(((t - started).as_secs_f64(), (n - last_n) as f64 / dt));
+                (last_n, last_t) = (n, t);
+            }
+            rate
+        })
+    };
+    let tag = &uuid::Uuid::new_v4().simple().to_string()[..6];
     let mut tasks = tokio::task::JoinSet::new();
     for c in 0..args.clients {
-        let (client, base) = (client.clone(), base.clone());
-        let prefix = format!("tp-{deployment}-{c}");
+        let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
+        let (mode, region) = (args.mode.clone(), args.region.clone());
+        let prefix = format!("tp-{tag}-{c}");
         tasks.spawn(async move {
             let mut t = Tally::default();
             let mut i = 0u64;
@@ -138,10 +187,10 @@ async fn hammer(
                         .post(format!("{base}/v1/tickets"))
                         .bearer_auth(&player)
                         .json(&serde_json::json!({
-                            "mode": "bench",
+                            "mode": mode,
                             "players": [player],
                             "rating": 1000 + (i % 1000),
-                            "regions": ["eu"],
+                            "regions": [region],
                         }))
                 } else {
                     client.get(format!("{base}/healthz"))
@@ -155,6 +204,7 @@ async fn hammer(
                         let _ = r.bytes().await;
                         t.latency.record(t0.elapsed());
                         t.ok += 1;
+                        answered.fetch_add(1, Ordering::Relaxed);
                     }
                     Ok(r) => *t.errors.entry(r.status().to_string()).or_default() += 1,
                     Err(e) => *t.errors.entry(e.to_string()).or_default() += 1,
@@ -176,10 +226,12 @@ async fn hammer(
             Err(e) => *tally.errors.entry(format!("client died: {e}")).or_default() += 1,
         }
     }
-    (tally, started.elapsed())
+    let wall = started.elapsed();
+    bar.finish_and_clear();
+    (tally, wall, sampler.await.unwrap_or_default())
 }
 
-fn report(outcomes: &[Outcome]) {
+fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
         "{:<28} {:>10} {:>10} {:>7}",
@@ -203,15 +255,53 @@ fn report(outcomes: &[Outcome]) {
         println!("  {:<28} {}", o.label, o.tally.latency.summary());
     }
     println!();
-    for pair in outcomes.chunks(2) {
-        if let [floor, ours] = pair {
-            println!(
-                "ratio {} / {}: {:.2}x the rate, {:.2}x the p99",
-                ours.label,
-                floor.label,
-                ours.rate() / floor.rate().max(f64::MIN_POSITIVE),
-                ours.tally.latency.ms(0.99) / floor.tally.latency.ms(0.99).max(f64::MIN_POSITIVE)
-            );
+    let ratio = |a: &Outcome, b: &Outcome| {
+        println!(
+            "ratio {} / {}: {:.2}x the rate, {:.2}x the p99",
+            a.label,
+            b.label,
+            a.rate() / b.rate().max(f64::MIN_POSITIVE),
+            a.tally.latency.ms(0.99) / b.tally.latency.ms(0.99).max(f64::MIN_POSITIVE)
+        );
+    };
+    for (i, o) in outcomes.iter().enumerate() {
+        if o.label.ends_with("POST /v1/tickets") && i > 0 {
+            let prev = &outcomes[i - 1];
+            if prev.label.ends_with("GET /healthz") {
+                ratio(o, prev);
+            } else if o.label.contains(Settings::Seed000.label()) {
+                ratio(prev, o);
+            }
         }
     }
+    args.output.csv(
+        "throughput.csv",
+        "run,t_s,answers_per_s",
+        outcomes.iter().flat_map(|o| {
+            o.rate
+                .iter()
+                .map(move |(t, r)| format!("{},{t:.2},{r:.0}", o.label))
+        }),
+    )?;
+    args.output.lines(
+        "throughput.png",
+        &Lines {
+            title: format!("Answers/s at saturation, {} connections", args.clients),
+            x_label: "seconds".into(),
+            y_label: "answers/s".into(),
+            series: outcomes
+                .iter()
+                .enumerate()
+                .map(|(i, o)| Series {
+                    label: o.label.clone(),
+                    points: o.rate.clone(),
+                    dashed: o.label.ends_with("GET /healthz"),
+                    color: i / 2,
+                })
+                .collect(),
+            markers: Vec::new(),
+            log_y: false,
+        },
+    )?;
+    Ok(())
 }

@@ -6,11 +6,15 @@
 use crate::BIN;
 use std::process::Command;
 
-/// Runs `matchmaker bench ARGS`; returns stdout, failing with both streams.
-fn bench(args: &[&str]) -> String {
+/// Runs `matchmaker bench ARGS` with its output in a temporary directory; checks
+/// that it wrote `files` (CSV and PNG); returns stdout, failing with both streams.
+fn bench(args: &[&str], files: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
         .arg("bench")
         .args(args)
+        .arg("--out")
+        .arg(dir.path())
         .env("RUST_LOG", "warn")
         .output()
         .unwrap();
@@ -20,6 +24,16 @@ fn bench(args: &[&str]) -> String {
         "bench {args:?} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    for f in files {
+        let bytes = std::fs::read(dir.path().join(f))
+            .unwrap_or_else(|e| panic!("bench {args:?} did not write {f}: {e}\n{stdout}"));
+        if f.ends_with(".png") {
+            assert_eq!(&bytes[1..4], b"PNG", "{f} is not a PNG");
+        } else {
+            let text = String::from_utf8(bytes).unwrap();
+            assert!(text.lines().count() > 1, "{f} has no rows:\n{text}");
+        }
+    }
     stdout
 }
 
@@ -31,7 +45,10 @@ fn row<'a>(out: &'a str, label: &str) -> &'a str {
 
 #[test]
 fn contention_gives_exactly_the_free_slots() {
-    let out = bench(&["contention", "--clients", "40", "--duration", "1s"]);
+    let out = bench(
+        &["contention", "--clients", "40", "--duration", "1s"],
+        &["contention.csv", "contention.png"],
+    );
     for label in ["ours, gRPC Allocate", "ours, store", "seed-001 lock"] {
         let line = row(&out, label);
         assert!(
@@ -46,17 +63,20 @@ fn contention_gives_exactly_the_free_slots() {
 
 #[test]
 fn allocate_reports_every_run() {
-    let out = bench(&[
-        "allocate",
-        "--duration",
-        "1s",
-        "--concurrency",
-        "8",
-        "--servers",
-        "4",
-        "--capacity",
-        "4",
-    ]);
+    let out = bench(
+        &[
+            "allocate",
+            "--duration",
+            "1s",
+            "--concurrency",
+            "8",
+            "--servers",
+            "4",
+            "--capacity",
+            "4",
+        ],
+        &["allocate.csv", "allocate.png"],
+    );
     for label in ["ours, Redis", "seed-001 lock, Redis", "ours, memory"] {
         let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
         let n = cols.len();
@@ -69,17 +89,20 @@ fn allocate_reports_every_run() {
 
 #[test]
 fn push_delivers_every_ready_check() {
-    let out = bench(&[
-        "push",
-        "--players",
-        "40",
-        "--burst",
-        "20",
-        "--rounds",
-        "4",
-        "--claim-batch-size",
-        "10",
-    ]);
+    let out = bench(
+        &[
+            "push",
+            "--players",
+            "40",
+            "--burst",
+            "20",
+            "--rounds",
+            "4",
+            "--claim-batch-size",
+            "10",
+        ],
+        &["push.csv", "push.png"],
+    );
     // Four rounds of 20 players, each seen once per kind.
     assert!(
         out.contains("latency to the socket (ms), 80 samples each"),
@@ -90,26 +113,38 @@ fn push_delivers_every_ready_check() {
 
 #[test]
 fn drain_matches_nearly_everyone() {
-    let out = bench(&[
-        "drain",
-        "--tickets",
-        "1000",
-        "--workers",
-        "1",
-        "--timeout",
-        "20s",
-    ]);
-    let cols: Vec<&str> = row(&out, "ours").split_whitespace().collect();
-    // run, batch, matched, left, ...: a few outliers may wait for their window.
-    let (matched, left): (u64, u64) = (cols[2].parse().unwrap(), cols[3].parse().unwrap());
-    assert_eq!(matched + left, 1000, "{out}");
-    assert!(matched >= 900, "{out}");
+    let out = bench(
+        &[
+            "drain",
+            "--tickets",
+            "1000",
+            "--workers",
+            "1",
+            "--timeout",
+            "20s",
+        ],
+        &["drain.csv", "drain.png"],
+    );
+    // Ours, then seed 000's settings and formation (FORMATION=seed000).
+    for label in ["ours", "seed-000 settings"] {
+        let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
+        let n = cols.len();
+        // run, batch, matched, left, ...: a few outliers may wait for their window.
+        let (matched, left): (u64, u64) =
+            (cols[n - 6].parse().unwrap(), cols[n - 5].parse().unwrap());
+        assert_eq!(matched + left, 1000, "{label}:\n{out}");
+        assert!(matched >= 900, "{label}:\n{out}");
+    }
+    assert!(out.contains("worker peak RSS (MiB)"), "{out}");
 }
 
 #[test]
 fn recovery_loses_and_duplicates_nothing() {
     // Killed the first time it is seen holding tickets: the drain cannot end first.
-    let out = bench(&["recovery", "--no-baseline", "--kill-after", "0"]);
+    let out = bench(
+        &["recovery", "--no-baseline", "--kill-after", "0"],
+        &["recovery.csv", "recovery.png"],
+    );
     let cols: Vec<&str> = row(&out, "ours").split_whitespace().collect();
     // run, stranded, back after, matched, waiting, lost, duplicated
     assert!(
@@ -122,12 +157,45 @@ fn recovery_loses_and_duplicates_nothing() {
 
 #[test]
 fn throughput_creates_tickets_without_errors() {
-    let out = bench(&["throughput", "--clients", "8", "--duration", "1s"]);
-    for label in ["redis: POST /v1/tickets", "embedded: POST /v1/tickets"] {
+    let out = bench(
+        &["throughput", "--clients", "8", "--duration", "1s"],
+        &["throughput.csv", "throughput.png"],
+    );
+    for label in [
+        "redis: POST /v1/tickets",
+        "embedded: POST /v1/tickets",
+        "embedded seed-000 settings: POST /v1/tickets",
+    ] {
         let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
         let n = cols.len();
         // ... answered, per s, errors
         assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
         assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
     }
+}
+
+#[test]
+fn latency_measures_every_step_of_both_runs() {
+    let out = bench(
+        &[
+            "latency", "--steps", "4,8", "--hold", "1s", "--period", "250ms",
+        ],
+        &["latency.csv", "latency-create.png", "latency-match.png"],
+    );
+    for label in ["ours (redis)", "seed-000 settings (redis)"] {
+        let rows: Vec<Vec<&str>> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix(label))
+            .filter(|rest| rest.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .map(|rest| rest.split_whitespace().collect())
+            .collect();
+        assert_eq!(rows.len(), 2, "{label}:\n{out}");
+        for (cols, players) in rows.iter().zip(["4", "8"]) {
+            // players, samples, errors, ...
+            assert_eq!(cols[0], players, "{out}");
+            assert!(cols[1].parse::<u64>().unwrap() > 0, "{out}");
+            assert_eq!(cols[2], "0", "errors:\n{out}");
+        }
+    }
+    assert!(out.contains("ratio ours / seed-000 settings"), "{out}");
 }

@@ -1,0 +1,214 @@
+//! The deployments the HTTP benches run against: one the command starts itself on
+//! loopback (an ingress, K workers and a supervisor on a fresh `redis-server`, or
+//! `matchmaker serve`, the embedded default), with our settings or seed 000's; or
+//! one the user gives by URL, which must be on loopback too.
+
+use super::{BENCH_MODE, SEED000_SUPERVISE, SEED000_WORKER};
+use anyhow::{Result, bail};
+use clap::ValueEnum;
+use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
+use std::net::{IpAddr, ToSocketAddrs};
+use std::process::Command;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// A deployment the command starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// `matchmaker ingress` + worker processes + a supervisor on a local redis-server.
+    Redis,
+    /// `matchmaker serve`: one process, in-memory store.
+    Embedded,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Redis => "redis",
+            Kind::Embedded => "embedded",
+        }
+    }
+}
+
+/// Whose worker settings a started deployment runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settings {
+    Ours,
+    /// [`SEED000_WORKER`] and [`SEED000_SUPERVISE`].
+    Seed000,
+}
+
+impl Settings {
+    pub fn label(self) -> &'static str {
+        match self {
+            Settings::Ours => "ours",
+            Settings::Seed000 => "seed-000 settings",
+        }
+    }
+}
+
+/// A running deployment; stopped when dropped.
+pub struct Deployment {
+    /// `http://host:port`, no trailing slash.
+    pub base: String,
+    /// The process holding the players' sockets (none for a given URL).
+    ingress: Option<Proc>,
+    others: Vec<Proc>,
+    _redis: Option<RedisServer>,
+    _dir: Option<TempDir>,
+}
+
+impl Deployment {
+    /// Starts `kind` with `workers` worker processes (Redis) and `settings`.
+    pub fn start(kind: Kind, settings: Settings, workers: usize) -> Result<Self> {
+        let redis = (kind == Kind::Redis).then(RedisServer::start);
+        let dir = tempfile::tempdir()?;
+        let modes = dir.path().join("modes.toml");
+        std::fs::write(&modes, BENCH_MODE)?;
+        let exe = std::env::current_exe()?;
+        let addr = format!("127.0.0.1:{}", free_port());
+        let command = |sub: &str| {
+            let mut cmd = Command::new(&exe);
+            cmd.arg(sub)
+                .env_remove("REDIS_URL")
+                .env("MODES_FILE", &modes)
+                .env("MODES", "bench")
+                .env("REGIONS", "eu")
+                .env("RUST_LOG", "warn");
+            if let Some(r) = &redis {
+                cmd.env("REDIS_URL", r.url());
+            }
+            if settings == Settings::Seed000 {
+                for (k, v) in SEED000_WORKER {
+                    cmd.env(k, v);
+                }
+                cmd.env("SUPERVISE_INTERVAL", SEED000_SUPERVISE);
+            }
+            cmd
+        };
+        let mut front = command(if redis.is_some() { "ingress" } else { "serve" });
+        front
+            .env("LISTEN_ADDR", &addr)
+            .env("GRPC_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()));
+        let ingress = Proc::spawn("front", front, dir.path());
+        let mut others = Vec::new();
+        if redis.is_some() {
+            others.push(Proc::spawn("supervisor", command("supervisor"), dir.path()));
+            for i in 0..workers {
+                let mut w = command("worker");
+                w.env("WORKER_ID", format!("bench-w{i}"))
+                    .env("WORKER_POOL_SIZE", "2");
+                others.push(Proc::spawn(&format!("worker-{i}"), w, dir.path()));
+            }
+        }
+        if !wait_for_port(&addr, Duration::from_secs(20)) {
+            bail!(
+                "{}: the server did not start:\n{}",
+                kind.name(),
+                ingress.log()
+            );
+        }
+        for p in &mut others {
+            if !p.running() {
+                bail!("{}: a process died at start:\n{}", kind.name(), p.log());
+            }
+        }
+        Ok(Self {
+            base: format!("http://{addr}"),
+            ingress: Some(ingress),
+            others,
+            _redis: redis,
+            _dir: Some(dir),
+        })
+    }
+
+    /// A deployment the user runs, at `url` (loopback only).
+    pub fn given(url: &str) -> Result<Self> {
+        Ok(Self {
+            base: loopback_base(url)?,
+            ingress: None,
+            others: Vec::new(),
+            _redis: None,
+            _dir: None,
+        })
+    }
+
+    /// `ws://host:port`.
+    pub fn ws_base(&self) -> String {
+        self.base.replacen("http://", "ws://", 1)
+    }
+
+    /// Pid of the process holding the sockets, if the command started it.
+    pub fn ingress_pid(&self) -> Option<u32> {
+        self.ingress.as_ref().map(Proc::pid)
+    }
+
+    /// Fails with the logs of whatever the command started that died.
+    pub fn check_alive(&mut self) -> Result<()> {
+        for p in self.ingress.iter_mut().chain(self.others.iter_mut()) {
+            if !p.running() {
+                bail!("a process of the deployment died:\n{}", p.log());
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops what the command started, gently.
+    pub fn stop(&mut self) {
+        for p in self.others.iter_mut().chain(self.ingress.iter_mut()) {
+            p.terminate(Duration::from_secs(10));
+        }
+    }
+}
+
+/// `http://host:port` of `url` if its host is a loopback address.
+pub fn loopback_base(url: &str) -> Result<String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| anyhow::anyhow!("--url {url}: {e}"))?;
+    if parsed.scheme() != "http" {
+        bail!("--url must be http://HOST:PORT, got {url}");
+    }
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| anyhow::anyhow!("--url {url} has no host"))?;
+    let port = parsed
+        .port_or_known_default()
+        .ok_or_else(|| anyhow::anyhow!("--url {url} has no port"))?;
+    let host_ip = host.trim_start_matches('[').trim_end_matches(']');
+    let addrs: Vec<IpAddr> = (host_ip, port)
+        .to_socket_addrs()
+        .map_err(|e| anyhow::anyhow!("--url {url}: {e}"))?
+        .map(|a| a.ip())
+        .collect();
+    if addrs.is_empty() || !addrs.iter().all(IpAddr::is_loopback) {
+        bail!("--url must be on loopback (the benches only talk to this machine), got {url}");
+    }
+    Ok(format!("http://{host}:{port}"))
+}
+
+/// Resident memory of process `pid`, in KiB.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_urls_are_taken() {
+        assert_eq!(
+            loopback_base("http://127.0.0.1:8080/").unwrap(),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            loopback_base("http://localhost:9000").unwrap(),
+            "http://localhost:9000"
+        );
+        assert!(loopback_base("http://[::1]:8080").is_ok());
+        assert!(loopback_base("http://10.1.2.3:8080").is_err());
+        assert!(loopback_base("https://127.0.0.1:8080").is_err());
+        assert!(loopback_base("not a url").is_err());
+    }
+}
