@@ -117,7 +117,16 @@ impl Lines {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1));
-        if self.log_y {
+        let positive = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .filter(|y| *y > 0.0 && y.is_finite())
+        };
+        let lo_pos = positive().fold(f64::INFINITY, f64::min);
+        let hi_pos = positive().fold(0.0, f64::max);
+        // A log axis is labelled at powers of ten: within one decade, go linear.
+        if self.log_y && hi_pos > 20.0 * lo_pos {
             let (lo, hi) = span(ys.filter(|y| *y > 0.0), false);
             let lo = (lo * 0.8).max(1e-3);
             let mut chart = builder(&root, &self.title)
@@ -156,7 +165,14 @@ impl Lines {
         }
         for s in &self.series {
             let style = ShapeStyle::from(&color(s.color)).stroke_width(2);
-            let points = s.points.iter().copied().filter(|p| p.1.is_finite());
+            // On a log axis zero sits on the axis floor.
+            let floor = if self.log_y { y_lo } else { f64::NEG_INFINITY };
+            let points = s
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.1.is_finite())
+                .map(move |(x, y)| (x, y.max(floor)));
             let drawn = if s.dashed {
                 chart.draw_series(DashedLineSeries::new(points, 8, 5, style))?
             } else {

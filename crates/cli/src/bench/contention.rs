@@ -424,14 +424,20 @@ fn write(args: &ContentionArgs, outcomes: &[Outcome]) -> Result<()> {
     )?;
     let mut bars = Vec::new();
     for o in outcomes {
-        bars.push((format!("{}: won", o.label), o.tally.won.len() as f64));
-        bars.push((format!("{}: refused", o.label), o.tally.no_capacity as f64));
+        let short = match o.label {
+            "ours, gRPC Allocate" => "gRPC",
+            "ours, store" => "store",
+            "seed-001 lock" => "lock",
+            _ => "no lock",
+        };
+        bars.push((format!("{short} won"), o.tally.won.len() as f64));
+        bars.push((format!("{short} refused"), o.tally.no_capacity as f64));
     }
     args.output.bars(
         "contention.png",
         &Bars {
             title: format!(
-                "{} callers, {:?}, {} free slots: answers by kind",
+                "{} callers, {:?}, {} free slots: answers (gRPC, store: ours; lock: seed 001)",
                 args.clients,
                 args.duration,
                 args.servers * args.capacity as usize

@@ -234,25 +234,25 @@ async fn hammer(
 fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
-        "{:<28} {:>10} {:>10} {:>7}",
+        "{:<46} {:>10} {:>10} {:>7}",
         "run", "answered", "per s", "errors"
     );
     for o in outcomes {
         let errors: u64 = o.tally.errors.values().sum();
         println!(
-            "{:<28} {:>10} {:>10.0} {:>7}",
+            "{:<46} {:>10} {:>10.0} {:>7}",
             o.label,
             o.tally.ok,
             o.rate(),
             errors
         );
         for (kind, n) in &o.tally.errors {
-            println!("{:<28}   error {kind}: {n}", "");
+            println!("{:<46}   error {kind}: {n}", "");
         }
     }
     println!("\nlatency (ms):");
     for o in outcomes {
-        println!("  {:<28} {}", o.label, o.tally.latency.summary());
+        println!("  {:<46} {}", o.label, o.tally.latency.summary());
     }
     println!();
     let ratio = |a: &Outcome, b: &Outcome| {
