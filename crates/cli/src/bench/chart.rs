@@ -214,30 +214,14 @@ impl Bars {
             let mut chart = builder(&root, &self.title)
                 .build_cartesian_2d(0.0..n as f64, (lo..hi * 3.0).log_scale())
                 .map_err(|e| fail(path, e))?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(2 * n + 1)
-                .x_label_formatter(&x_fmt)
-                .y_desc(&self.y_label)
-                .label_style((FAMILY, 15))
-                .draw()
+            draw_bars(&mut chart, &self.bars, lo, &x_fmt, &self.y_label)
                 .map_err(|e| fail(path, e))?;
-            draw_bars(&mut chart, &self.bars, lo).map_err(|e| fail(path, e))?;
         } else {
             let mut chart = builder(&root, &self.title)
                 .build_cartesian_2d(0.0..n as f64, 0.0..hi * 1.1)
                 .map_err(|e| fail(path, e))?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(2 * n + 1)
-                .x_label_formatter(&x_fmt)
-                .y_desc(&self.y_label)
-                .label_style((FAMILY, 15))
-                .draw()
+            draw_bars(&mut chart, &self.bars, 0.0, &x_fmt, &self.y_label)
                 .map_err(|e| fail(path, e))?;
-            draw_bars(&mut chart, &self.bars, 0.0).map_err(|e| fail(path, e))?;
         }
         root.present().map_err(|e| fail(path, e))
     }
@@ -247,10 +231,20 @@ fn draw_bars<'a, Y>(
     chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
     bars: &[(String, f64)],
     base: f64,
+    x_fmt: &dyn Fn(&f64) -> String,
+    y_label: &str,
 ) -> Result<(), DrawingAreaErrorKind<<BitMapBackend<'a> as DrawingBackend>::ErrorType>>
 where
-    Y: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(2 * bars.len() + 1)
+        .x_label_formatter(x_fmt)
+        .y_desc(y_label)
+        .label_style((FAMILY, 15))
+        .draw()?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
         let x = i as f64;
         Rectangle::new(

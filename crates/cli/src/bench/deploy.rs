@@ -3,7 +3,7 @@
 //! `matchmaker serve`, the embedded default), with our settings or seed 000's; or
 //! one the user gives by URL, which must be on loopback too.
 
-use super::{BENCH_MODE, SEED000_SUPERVISE, SEED000_WORKER};
+use super::{BENCH_MODE, SEED000_SUPERVISE, SEED000_WORKER, matchmaker};
 use anyhow::{Result, bail};
 use clap::ValueEnum;
 use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
@@ -65,37 +65,32 @@ impl Deployment {
         let dir = tempfile::tempdir()?;
         let modes = dir.path().join("modes.toml");
         std::fs::write(&modes, BENCH_MODE)?;
-        let exe = std::env::current_exe()?;
         let addr = format!("127.0.0.1:{}", free_port());
-        let command = |sub: &str| {
-            let mut cmd = Command::new(&exe);
-            cmd.arg(sub)
-                .env_remove("REDIS_URL")
-                .env("MODES_FILE", &modes)
-                .env("MODES", "bench")
-                .env("REGIONS", "eu")
-                .env("RUST_LOG", "warn");
-            if let Some(r) = &redis {
-                cmd.env("REDIS_URL", r.url());
-            }
+        let url = redis.as_ref().map(RedisServer::url);
+        let command = |sub: &str| -> Result<Command> {
+            let mut cmd = matchmaker(sub, url.as_deref(), &modes, "bench", "eu")?;
             if settings == Settings::Seed000 {
                 for (k, v) in SEED000_WORKER {
                     cmd.env(k, v);
                 }
                 cmd.env("SUPERVISE_INTERVAL", SEED000_SUPERVISE);
             }
-            cmd
+            Ok(cmd)
         };
-        let mut front = command(if redis.is_some() { "ingress" } else { "serve" });
+        let mut front = command(if redis.is_some() { "ingress" } else { "serve" })?;
         front
             .env("LISTEN_ADDR", &addr)
             .env("GRPC_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()));
         let ingress = Proc::spawn("front", front, dir.path());
         let mut others = Vec::new();
         if redis.is_some() {
-            others.push(Proc::spawn("supervisor", command("supervisor"), dir.path()));
+            others.push(Proc::spawn(
+                "supervisor",
+                command("supervisor")?,
+                dir.path(),
+            ));
             for i in 0..workers {
-                let mut w = command("worker");
+                let mut w = command("worker")?;
                 w.env("WORKER_ID", format!("bench-w{i}"))
                     .env("WORKER_POOL_SIZE", "2");
                 others.push(Proc::spawn(&format!("worker-{i}"), w, dir.path()));

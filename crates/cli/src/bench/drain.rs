@@ -8,7 +8,7 @@
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
 use super::redis_info::{command_usec, redis_cpu_usec};
-use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, progress};
+use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, matchmaker, progress};
 use anyhow::{Result, bail};
 use clap::Args;
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
@@ -265,33 +265,31 @@ async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outc
         .await?;
     let cpu_start = redis_cpu_usec(&mut admin).await?;
 
-    let exe = std::env::current_exe()?;
     let logs = tempfile::tempdir()?;
     let modes_file = logs.path().join("modes.toml");
     std::fs::write(&modes_file, BENCH_MODE)?;
-    let command = |sub: &str| {
-        let mut cmd = Command::new(&exe);
-        cmd.arg(sub)
-            .env("REDIS_URL", &url)
-            .env("MODES_FILE", &modes_file)
-            .env("MODES", &pool.mode)
-            .env("REGIONS", &pool.region)
-            .env("CLAIM_BATCH_SIZE", batch.to_string())
-            .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
-            .env("RUST_LOG", "warn");
+    let command = |sub: &str| -> Result<Command> {
+        let mut cmd = matchmaker(sub, Some(&url), &modes_file, &pool.mode, &pool.region)?;
+        cmd.env("CLAIM_BATCH_SIZE", batch.to_string())
+            .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string());
         if seed000 {
             for (k, v) in SEED000_WORKER {
                 cmd.env(k, v);
             }
             cmd.env("SUPERVISE_INTERVAL", SEED000_SUPERVISE);
         }
-        cmd
+        Ok(cmd)
     };
-    let mut supervisor = Proc::spawn("supervisor", command("supervisor"), logs.path());
+    let mut supervisor = Proc::spawn("supervisor", command("supervisor")?, logs.path());
     let started = Instant::now();
-    let mut workers: Vec<Proc> = (0..args.workers)
-        .map(|i| Proc::spawn(&format!("worker-{i}"), command("worker"), logs.path()))
-        .collect();
+    let mut workers = Vec::new();
+    for i in 0..args.workers {
+        workers.push(Proc::spawn(
+            &format!("worker-{i}"),
+            command("worker")?,
+            logs.path(),
+        ));
+    }
     let mut worker_rss_kib = vec![0u64; workers.len()];
     let bar = progress::counter(args.tickets as u64, "tickets matched");
     bar.set_prefix(label.to_string());

@@ -23,7 +23,7 @@
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Settings, rss_kib};
 use super::histogram::Latency;
-use super::{Output, progress};
+use super::{Output, Target, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
@@ -58,15 +58,8 @@ pub struct LatencyArgs {
     /// Worker processes of the Redis deployment.
     #[arg(long, default_value_t = 3)]
     pub workers: usize,
-    /// Run against this deployment (http://HOST:PORT on loopback) instead of
-    /// starting one; it needs a solo mode without placement (see --mode).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Mode and region of the tickets (the started deployments serve `bench`/`eu`).
-    #[arg(long, default_value = "bench")]
-    pub mode: String,
-    #[arg(long, default_value = "eu")]
-    pub region: String,
+    #[command(flatten)]
+    pub target: Target,
     /// Skip the run with seed 000's settings.
     #[arg(long)]
     pub no_baseline: bool,
@@ -100,6 +93,26 @@ struct Step {
     errors: BTreeMap<String, u64>,
 }
 
+impl Step {
+    /// p50, p95, p99 (ms) of creation, time to match and after formation.
+    fn quantiles(&self) -> [f64; 9] {
+        let mut out = [0.0; 9];
+        for (i, l) in [&self.create, &self.matched, &self.after_formation]
+            .into_iter()
+            .enumerate()
+        {
+            for (j, q) in [0.5, 0.95, 0.99].into_iter().enumerate() {
+                out[3 * i + j] = l.ms(q);
+            }
+        }
+        out
+    }
+
+    fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
 struct Run {
     label: String,
     steps: Vec<Step>,
@@ -123,7 +136,7 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
         bail!("--steps above 5,000 players are beyond what one load generator measures well");
     }
     let mut runs = Vec::new();
-    if let Some(url) = &args.url {
+    if let Some(url) = &args.target.url {
         let d = Deployment::given(url)?;
         runs.push(measure(&args, d, "given deployment").await?);
     } else {
@@ -180,8 +193,8 @@ async fn measure(args: &LatencyArgs, mut d: Deployment, label: &str) -> Result<R
                     player,
                     rating: rating.round(),
                     base: d.base.clone(),
-                    mode: args.mode.clone(),
-                    region: args.region.clone(),
+                    mode: args.target.mode.clone(),
+                    region: args.target.region.clone(),
                     period: args.period,
                     phase,
                     client: client.clone(),
@@ -424,22 +437,22 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
     );
     for r in runs {
         for s in &r.steps {
-            let errors: u64 = s.errors.values().sum();
+            let q = s.quantiles();
             println!(
                 "{:<26} {:>7} {:>7} {:>6} | {:>7.2} {:>7.2} {:>7.2} | {:>8.1} {:>8.1} {:>8.1} | {:>6.0} {:>6.0} {:>6.0}",
                 r.label,
                 s.players,
                 s.create.count(),
-                errors,
-                s.create.ms(0.5),
-                s.create.ms(0.95),
-                s.create.ms(0.99),
-                s.matched.ms(0.5),
-                s.matched.ms(0.95),
-                s.matched.ms(0.99),
-                s.after_formation.ms(0.5),
-                s.after_formation.ms(0.95),
-                s.after_formation.ms(0.99),
+                s.error_count(),
+                q[0],
+                q[1],
+                q[2],
+                q[3],
+                q[4],
+                q[5],
+                q[6],
+                q[7],
+                q[8],
             );
             for (kind, n) in &s.errors {
                 println!("{:<26}   error {kind}: {n}", "");
@@ -469,22 +482,14 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
     let mut rows = Vec::new();
     for r in runs {
         for s in &r.steps {
-            let errors: u64 = s.errors.values().sum();
+            let q: Vec<String> = s.quantiles().iter().map(|v| format!("{v:.3}")).collect();
             rows.push(format!(
-                "{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.0},{:.0},{:.0}",
+                "{},{},{},{},{}",
                 r.label,
                 s.players,
                 s.create.count(),
-                errors,
-                s.create.ms(0.5),
-                s.create.ms(0.95),
-                s.create.ms(0.99),
-                s.matched.ms(0.5),
-                s.matched.ms(0.95),
-                s.matched.ms(0.99),
-                s.after_formation.ms(0.5),
-                s.after_formation.ms(0.95),
-                s.after_formation.ms(0.99),
+                s.error_count(),
+                q.join(",")
             ));
         }
     }

@@ -49,6 +49,43 @@ pub(crate) const SEED000_WORKER: [(&str, &str); 4] = [
 /// Seed 000's supervisor period (`SUPERVISE_INTERVAL`).
 pub(crate) const SEED000_SUPERVISE: &str = "5s";
 
+/// `matchmaker SUB` (this binary) serving `mode` in `region` from `modes_file`,
+/// on `redis_url` (in-memory without), logging warnings only.
+pub(crate) fn matchmaker(
+    sub: &str,
+    redis_url: Option<&str>,
+    modes_file: &std::path::Path,
+    mode: &str,
+    region: &str,
+) -> Result<std::process::Command> {
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.arg(sub)
+        .env_remove("REDIS_URL")
+        .env("MODES_FILE", modes_file)
+        .env("MODES", mode)
+        .env("REGIONS", region)
+        .env("RUST_LOG", "warn");
+    if let Some(url) = redis_url {
+        cmd.env("REDIS_URL", url);
+    }
+    Ok(cmd)
+}
+
+/// A deployment given on the command line, and the pool its tickets go to.
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// Run against this deployment (http://HOST:PORT on loopback) instead of
+    /// starting one. It needs a solo mode without placement (see --mode).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Mode of the tickets (the deployments the command starts serve `bench`).
+    #[arg(long, default_value = "bench")]
+    pub mode: String,
+    /// Region of the tickets (the deployments the command starts serve `eu`).
+    #[arg(long, default_value = "eu")]
+    pub region: String,
+}
+
 /// Where a scenario writes its CSV and PNG chart.
 #[derive(Debug, Clone, Args)]
 pub struct Output {

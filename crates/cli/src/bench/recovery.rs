@@ -10,7 +10,7 @@
 
 use super::chart::{Lines, Series};
 use super::drain::seed;
-use super::{BENCH_MODE, Output, progress};
+use super::{BENCH_MODE, Output, matchmaker, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_domain::{Match, Pool};
@@ -19,7 +19,6 @@ use mm_store::{RedisStore, Store};
 use mm_testkit::{Proc, RedisServer};
 use redis::AsyncCommands;
 use std::collections::{HashMap, HashSet};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -145,29 +144,22 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         .get_multiplexed_async_connection()
         .await?;
 
-    let exe = std::env::current_exe()?;
     let logs = tempfile::tempdir()?;
     let modes_file = logs.path().join("modes.toml");
     std::fs::write(&modes_file, BENCH_MODE)?;
-    let spawn = |name: &str, sub: &str, extra: &[(&str, String)]| {
-        let mut cmd = Command::new(&exe);
-        cmd.arg(sub)
-            .env("REDIS_URL", &url)
-            .env("MODES_FILE", &modes_file)
-            .env("MODES", &pool.mode)
-            .env("REGIONS", &pool.region)
-            .env(
-                "LOCK_TTL",
-                humantime::format_duration(s.lock_ttl).to_string(),
-            )
-            .env("RUST_LOG", "warn");
+    let spawn = |name: &str, sub: &str, extra: &[(&str, String)]| -> Result<Proc> {
+        let mut cmd = matchmaker(sub, Some(&url), &modes_file, &pool.mode, &pool.region)?;
+        cmd.env(
+            "LOCK_TTL",
+            humantime::format_duration(s.lock_ttl).to_string(),
+        );
         if s.seed000 {
             cmd.env("FORMATION", "seed000");
         }
         for (k, v) in extra {
             cmd.env(k, v);
         }
-        Proc::spawn(name, cmd, logs.path())
+        Ok(Proc::spawn(name, cmd, logs.path()))
     };
     let mut supervisor = spawn(
         "supervisor",
@@ -176,7 +168,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
             "SUPERVISE_INTERVAL",
             humantime::format_duration(s.supervise).to_string(),
         )],
-    );
+    )?;
     let started = Instant::now();
     let mut workers: Vec<Proc> = (0..args.workers)
         .map(|i| {
@@ -194,7 +186,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                 ],
             )
         })
-        .collect();
+        .collect::<Result<_>>()?;
 
     let n = args.tickets as u64;
     let held_key = keys.held(VICTIM);

@@ -15,7 +15,7 @@
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Settings};
 use super::histogram::Latency;
-use super::{Output, progress};
+use super::{Output, Target, progress};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -45,14 +45,8 @@ pub struct ThroughputArgs {
     /// Skip the embedded run with seed 000's worker settings.
     #[arg(long)]
     pub no_baseline: bool,
-    /// Run against this deployment (http://HOST:PORT on loopback) instead; its
-    /// `bench` mode and `eu` region must exist (see --mode, --region).
-    #[arg(long)]
-    pub url: Option<String>,
-    #[arg(long, default_value = "bench")]
-    pub mode: String,
-    #[arg(long, default_value = "eu")]
-    pub region: String,
+    #[command(flatten)]
+    pub target: Target,
     #[command(flatten)]
     pub output: Output,
 }
@@ -91,7 +85,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
     // (name, what to start (none: --url), with the GET /healthz floor).
     type Planned = (String, Option<(Kind, Settings)>, bool);
     let mut plan: Vec<Planned> = Vec::new();
-    if let Some(url) = &args.url {
+    if let Some(url) = &args.target.url {
         plan.push((url.clone(), None, true));
     } else {
         for &kind in &args.deployments {
@@ -174,7 +168,7 @@ async fn hammer(
     let mut tasks = tokio::task::JoinSet::new();
     for c in 0..args.clients {
         let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
-        let (mode, region) = (args.mode.clone(), args.region.clone());
+        let (mode, region) = (args.target.mode.clone(), args.target.region.clone());
         let prefix = format!("tp-{tag}-{c}");
         tasks.spawn(async move {
             let mut t = Tally::default();
