@@ -13,9 +13,9 @@
 //! - after formation: the match's `created_at` -> its arrival on the socket
 //!   (wall clock, whole milliseconds: the engine stamps the match in ms).
 //!
-//! Ratings are drawn within `--rating-spread` of 1500 (default 100, inside every
-//! window from the start), so time to match measures the service, not how long
-//! an outlier waits for a partner.
+//! Ratings are drawn uniformly from `--rating-spread` centred on 1500 (default 50:
+//! any two players fit each other's opening window of +-50), so time to match
+//! measures the service, not how long an outlier waits for a partner.
 //!
 //! Baseline in the same command: the same deployment and traffic with seed 000's
 //! worker settings and formation ([`super::SEED000_WORKER`]).
@@ -50,7 +50,7 @@ pub struct LatencyArgs {
     #[arg(long, default_value = "10ms", value_parser = humantime::parse_duration)]
     pub spawn_every: Duration,
     /// Players' ratings lie within this range centred on 1500.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = 50.0)]
     pub rating_spread: f64,
     /// The deployment the command starts.
     #[arg(long, value_enum, default_value = "redis")]

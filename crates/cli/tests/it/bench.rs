@@ -199,3 +199,51 @@ fn latency_measures_every_step_of_both_runs() {
     }
     assert!(out.contains("ratio ours / seed-000 settings"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_runs_against_a_deployment_given_by_url() {
+    let d = crate::Deployment::embedded().await;
+    let url = format!("http://{}", d.addr);
+    let out = tokio::task::spawn_blocking(move || {
+        bench(
+            &[
+                "latency",
+                "--url",
+                &url,
+                "--mode",
+                "1v1",
+                "--steps",
+                "4",
+                "--hold",
+                "1s",
+                "--period",
+                "250ms",
+                "--rating-spread",
+                "20",
+            ],
+            &["latency.csv", "latency-create.png", "latency-match.png"],
+        )
+    })
+    .await
+    .unwrap();
+    let cols: Vec<&str> = row(&out, "given deployment").split_whitespace().collect();
+    // given, deployment, players, samples, errors, ...
+    assert_eq!(cols[2], "4", "{out}");
+    assert!(cols[3].parse::<u64>().unwrap() > 0, "{out}");
+    assert_eq!(cols[4], "0", "errors:\n{out}");
+    drop(d);
+}
+
+#[test]
+fn benches_refuse_a_deployment_off_loopback() {
+    let out = Command::new(BIN)
+        .args(["bench", "latency", "--url", "http://192.0.2.1:8080"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("loopback"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
