@@ -143,6 +143,7 @@ async fn consume(
     shutdown: CancellationToken,
 ) {
     let n = cfg.pools.len();
+    let mut pause = IdlePause::new(cfg.poll);
     while !shutdown.is_cancelled() {
         let mut formed = 0;
         let mut failed = false;
@@ -163,12 +164,70 @@ async fn consume(
                 }
             }
         }
-        if formed == 0 || failed {
+        let wait = if failed {
+            Some(cfg.poll)
+        } else {
+            pause.after_pass(formed)
+        };
+        if let Some(wait) = wait {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                _ = tokio::time::sleep(cfg.poll) => {}
+                _ = tokio::time::sleep(wait) => {}
             }
         }
+    }
+}
+
+/// The pause of a consumer after a pass over its pools. None after a pass that
+/// formed a match: the queue may hold more. After a pass that formed nothing, a
+/// short pause that doubles with each idle pass up to `POLL_INTERVAL`: under a
+/// steady trickle of tickets the consumer looks again within milliseconds and
+/// matches in small batches, while an idle or unmatchable queue costs no more
+/// polls than a fixed `POLL_INTERVAL`.
+#[derive(Debug, Clone, Copy)]
+struct IdlePause {
+    next: Duration,
+    max: Duration,
+}
+
+/// The first pause after a pass that formed nothing.
+const FIRST_IDLE_PAUSE: Duration = Duration::from_millis(5);
+
+impl IdlePause {
+    fn new(max: Duration) -> Self {
+        Self {
+            next: FIRST_IDLE_PAUSE.min(max),
+            max,
+        }
+    }
+
+    fn after_pass(&mut self, formed: usize) -> Option<Duration> {
+        if formed > 0 {
+            self.next = FIRST_IDLE_PAUSE.min(self.max);
+            return None;
+        }
+        let wait = self.next;
+        self.next = (self.next * 2).min(self.max);
+        Some(wait)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_pause_doubles_up_to_the_poll_interval_and_resets_on_a_match() {
+        let mut p = IdlePause::new(Duration::from_millis(100));
+        let ms = |d: Option<Duration>| d.map(|d| d.as_millis());
+        let waits: Vec<_> = (0..7).map(|_| ms(p.after_pass(0))).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 80, 100, 100].map(Some).to_vec());
+        assert_eq!(p.after_pass(3), None);
+        assert_eq!(ms(p.after_pass(0)), Some(5));
+        // A poll interval below the first pause caps it.
+        let mut short = IdlePause::new(Duration::from_millis(2));
+        assert_eq!(ms(short.after_pass(0)), Some(2));
+        assert_eq!(ms(short.after_pass(0)), Some(2));
     }
 }
 
@@ -256,9 +315,12 @@ pub async fn cycle(
         .into_iter()
         .collect();
     let committed_at = (!committed.is_empty()).then(Instant::now);
-    let matched: HashSet<&TicketId> = matches
-        .iter()
+    let done: Vec<Match> = matches
+        .into_iter()
         .filter(|m| committed.contains(&m.id))
+        .collect();
+    let matched: HashSet<&TicketId> = done
+        .iter()
         .flat_map(|m| m.tickets.iter().map(|t| &t.ticket_id))
         .collect();
     let rest: Vec<TicketId> = claimed
@@ -267,21 +329,24 @@ pub async fn cycle(
         .filter(|id| !matched.contains(id))
         .cloned()
         .collect();
-    let released = store.release(&cfg.id, pool, Some(&rest)).await?;
+    let matched = matched.len();
+    // The release and the fan-out at once: the players hear of their matches
+    // without waiting for the unmatched tickets to go back.
+    let (released, fanned) = tokio::join!(
+        store.release(&cfg.id, pool, Some(&rest)),
+        store.fan_out(pool, &done)
+    );
+    let released = released?;
     stats.released.fetch_add(released as u64, Ordering::Relaxed);
     stats
         .matched_tickets
-        .fetch_add(matched.len() as u64, Ordering::Relaxed);
+        .fetch_add(matched as u64, Ordering::Relaxed);
     stats
         .matches
         .fetch_add(committed.len() as u64, Ordering::Relaxed);
 
     // A failure here leaves the matches in the outbox for the supervisor.
-    let done: Vec<Match> = matches
-        .into_iter()
-        .filter(|m| committed.contains(&m.id))
-        .collect();
-    if let Err(e) = store.fan_out(pool, &done).await {
+    if let Err(e) = fanned {
         tracing::warn!(error = %e, matches = done.len(), "fan-out failed; the supervisor will retry");
         return Ok(Formed {
             committed_at,
