@@ -151,7 +151,8 @@ pub struct WorkerArgs {
     /// How often a worker refreshes its leases; must be shorter than LOCK_TTL.
     #[arg(long, env = "HEARTBEAT_INTERVAL", default_value = "2s", value_parser = duration)]
     pub heartbeat_interval: Duration,
-    /// Pause after a pass that formed no match.
+    /// Longest pause after a pass that formed no match (the pause starts at 5 ms
+    /// and doubles with each idle pass up to this).
     #[arg(long, env = "POLL_INTERVAL", default_value = "100ms", value_parser = duration)]
     pub poll_interval: Duration,
     /// Match formation: `engine` (ours) or `seed000` (seed 000's tightest-spread

@@ -34,7 +34,8 @@ pub struct WorkerConfig {
     pub lease: Duration,
     /// Lease refresh period (`HEARTBEAT_INTERVAL`).
     pub heartbeat: Duration,
-    /// Pause after a pass over every pool that formed no match (`POLL_INTERVAL`).
+    /// Longest pause after a pass over every pool that formed no match
+    /// (`POLL_INTERVAL`); the first is 5 ms, doubling with each idle pass.
     pub poll: Duration,
     /// The modes of the pools, by name.
     pub modes: Modes,
