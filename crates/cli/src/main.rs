@@ -42,7 +42,8 @@ enum Command {
     /// An example game server: registers with the server manager, plays the
     /// matches it is given for a while, reports a result and releases the slot.
     ExampleGameServer(game_server::GameServerArgs),
-    /// Benchmarks against a deployment the command starts itself.
+    /// Benchmarks against a deployment the command starts itself, or one on
+    /// loopback given by URL.
     #[command(subcommand)]
     Bench(bench::Scenario),
     /// Replays seeded synthetic arrivals through our engine and the seed-000 baseline

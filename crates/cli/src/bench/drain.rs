@@ -374,7 +374,7 @@ async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outc
 }
 
 /// `url` if it is a `redis://` URL of a loopback host.
-fn loopback_redis(url: &str) -> Result<String> {
+pub(super) fn loopback_redis(url: &str) -> Result<String> {
     let http = url.replacen("redis://", "http://", 1);
     if !url.starts_with("redis://") || super::deploy::loopback_base(&http).is_err() {
         bail!("--redis-url must be redis://HOST:PORT on loopback, got {url}");

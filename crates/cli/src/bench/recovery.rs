@@ -9,7 +9,7 @@
 //! supervisor, claim batch 10) in the same command.
 
 use super::chart::{Lines, Series};
-use super::drain::seed;
+use super::drain::{loopback_redis, seed};
 use super::{BENCH_MODE, Output, matchmaker, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -55,6 +55,11 @@ pub struct RecoveryArgs {
     /// Seed of the rating generator.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Use this Redis (redis://HOST:PORT on loopback) instead of a redis-server
+    /// the command starts. Each run seeds a pool of its own (mode `bench`, region
+    /// `bench-TAG`) and leaves behind what it did not match.
+    #[arg(long)]
+    pub redis_url: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -133,13 +138,24 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
 
 async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     let label = s.label;
-    let redis = RedisServer::start();
-    let url = redis.url();
+    let (_redis, url) = match &args.redis_url {
+        Some(url) => (None, loopback_redis(url)?),
+        None => {
+            let r = RedisServer::start();
+            let url = r.url();
+            (Some(r), url)
+        }
+    };
+    // A given Redis gets a pool (and ticket ids) of this run's own.
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
-    let pool = Pool::new("bench", "eu");
+    let pool = match &args.redis_url {
+        Some(_) => Pool::new("bench", format!("bench-{tag}")),
+        None => Pool::new("bench", "eu"),
+    };
     let keys = PoolKeys::new(&pool);
     eprintln!("[{label}] seeding {} tickets ...", args.tickets);
-    seed(&store, &pool, args.tickets, args.seed, "r").await?;
+    seed(&store, &pool, args.tickets, args.seed, &tag).await?;
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
         .await?;
@@ -271,7 +287,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         );
     };
     let (stranded, kill_at) = (stranded.len(), at.duration_since(started).as_secs_f64());
-    let audit = audit(&mut admin, &keys, args.tickets)
+    let audit = audit(&mut admin, &keys, args.tickets, &tag)
         .await
         .context("auditing the store")?;
     Ok(Outcome {
@@ -300,6 +316,7 @@ async fn audit(
     admin: &mut redis::aio::MultiplexedConnection,
     keys: &PoolKeys,
     tickets: usize,
+    tag: &str,
 ) -> Result<Audit> {
     let matches: Vec<String> = admin.hvals(&keys.matches).await?;
     let mut times: HashMap<String, usize> = HashMap::new();
@@ -316,7 +333,7 @@ async fn audit(
         .collect();
     let (mut matched, mut waiting, mut lost, mut duplicated) = (0, 0, 0, 0);
     for i in 0..tickets {
-        let id = format!("t-bench-r-{i}");
+        let id = format!("t-bench-{tag}-{i}");
         match (times.get(&id).copied().unwrap_or(0), queued.contains(&id)) {
             (1, false) => matched += 1,
             (0, true) => waiting += 1,
