@@ -5,6 +5,7 @@
 
 mod fleet;
 mod lifecycle;
+mod maps;
 
 use crate::api::{
     Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, formed_events, view,
@@ -12,6 +13,7 @@ use crate::api::{
 };
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
 use async_trait::async_trait;
+use maps::{Finished, Sharded};
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId,
     TicketView, now_ms,
@@ -40,16 +42,16 @@ impl Ord for Score {
 #[derive(Default)]
 struct PoolState {
     queue: BTreeSet<(Score, TicketId)>,
-    tickets: HashMap<TicketId, Ticket>,
-    state: HashMap<TicketId, State>,
+    tickets: Sharded<TicketId, Ticket>,
+    state: Sharded<TicketId, State>,
     held: HashMap<String, HashMap<TicketId, f64>>,
     leases: HashMap<String, Millis>,
-    matches: HashMap<MatchId, Match>,
+    matches: Sharded<MatchId, Match>,
     /// Finished ticket and match ids -> finish time.
-    done: HashMap<String, Millis>,
+    done: Finished,
     outbox: HashMap<MatchId, Millis>,
     /// Committed matches' lifecycles.
-    lives: HashMap<MatchId, MatchRecord>,
+    lives: Sharded<MatchId, MatchRecord>,
     /// Matches whose saga has a step due -> when.
     due: HashMap<MatchId, Millis>,
 }
@@ -102,7 +104,7 @@ struct PlayerState {
 #[derive(Default)]
 struct Inner {
     pools: HashMap<Pool, PoolState>,
-    players: HashMap<PlayerId, PlayerState>,
+    players: Sharded<PlayerId, PlayerState>,
     fleet: fleet::FleetState,
 }
 
@@ -172,7 +174,7 @@ impl Inner {
                 Some(Entry {
                     pool: pool.clone(),
                     state: ps.state.get(id)?.clone(),
-                    finished_at: ps.done.get(id.as_str()).copied(),
+                    finished_at: ps.done.get(id.as_str()),
                 })
             })
             .collect()
@@ -556,14 +558,8 @@ impl Store for MemoryStore {
         let cutoff = now_ms().saturating_sub(older_than.as_millis() as Millis);
         let mut inner = self.lock();
         let ps = inner.pool(pool);
-        let old: Vec<String> = ps
-            .done
-            .iter()
-            .filter(|(_, at)| **at <= cutoff)
-            .map(|(id, _)| id.clone())
-            .collect();
+        let old = ps.done.take_until(cutoff);
         for id in &old {
-            ps.done.remove(id);
             if let Ok(mid) = MatchId::new(id.clone())
                 && id.starts_with("m-")
             {
