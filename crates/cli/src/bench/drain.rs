@@ -238,21 +238,13 @@ pub(super) async fn seed(
 }
 
 async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outcome> {
-    let (_redis, url) = match &args.redis_url {
-        Some(url) => (None, loopback_redis(url)?),
-        None => {
-            let r = RedisServer::start();
-            let url = r.url();
-            (Some(r), url)
-        }
-    };
+    let RunRedis {
+        server: _server,
+        url,
+        pool,
+        tag,
+    } = RunRedis::new(args.redis_url.as_deref())?;
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
-    // A given Redis gets a pool (and ticket ids) of this run's own.
-    let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-    let pool = match &args.redis_url {
-        Some(_) => Pool::new("bench", format!("bench-{tag}")),
-        None => Pool::new("bench", "eu"),
-    };
     let batch = if seed000 { 10 } else { args.claim_batch_size };
     eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
     seed(&store, &pool, args.tickets, args.seed, &tag).await?;
@@ -373,8 +365,43 @@ async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outc
     })
 }
 
+/// The Redis a drain runs on, and its pool there.
+pub(super) struct RunRedis {
+    /// The redis-server the command started, if it was not given one.
+    pub server: Option<RedisServer>,
+    pub url: String,
+    /// `bench`/`eu` on a started server; on a given one a pool of this run's own
+    /// (`bench`/`bench-TAG`), so runs never meet.
+    pub pool: Pool,
+    /// Part of the seeded tickets' and players' ids.
+    pub tag: String,
+}
+
+impl RunRedis {
+    pub fn new(given: Option<&str>) -> Result<Self> {
+        let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+        Ok(match given {
+            Some(url) => Self {
+                server: None,
+                url: loopback_redis(url)?,
+                pool: Pool::new("bench", format!("bench-{tag}")),
+                tag,
+            },
+            None => {
+                let r = RedisServer::start();
+                Self {
+                    url: r.url(),
+                    server: Some(r),
+                    pool: Pool::new("bench", "eu"),
+                    tag,
+                }
+            }
+        })
+    }
+}
+
 /// `url` if it is a `redis://` URL of a loopback host.
-pub(super) fn loopback_redis(url: &str) -> Result<String> {
+fn loopback_redis(url: &str) -> Result<String> {
     let http = url.replacen("redis://", "http://", 1);
     if !url.starts_with("redis://") || super::deploy::loopback_base(&http).is_err() {
         bail!("--redis-url must be redis://HOST:PORT on loopback, got {url}");

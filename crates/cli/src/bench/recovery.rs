@@ -9,14 +9,14 @@
 //! supervisor, claim batch 10) in the same command.
 
 use super::chart::{Lines, Series};
-use super::drain::{loopback_redis, seed};
+use super::drain::{RunRedis, seed};
 use super::{BENCH_MODE, Output, matchmaker, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use mm_domain::{Match, Pool};
+use mm_domain::Match;
 use mm_store::keys::PoolKeys;
 use mm_store::{RedisStore, Store};
-use mm_testkit::{Proc, RedisServer};
+use mm_testkit::Proc;
 use redis::AsyncCommands;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -138,21 +138,13 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
 
 async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     let label = s.label;
-    let (_redis, url) = match &args.redis_url {
-        Some(url) => (None, loopback_redis(url)?),
-        None => {
-            let r = RedisServer::start();
-            let url = r.url();
-            (Some(r), url)
-        }
-    };
-    // A given Redis gets a pool (and ticket ids) of this run's own.
-    let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let RunRedis {
+        server: _server,
+        url,
+        pool,
+        tag,
+    } = RunRedis::new(args.redis_url.as_deref())?;
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
-    let pool = match &args.redis_url {
-        Some(_) => Pool::new("bench", format!("bench-{tag}")),
-        None => Pool::new("bench", "eu"),
-    };
     let keys = PoolKeys::new(&pool);
     eprintln!("[{label}] seeding {} tickets ...", args.tickets);
     seed(&store, &pool, args.tickets, args.seed, &tag).await?;
