@@ -47,6 +47,18 @@ pub struct ContentionArgs {
     /// Slots per server.
     #[arg(long, default_value_t = 1)]
     pub capacity: u32,
+    /// Race through the gRPC `Allocate` of this server manager
+    /// (http://HOST:PORT on loopback) instead of starting one; only that path
+    /// runs. The bench registers its own game servers in --region for --mode, so
+    /// that pair must have no other servers with free slots.
+    #[arg(long)]
+    pub grpc_url: Option<String>,
+    /// Region of the bench's game servers on a given server manager.
+    #[arg(long, default_value = REGION)]
+    pub region: String,
+    /// Mode of the bench's game servers on a given server manager.
+    #[arg(long, default_value = MODE)]
+    pub mode: String,
     #[command(flatten)]
     pub output: Output,
 }
@@ -112,12 +124,16 @@ pub async fn run(args: ContentionArgs) -> Result<()> {
         "contention: {} callers for {:?} per run racing for {slots} free slots ({} servers x {})",
         args.clients, args.duration, args.servers, args.capacity
     );
-    let outcomes = vec![
-        grpc(&args).await?,
-        store(&args).await?,
-        locked(&args, Guard::LockRefuse, "seed-001 lock", true).await?,
-        locked(&args, Guard::None, "no lock (read, write)", false).await?,
-    ];
+    let outcomes = if args.grpc_url.is_some() {
+        vec![grpc(&args).await?]
+    } else {
+        vec![
+            grpc(&args).await?,
+            store(&args).await?,
+            locked(&args, Guard::LockRefuse, "seed-001 lock", true).await?,
+            locked(&args, Guard::None, "no lock (read, write)", false).await?,
+        ]
+    };
     report(&outcomes, slots);
     write(&args, &outcomes)?;
     let broken: Vec<&str> = outcomes
@@ -173,8 +189,14 @@ where
     (tally, started.elapsed())
 }
 
-/// Ours through gRPC `Allocate` of a server-manager process.
+/// Ours through gRPC `Allocate` of a server-manager process: one the command
+/// starts, or the one given.
 async fn grpc(args: &ContentionArgs) -> Result<Outcome> {
+    if let Some(url) = &args.grpc_url {
+        let url = super::deploy::loopback_base(url)?;
+        let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
+        return race_grpc(args, &url, &args.region, &args.mode, &format!("gs-{tag}")).await;
+    }
     let label = "ours, gRPC Allocate";
     eprintln!("[{label}] starting redis-server and the server manager ...");
     let redis = RedisServer::start();
@@ -194,15 +216,34 @@ async fn grpc(args: &ContentionArgs) -> Result<Outcome> {
     if !wait_for_port(&addr, Duration::from_secs(20)) {
         bail!("the server manager did not start:\n{}", manager.log());
     }
-    let url = format!("http://{addr}");
+    let outcome = race_grpc(args, &format!("http://{addr}"), REGION, MODE, "gs").await;
+    if !manager.running() {
+        bail!("the server manager died:\n{}", manager.log());
+    }
+    manager.terminate(Duration::from_secs(10));
+    drop(redis);
+    outcome
+}
+
+/// Registers `--servers` game servers (ids `PREFIX-i`) with the server manager at
+/// `url`, races for their slots, then gives the slots back.
+async fn race_grpc(
+    args: &ContentionArgs,
+    url: &str,
+    region: &str,
+    mode: &str,
+    prefix: &str,
+) -> Result<Outcome> {
+    let label = "ours, gRPC Allocate";
+    let url = url.to_string();
     let mut control = ServerManagerClient::connect(url.clone()).await?;
-    let ids: Vec<String> = (0..args.servers).map(fleet::server_id).collect();
+    let ids: Vec<String> = (0..args.servers).map(|i| format!("{prefix}-{i}")).collect();
     for (i, id) in ids.iter().enumerate() {
         control
             .register(pb::RegisterRequest {
                 server_id: id.clone(),
-                region: REGION.into(),
-                modes: vec![MODE.into()],
+                region: region.into(),
+                modes: vec![mode.into()],
                 capacity: args.capacity,
                 address: format!("10.0.0.{i}:7777"),
             })
@@ -236,13 +277,15 @@ async fn grpc(args: &ContentionArgs) -> Result<Outcome> {
     }
     let clients: Arc<Vec<ServerManagerClient<Channel>>> = Arc::new(clients);
     eprintln!("[{label}] {} connections open; racing ...", clients.len());
+    let (region, mode) = (Arc::new(region.to_string()), Arc::new(mode.to_string()));
     let (tally, wall) = race(args, move |caller, id| {
         let mut client = clients[caller].clone();
+        let (region, mode) = (region.to_string(), mode.to_string());
         async move {
             let answer = client
                 .allocate(pb::AllocateRequest {
-                    region: REGION.into(),
-                    mode: MODE.into(),
+                    region,
+                    mode,
                     allocation_id: id,
                 })
                 .await;
@@ -264,12 +307,17 @@ async fn grpc(args: &ContentionArgs) -> Result<Outcome> {
             })
             .await
             .context("Heartbeat after the run")?;
-        held.extend(r.into_inner().allocations.into_iter().map(|a| a.match_id));
+        for a in r.into_inner().allocations {
+            held.insert(a.match_id.clone());
+            // Give the slot back; the servers lapse once the heartbeats stop.
+            let _ = control
+                .release(pb::ReleaseRequest {
+                    server_id: id.clone(),
+                    match_id: a.match_id,
+                })
+                .await;
+        }
     }
-    if !manager.running() {
-        bail!("the server manager died:\n{}", manager.log());
-    }
-    manager.terminate(Duration::from_secs(10));
     Ok(Outcome {
         label,
         tally,

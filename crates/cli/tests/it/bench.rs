@@ -274,3 +274,34 @@ fn drain_runs_twice_on_a_given_redis() {
         assert!(matched >= 450, "{out}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contention_runs_against_a_server_manager_given_by_url() {
+    let d = crate::Deployment::embedded().await;
+    let grpc = d.grpc.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        bench(
+            &[
+                "contention",
+                "--grpc-url",
+                &grpc,
+                "--mode",
+                "1v1",
+                "--clients",
+                "20",
+                "--duration",
+                "1s",
+            ],
+            &["contention.csv", "contention.png"],
+        )
+    })
+    .await
+    .unwrap();
+    let line = row(&out, "ours, gRPC Allocate");
+    assert!(
+        line.contains("exactly 3 won, held by the winners"),
+        "{line}\n{out}"
+    );
+    assert!(!out.contains("seed-001 lock"), "{out}");
+    drop(d);
+}
