@@ -19,7 +19,7 @@ use super::chart::Bars;
 use super::fleet::{self, MODE, REGION};
 use super::histogram::Latency;
 use super::lock::{Guard, LockFleet};
-use super::{Output, progress};
+use super::{Output, matchmaker, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_proto::v1 as pb;
@@ -27,7 +27,6 @@ use mm_proto::v1::server_manager_client::ServerManagerClient;
 use mm_store::{RedisStore, Store};
 use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tonic::Code;
@@ -204,14 +203,8 @@ async fn grpc(args: &ContentionArgs) -> Result<Outcome> {
     let modes = dir.path().join("modes.toml");
     std::fs::write(&modes, BENCH_MODE)?;
     let addr = format!("127.0.0.1:{}", free_port());
-    let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.arg("server-manager")
-        .env("REDIS_URL", redis.url())
-        .env("GRPC_LISTEN_ADDR", &addr)
-        .env("MODES_FILE", &modes)
-        .env("MODES", MODE)
-        .env("REGIONS", REGION)
-        .env("RUST_LOG", "warn");
+    let mut cmd = matchmaker("server-manager", Some(&redis.url()), &modes, MODE, REGION)?;
+    cmd.env("GRPC_LISTEN_ADDR", &addr);
     let mut manager = Proc::spawn("server-manager", cmd, dir.path());
     if !wait_for_port(&addr, Duration::from_secs(20)) {
         bail!("the server manager did not start:\n{}", manager.log());

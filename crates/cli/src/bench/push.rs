@@ -19,7 +19,7 @@
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
 use super::histogram::Latency;
-use super::{Output, progress};
+use super::{Output, matchmaker, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
@@ -32,7 +32,6 @@ use mm_server::worker::{WorkerConfig, WorkerStats, cycle};
 use mm_store::{EnqueueOutcome, RedisStore, Store};
 use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
@@ -110,14 +109,8 @@ pub async fn run(args: PushArgs) -> Result<()> {
     let modes_file = dir.path().join("modes.toml");
     std::fs::write(&modes_file, PUSH_MODE)?;
     let addr = format!("127.0.0.1:{}", free_port());
-    let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.arg("ingress")
-        .env("REDIS_URL", redis.url())
-        .env("LISTEN_ADDR", &addr)
-        .env("MODES_FILE", &modes_file)
-        .env("MODES", MODE)
-        .env("REGIONS", REGION)
-        .env("RUST_LOG", "warn");
+    let mut cmd = matchmaker("ingress", Some(&redis.url()), &modes_file, MODE, REGION)?;
+    cmd.env("LISTEN_ADDR", &addr);
     let mut ingress = Proc::spawn("ingress", cmd, dir.path());
     if !wait_for_port(&addr, Duration::from_secs(20)) {
         bail!("the ingress did not start:\n{}", ingress.log());
