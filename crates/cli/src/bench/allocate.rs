@@ -15,7 +15,7 @@ use super::fleet;
 use super::histogram::Latency;
 use super::lock::{Guard, LockFleet};
 use super::redis_info::redis_cpu_usec;
-use super::{Output, progress};
+use super::{Output, callers};
 use anyhow::{Result, bail};
 use clap::Args;
 use mm_store::{MemoryStore, RedisStore, Store};
@@ -74,10 +74,27 @@ struct Tally {
     release: Latency,
 }
 
+/// How one allocate-and-release ended.
+enum Step {
+    /// Allocated in `allocate`; released in the time given, or not.
+    Allocated {
+        allocate: Duration,
+        release: Result<Duration, String>,
+    },
+    NoCapacity,
+    Failed(String),
+}
+
 impl Tally {
     fn error(&mut self, e: impl std::fmt::Display) {
         self.errors += 1;
         self.first_error.get_or_insert_with(|| e.to_string());
+    }
+}
+
+impl callers::Tally for Tally {
+    fn died(&mut self, why: String) {
+        self.error(why);
     }
 
     fn merge(&mut self, other: Tally) {
@@ -191,44 +208,47 @@ async fn measure(
         None => 0.0,
     };
     let target = Arc::new(target);
-    let bar = progress::clock(args.duration, "allocating and releasing");
-    bar.set_prefix(label);
-    let started = Instant::now();
-    let deadline = started + args.duration;
-    let mut tasks = tokio::task::JoinSet::new();
-    for caller in 0..args.concurrency {
+    let request = move |caller: usize, i: u64| {
         let target = target.clone();
-        tasks.spawn(async move {
-            let mut t = Tally::default();
-            let mut i = 0u64;
-            while Instant::now() < deadline {
-                let id = format!("a-{caller}-{i}");
-                i += 1;
-                let t0 = Instant::now();
-                match target.allocate(&id).await {
-                    Ok(Some(server)) => {
-                        t.allocate.record(t0.elapsed());
-                        t.allocated += 1;
-                        let t1 = Instant::now();
-                        match target.release(&server, &id).await {
-                            Ok(true) => t.release.record(t1.elapsed()),
-                            Ok(false) => t.error(format!("{id} held no slot on {server}")),
-                            Err(e) => t.error(e),
-                        }
-                    }
-                    Ok(None) => t.no_capacity += 1,
+        async move {
+            let id = format!("a-{caller}-{i}");
+            let t0 = Instant::now();
+            match target.allocate(&id).await {
+                Ok(Some(server)) => {
+                    let allocate = t0.elapsed();
+                    let t1 = Instant::now();
+                    let release = match target.release(&server, &id).await {
+                        Ok(true) => Ok(t1.elapsed()),
+                        Ok(false) => Err(format!("{id} held no slot on {server}")),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    Step::Allocated { allocate, release }
+                }
+                Ok(None) => Step::NoCapacity,
+                Err(e) => Step::Failed(e.to_string()),
+            }
+        }
+    };
+    let (tally, wall) = callers::until(
+        label,
+        "allocating and releasing",
+        args.concurrency,
+        args.duration,
+        request,
+        |t: &mut Tally, step| match step {
+            Step::Allocated { allocate, release } => {
+                t.allocate.record(allocate);
+                t.allocated += 1;
+                match release {
+                    Ok(took) => t.release.record(took),
                     Err(e) => t.error(e),
                 }
             }
-            t
-        });
-    }
-    let mut tally = Tally::default();
-    while let Some(t) = tasks.join_next().await {
-        tally.merge(t?);
-    }
-    let wall = started.elapsed();
-    bar.finish_and_clear();
+            Step::NoCapacity => t.no_capacity += 1,
+            Step::Failed(e) => t.error(e),
+        },
+    )
+    .await;
     let redis_usec = match &mut admin {
         Some(a) => Some((redis_cpu_usec(a).await? - cpu_start) / tally.allocated.max(1) as f64),
         None => None,

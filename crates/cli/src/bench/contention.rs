@@ -19,7 +19,7 @@ use super::chart::Bars;
 use super::fleet::{self, MODE, REGION};
 use super::histogram::Latency;
 use super::lock::{Guard, LockFleet};
-use super::{Output, matchmaker, progress};
+use super::{Output, callers, matchmaker};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_proto::v1 as pb;
@@ -74,7 +74,11 @@ struct Tally {
     latency: Latency,
 }
 
-impl Tally {
+impl callers::Tally for Tally {
+    fn died(&mut self, why: String) {
+        *self.errors.entry(why).or_default() += 1;
+    }
+
     fn merge(&mut self, other: Tally) {
         self.requests += other.requests;
         self.won.extend(other.won);
@@ -146,46 +150,38 @@ pub async fn run(args: ContentionArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs `callers` request loops until the deadline; `request(caller, id)` makes one.
+/// Runs the callers until the deadline; `request(caller, id)` makes one request.
 async fn race<F, Fut>(args: &ContentionArgs, request: F) -> (Tally, Duration)
 where
-    F: Fn(usize, String) -> Fut + Clone + Send + 'static,
+    F: Fn(usize, String) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Answer> + Send,
 {
-    let bar = progress::clock(args.duration, "racing");
-    let started = Instant::now();
-    let deadline = started + args.duration;
-    let mut tasks = tokio::task::JoinSet::new();
-    for caller in 0..args.clients {
+    let timed = move |caller: usize, i: u64| {
         let request = request.clone();
-        tasks.spawn(async move {
-            let mut t = Tally::default();
-            let mut i = 0u64;
-            while Instant::now() < deadline {
-                let id = format!("c-{caller}-{i}");
-                i += 1;
-                let t0 = Instant::now();
-                let answer = request(caller, id.clone()).await;
-                t.latency.record(t0.elapsed());
-                t.requests += 1;
-                match answer {
-                    Answer::Won => t.won.push(id),
-                    Answer::NoCapacity => t.no_capacity += 1,
-                    Answer::Error(kind) => *t.errors.entry(kind).or_default() += 1,
-                }
-            }
-            t
-        });
-    }
-    let mut tally = Tally::default();
-    while let Some(t) = tasks.join_next().await {
-        match t {
-            Ok(t) => tally.merge(t),
-            Err(e) => *tally.errors.entry(format!("caller died: {e}")).or_default() += 1,
+        async move {
+            let id = format!("c-{caller}-{i}");
+            let t0 = Instant::now();
+            let answer = request(caller, id.clone()).await;
+            (id, t0.elapsed(), answer)
         }
-    }
-    bar.finish_and_clear();
-    (tally, started.elapsed())
+    };
+    callers::until(
+        "contention",
+        "racing",
+        args.clients,
+        args.duration,
+        timed,
+        |t: &mut Tally, (id, took, answer)| {
+            t.latency.record(took);
+            t.requests += 1;
+            match answer {
+                Answer::Won => t.won.push(id),
+                Answer::NoCapacity => t.no_capacity += 1,
+                Answer::Error(kind) => *t.errors.entry(kind).or_default() += 1,
+            }
+        },
+    )
+    .await
 }
 
 /// Ours through gRPC `Allocate` of a server-manager process: one the command

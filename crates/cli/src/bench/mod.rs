@@ -4,6 +4,7 @@
 //! honest figure.
 
 mod allocate;
+mod callers;
 mod chart;
 mod contention;
 mod deploy;

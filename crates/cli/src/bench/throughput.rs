@@ -15,7 +15,7 @@
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Settings};
 use super::histogram::Latency;
-use super::{Output, Target, progress};
+use super::{Output, Target, callers};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -144,8 +144,6 @@ async fn hammer(
     } else {
         "GET /healthz"
     };
-    let bar = progress::clock(args.duration, what);
-    bar.set_prefix(deployment.to_string());
     let started = Instant::now();
     let deadline = started + args.duration;
     let answered = Arc::new(AtomicU64::new(0));
@@ -164,65 +162,74 @@ async fn hammer(
             rate
         })
     };
-    let tag = &uuid::Uuid::new_v4().simple().to_string()[..6];
-    let mut tasks = tokio::task::JoinSet::new();
-    for c in 0..args.clients {
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..6].to_string();
+    let (client, base) = (client.clone(), base.clone());
+    let (mode, region) = (
+        Arc::new(args.target.mode.clone()),
+        Arc::new(args.target.region.clone()),
+    );
+    let request = move |c: usize, i: u64| {
         let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
-        let (mode, region) = (args.target.mode.clone(), args.target.region.clone());
-        let prefix = format!("tp-{tag}-{c}");
-        tasks.spawn(async move {
-            let mut t = Tally::default();
-            let mut i = 0u64;
-            while Instant::now() < deadline {
-                let player = format!("{prefix}-{i}");
-                i += 1;
-                let request = if create {
-                    client
-                        .post(format!("{base}/v1/tickets"))
-                        .bearer_auth(&player)
-                        .json(&serde_json::json!({
-                            "mode": mode,
-                            "players": [player],
-                            "rating": 1000 + (i % 1000),
-                            "regions": [region],
-                        }))
-                } else {
-                    client.get(format!("{base}/healthz"))
-                };
-                let t0 = Instant::now();
-                let answer = request.send().await;
-                let expected = if create { 201 } else { 200 };
-                match answer {
-                    Ok(r) if r.status().as_u16() == expected => {
-                        // Read the body, as a client would.
-                        let _ = r.bytes().await;
-                        t.latency.record(t0.elapsed());
-                        t.ok += 1;
-                        answered.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(r) => *t.errors.entry(r.status().to_string()).or_default() += 1,
-                    Err(e) => *t.errors.entry(e.to_string()).or_default() += 1,
+        let (mode, region, tag) = (mode.clone(), region.clone(), tag.clone());
+        async move {
+            let player = format!("tp-{tag}-{c}-{i}");
+            let request = if create {
+                client
+                    .post(format!("{base}/v1/tickets"))
+                    .bearer_auth(&player)
+                    .json(&serde_json::json!({
+                        "mode": *mode,
+                        "players": [player],
+                        "rating": 1000 + (i % 1000),
+                        "regions": [*region],
+                    }))
+            } else {
+                client.get(format!("{base}/healthz"))
+            };
+            let t0 = Instant::now();
+            let expected = if create { 201 } else { 200 };
+            match request.send().await {
+                Ok(r) if r.status().as_u16() == expected => {
+                    // Read the body, as a client would.
+                    let _ = r.bytes().await;
+                    answered.fetch_add(1, Ordering::Relaxed);
+                    Ok(t0.elapsed())
                 }
+                Ok(r) => Err(r.status().to_string()),
+                Err(e) => Err(e.to_string()),
             }
-            t
-        });
-    }
-    let mut tally = Tally::default();
-    while let Some(t) = tasks.join_next().await {
-        match t {
-            Ok(t) => {
-                tally.ok += t.ok;
-                for (k, n) in t.errors {
-                    *tally.errors.entry(k).or_default() += n;
-                }
-                tally.latency.merge(&t.latency);
-            }
-            Err(e) => *tally.errors.entry(format!("client died: {e}")).or_default() += 1,
         }
-    }
-    let wall = started.elapsed();
-    bar.finish_and_clear();
+    };
+    let (tally, wall) = callers::until(
+        deployment,
+        what,
+        args.clients,
+        args.duration,
+        request,
+        |t: &mut Tally, answer| match answer {
+            Ok(took) => {
+                t.latency.record(took);
+                t.ok += 1;
+            }
+            Err(kind) => *t.errors.entry(kind).or_default() += 1,
+        },
+    )
+    .await;
     (tally, wall, sampler.await.unwrap_or_default())
+}
+
+impl callers::Tally for Tally {
+    fn merge(&mut self, other: Tally) {
+        self.ok += other.ok;
+        for (k, n) in other.errors {
+            *self.errors.entry(k).or_default() += n;
+        }
+        self.latency.merge(&other.latency);
+    }
+
+    fn died(&mut self, why: String) {
+        *self.errors.entry(why).or_default() += 1;
+    }
 }
 
 fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
