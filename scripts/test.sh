@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh Debian machine that has only the Rust
-# toolchain: installs what is missing (redis-server), then lints and tests.
+# toolchain: installs what is missing (redis-server, PostgreSQL), then lints and
+# tests.
 # Every server a test needs is started by the test itself on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,8 @@ apt_install() {
 
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# The rating tests start throwaway PostgreSQL servers (initdb + pg_ctl).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing: ${missing[*]}"
   # The first apt call on a new machine can fail; retry once.

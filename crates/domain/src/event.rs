@@ -1,6 +1,6 @@
 //! Events pushed to players over the WebSocket, JSON objects tagged by `type`.
 
-use crate::{Match, MatchId, MatchResult, Millis, PlayerId, ServerAssignment, TicketId};
+use crate::{Match, MatchId, MatchResult, Millis, PlayerId, ServerAssignment, Skill, TicketId};
 use serde::{Deserialize, Serialize};
 
 /// Something that happened to one of a player's tickets or matches. Every `match.*`
@@ -88,6 +88,14 @@ pub enum Event {
         match_id: MatchId,
         reason: String,
         requeued: bool,
+    },
+    /// The player's rating in `mode` changed after `match_id` was scored.
+    #[serde(rename = "rating.updated")]
+    RatingUpdated {
+        mode: String,
+        match_id: MatchId,
+        old: Skill,
+        new: Skill,
     },
 }
 

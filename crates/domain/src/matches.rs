@@ -1,6 +1,6 @@
 //! Matches: the tickets a worker put together, as recorded in the store.
 
-use crate::{Lifecycle, MatchId, Millis, PlayerId, TicketId};
+use crate::{Lifecycle, MatchId, Millis, PlayerId, Skill, TicketId};
 use serde::{Deserialize, Serialize};
 
 /// One ticket's place in a match.
@@ -14,6 +14,9 @@ pub struct MatchTicket {
     /// The team the ticket plays on (0-based); a party is always on one team.
     #[serde(default)]
     pub team: usize,
+    /// Each player's skill snapshot from the ticket (empty if it had none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<Skill>,
 }
 
 /// A formed match.

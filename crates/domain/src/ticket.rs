@@ -1,7 +1,7 @@
 //! Tickets: what a client puts in the queue, the pool it waits in, its status, and
 //! the view of it that the API returns.
 
-use crate::{MatchId, Millis, PlayerId, TicketId};
+use crate::{MatchId, Millis, PlayerId, Skill, TicketId};
 use serde::{Deserialize, Serialize};
 
 /// Lowest rating a ticket may carry.
@@ -59,6 +59,11 @@ pub struct Ticket {
     /// Each player's own rating, in the order of `players`.
     #[serde(default)]
     pub player_ratings: Vec<f64>,
+    /// Each player's skill as the rating service had it when the ticket was queued,
+    /// in the order of `players` (the snapshot the match is scored against). Empty
+    /// when the ratings came from a trusted caller instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<Skill>,
     pub mode: String,
     /// Acceptable regions in the client's order of preference.
     pub regions: Vec<RegionLatency>,
@@ -96,6 +101,7 @@ impl Ticket {
             owner: player.clone(),
             players: vec![player],
             player_ratings: vec![rating],
+            skills: Vec::new(),
             mode: mode.into(),
             regions: vec![RegionLatency {
                 region: region.into(),

@@ -488,6 +488,7 @@ mod tests {
             overdue_after: 15_000,
             patience: 1.0,
             lifecycle: mm_domain::Lifecycle::default(),
+            rating: mm_domain::RatingPolicy::ELO,
         }
     }
 

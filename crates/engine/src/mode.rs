@@ -3,7 +3,7 @@
 //! the defaults ship in `modes.toml` and a user file replaces or adds modes by name.
 
 use crate::WindowPolicy;
-use mm_domain::{Lifecycle, Millis, Placement};
+use mm_domain::{Decay, Lifecycle, MatchOn, Millis, Placement, RatingModel, RatingPolicy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -86,6 +86,8 @@ pub struct Mode {
     pub patience: f64,
     /// Ready check, bans and placement of the mode's matches.
     pub lifecycle: Lifecycle,
+    /// How results change the players' ratings in this mode.
+    pub rating: RatingPolicy,
 }
 
 /// Default time players have to accept a match.
@@ -221,6 +223,190 @@ struct RawMode {
     disconnect_grace: Option<String>,
     placement: Option<Placement>,
     placement_timeout: Option<String>,
+    rating: Option<RawRating>,
+}
+
+/// `rating = { model = "elo" | "weng_lin", ... }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRating {
+    model: String,
+    k: Option<f64>,
+    initial: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    scale: Option<f64>,
+    beta: Option<f64>,
+    initial_uncertainty: Option<f64>,
+    match_on: Option<RawMatchOn>,
+    abandon_penalty: Option<f64>,
+    decay: Option<RawDecay>,
+}
+
+/// `match_on = "mean"` or `{ conservative = 3 }` (mean minus 3 sigma).
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawMatchOn {
+    Mean,
+    Conservative(f64),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDecay {
+    after: String,
+    per_day: f64,
+    floor: f64,
+}
+
+impl RawRating {
+    fn build(self, mode: &str) -> Result<RatingPolicy, ModeError> {
+        let bad = |reason: String| ModeError::Invalid {
+            mode: mode.to_string(),
+            reason: format!("rating: {reason}"),
+        };
+        let only = |allowed: &[&str], given: &[(&str, bool)]| match given
+            .iter()
+            .find(|(k, set)| *set && !allowed.contains(k))
+        {
+            Some((k, _)) => Err(bad(format!("{k} does not apply to model {:?}", self.model))),
+            None => Ok(()),
+        };
+        let given = [
+            ("k", self.k.is_some()),
+            ("min", self.min.is_some()),
+            ("max", self.max.is_some()),
+            ("scale", self.scale.is_some()),
+            ("beta", self.beta.is_some()),
+            ("initial_uncertainty", self.initial_uncertainty.is_some()),
+            ("match_on", self.match_on.is_some()),
+        ];
+        let model = match self.model.as_str() {
+            "elo" => {
+                only(&["k", "min", "max"], &given)?;
+                let RatingModel::Elo {
+                    k,
+                    initial,
+                    min,
+                    max,
+                } = RatingPolicy::ELO.model
+                else {
+                    unreachable!("the Elo default is Elo")
+                };
+                RatingModel::Elo {
+                    k: self.k.unwrap_or(k),
+                    initial: self.initial.unwrap_or(initial),
+                    min: self.min.unwrap_or(min),
+                    max: self.max.unwrap_or(max),
+                }
+            }
+            "weng_lin" => {
+                only(
+                    &["scale", "beta", "initial_uncertainty", "match_on"],
+                    &given,
+                )?;
+                let scale = self.scale.unwrap_or(60.0);
+                RatingModel::WengLin {
+                    scale,
+                    beta: self.beta.unwrap_or(25.0 / 6.0),
+                    initial: self.initial.unwrap_or(25.0 * scale),
+                    initial_uncertainty: self.initial_uncertainty.unwrap_or(25.0 / 3.0 * scale),
+                    match_on: match self.match_on {
+                        None | Some(RawMatchOn::Mean) => MatchOn::Mean,
+                        Some(RawMatchOn::Conservative(n)) => MatchOn::Conservative(n),
+                    },
+                }
+            }
+            other => {
+                return Err(bad(format!(
+                    "unknown model {other:?} (use \"elo\" or \"weng_lin\")"
+                )));
+            }
+        };
+        let decay = match self.decay {
+            None => None,
+            Some(d) => Some(Decay {
+                after_ms: millis(mode, "rating.decay.after", Some(d.after), 0)?,
+                per_day: d.per_day,
+                floor: d.floor,
+            }),
+        };
+        let policy = RatingPolicy {
+            model,
+            abandon_penalty: self
+                .abandon_penalty
+                .unwrap_or(RatingPolicy::ELO.abandon_penalty),
+            decay,
+        };
+        check_rating(&policy).map_err(bad)?;
+        Ok(policy)
+    }
+}
+
+/// The numbers of a rating policy make sense: finite, in range, ordered.
+fn check_rating(p: &RatingPolicy) -> Result<(), String> {
+    let range = mm_domain::MIN_RATING..=mm_domain::MAX_RATING;
+    match p.model {
+        RatingModel::Elo {
+            k,
+            initial,
+            min,
+            max,
+        } => {
+            if !(k > 0.0 && k <= 400.0) {
+                return Err(format!("k must be in (0, 400], got {k}"));
+            }
+            if !(range.contains(&min) && range.contains(&max) && min < max) {
+                return Err(format!(
+                    "min and max must be in 0..=10000 with min < max, got {min}..{max}"
+                ));
+            }
+            if !(min..=max).contains(&initial) {
+                return Err(format!("initial must be within min..=max, got {initial}"));
+            }
+        }
+        RatingModel::WengLin {
+            scale,
+            beta,
+            initial,
+            initial_uncertainty,
+            match_on,
+        } => {
+            if !(scale > 0.0 && scale <= 1000.0) {
+                return Err(format!("scale must be in (0, 1000], got {scale}"));
+            }
+            if !(beta > 0.0 && beta.is_finite()) {
+                return Err(format!("beta must be positive, got {beta}"));
+            }
+            if !range.contains(&initial) {
+                return Err(format!("initial must be in 0..=10000, got {initial}"));
+            }
+            if !(initial_uncertainty > 0.0 && initial_uncertainty <= mm_domain::MAX_RATING) {
+                return Err(format!(
+                    "initial_uncertainty must be in (0, 10000], got {initial_uncertainty}"
+                ));
+            }
+            if let MatchOn::Conservative(n) = match_on
+                && !(0.0..=10.0).contains(&n)
+            {
+                return Err(format!(
+                    "conservative must be 0..=10 standard deviations, got {n}"
+                ));
+            }
+        }
+    }
+    if !(0.0..=1000.0).contains(&p.abandon_penalty) {
+        return Err(format!(
+            "abandon_penalty must be 0..=1000, got {}",
+            p.abandon_penalty
+        ));
+    }
+    if let Some(d) = p.decay
+        && !(d.per_day > 0.0 && d.per_day <= 1000.0 && range.contains(&d.floor))
+    {
+        return Err("decay needs per_day in (0, 1000] and floor in 0..=10000".into());
+    }
+    Ok(())
 }
 
 /// `ready_check = "30s"`, `= true` (the default time) or `= false` (off).
@@ -259,6 +445,12 @@ impl RawMode {
             (3.0 * window.initial / window.per_second * 1000.0).min(3_600_000.0) as Millis
         } else {
             30_000
+        };
+        let rating = match self.rating {
+            Some(r) => r.build(name)?,
+            // Two teams: seed 004's team Elo; free-for-all needs placements.
+            None if self.teams == 2 => RatingPolicy::ELO,
+            None => RatingPolicy::WENG_LIN,
         };
         let mode = Mode {
             name: name.to_string(),
@@ -306,6 +498,7 @@ impl RawMode {
                     mm_domain::DEFAULT_PLACEMENT_TIMEOUT,
                 )?,
             },
+            rating,
         };
         mode.validate()?;
         Ok(mode)
@@ -470,6 +663,62 @@ mod tests {
         ] {
             assert!(
                 Modes::load(Some(bad), WindowPolicy::default()).is_err(),
+                "accepted {bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn rating_policies_per_mode() {
+        let m = Modes::defaults();
+        assert_eq!(m.get("1v1").unwrap().rating, RatingPolicy::ELO);
+        assert_eq!(m.get("5v5").unwrap().rating, RatingPolicy::ELO);
+        assert_eq!(m.get("br100").unwrap().rating, RatingPolicy::WENG_LIN);
+        let user = r#"
+            [modes.ffa]
+            teams = 8
+            team_size = 1
+            [modes.duel]
+            teams = 2
+            team_size = 1
+            rating = { model = "elo", k = 16, abandon_penalty = 25, decay = { after = "14d", per_day = 5, floor = 1200 } }
+            [modes.ranked]
+            teams = 2
+            team_size = 3
+            rating = { model = "weng_lin", match_on = { conservative = 3 } }
+        "#;
+        let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
+        assert_eq!(m.get("ffa").unwrap().rating, RatingPolicy::WENG_LIN);
+        let duel = m.get("duel").unwrap().rating;
+        assert!(matches!(duel.model, RatingModel::Elo { k: 16.0, .. }));
+        assert_eq!(duel.abandon_penalty, 25.0);
+        assert_eq!(
+            duel.decay,
+            Some(Decay {
+                after_ms: 14 * 86_400_000,
+                per_day: 5.0,
+                floor: 1200.0
+            })
+        );
+        assert!(matches!(
+            m.get("ranked").unwrap().rating.model,
+            RatingModel::WengLin {
+                match_on: MatchOn::Conservative(3.0),
+                ..
+            }
+        ));
+        for bad in [
+            "rating = { model = \"glicko\" }",
+            "rating = { model = \"elo\", k = -1 }",
+            "rating = { model = \"elo\", scale = 60 }",
+            "rating = { model = \"weng_lin\", k = 32 }",
+            "rating = { model = \"elo\", min = 2000, max = 1000 }",
+            "rating = { model = \"elo\", decay = { after = \"soon\", per_day = 1, floor = 0 } }",
+            "rating = { model = \"elo\", colour = 1 }",
+        ] {
+            let text = format!("[modes.x]\nteams = 2\nteam_size = 1\n{bad}");
+            assert!(
+                Modes::load(Some(&text), WindowPolicy::default()).is_err(),
                 "accepted {bad}"
             );
         }

@@ -411,6 +411,7 @@ fn to_match(
                     rating: t.rating,
                     enqueued_at: t.enqueued_at,
                     team,
+                    skills: t.skills.clone(),
                 }
             })
             .collect(),

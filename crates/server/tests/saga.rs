@@ -51,6 +51,7 @@ async fn placing_match(s: &dyn Store) -> Match {
                 rating: t.rating,
                 enqueued_at: t.enqueued_at,
                 team,
+                skills: Vec::new(),
             })
             .collect(),
         created_at: now,

@@ -3,8 +3,14 @@
 //! - [`RedisServer`]: a throwaway `redis-server` on a free loopback port, killed on drop.
 //! - [`RedisCluster`]: six of them (three primaries, three replicas) formed into a
 //!   Redis Cluster with `redis-cli --cluster create`.
+//! - [`PostgresServer`]: a throwaway PostgreSQL cluster (`initdb` + `pg_ctl`) on a
+//!   free loopback port, run as a non-root user when the tests run as root.
 //! - [`Proc`]: a child process (usually the `matchmaker` binary) logging to a file,
 //!   SIGKILLed on drop unless stopped first.
+
+mod postgres;
+
+pub use postgres::PostgresServer;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

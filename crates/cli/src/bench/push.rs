@@ -349,6 +349,7 @@ async fn floor_round(
                         rating: 1500.0,
                         enqueued_at: now,
                         team,
+                        skills: Vec::new(),
                     })
                     .collect(),
                 created_at: now,

@@ -230,6 +230,7 @@ impl CreateTicket {
             rating: mode.party_rating.rate(&player_ratings),
             players,
             player_ratings,
+            skills: Vec::new(),
             mode: self.mode,
             regions,
             enqueued_at,

@@ -20,6 +20,7 @@ fn make_match(claimed: &[&Claimed]) -> Match {
                 rating: c.ticket.rating,
                 enqueued_at: c.ticket.enqueued_at,
                 team: 0,
+                skills: Vec::new(),
             })
             .collect(),
         created_at: now_ms(),

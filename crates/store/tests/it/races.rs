@@ -40,6 +40,7 @@ fn pair_matches(claimed: &[Claimed]) -> Vec<Match> {
                     rating: c.ticket.rating,
                     enqueued_at: c.ticket.enqueued_at,
                     team: 0,
+                    skills: Vec::new(),
                 })
                 .collect(),
             created_at: now_ms(),

@@ -54,6 +54,7 @@ pub(crate) fn make_match(pool: &Pool, tickets: &[&Ticket]) -> Match {
                 rating: t.rating,
                 enqueued_at: t.enqueued_at,
                 team: i % 2,
+                skills: Vec::new(),
             })
             .collect(),
         created_at: now_ms(),

@@ -1,0 +1,464 @@
+//! Rating storage in SQLite, the embedded default of `matchmaker serve` (a file,
+//! so ratings survive a restart). Batches take the write lock up front
+//! (`BEGIN IMMEDIATE`, WAL, a busy timeout), which also makes a fresh read wait
+//! for a batch in flight.
+
+use crate::model::{Change, scorable};
+use crate::plan::{self, Plan};
+use crate::storage::{
+    Applied, BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore,
+    Stored,
+};
+use async_trait::async_trait;
+use mm_domain::{MatchId, Millis, PlayerId, RatingJob, RatingPolicy, Skill};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+use std::time::Duration;
+
+fn migrator() -> sqlx::migrate::Migrator {
+    use sqlx::SqlSafeStr;
+    sqlx::migrate::Migrator::with_migrations(vec![sqlx::migrate::Migration::new(
+        1,
+        "ratings".into(),
+        sqlx::migrate::MigrationType::Simple,
+        include_str!("../migrations/sqlite/0001_ratings.sql").into_sql_str(),
+        false,
+    )])
+}
+
+/// SQLite rating storage.
+#[derive(Clone)]
+pub struct SqliteRatings {
+    pool: SqlitePool,
+}
+
+impl SqliteRatings {
+    /// Opens (creating if missing) the database at `url` (`sqlite://PATH` or
+    /// `sqlite::memory:`) and runs the migrations.
+    pub async fn open(url: &str) -> Result<Self, RatingError> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| RatingError::Url(e.to_string()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        migrator().run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+fn stored(row: &SqliteRow) -> Result<Stored, sqlx::Error> {
+    Ok(Stored {
+        skill: Skill {
+            rating: row.try_get("rating")?,
+            uncertainty: row.try_get("uncertainty")?,
+            version: row.try_get::<i64, _>("version")? as u64,
+        },
+        games: row.try_get::<i64, _>("games")? as u64,
+        last_played: row.try_get::<i64, _>("last_played_ms")? as u64,
+    })
+}
+
+fn decode(e: mm_domain::IdError) -> sqlx::Error {
+    sqlx::Error::Decode(Box::new(e))
+}
+
+fn change(row: &SqliteRow) -> Result<(String, String, Change), sqlx::Error> {
+    Ok((
+        row.try_get("mode")?,
+        row.try_get("match_id")?,
+        Change {
+            player: PlayerId::new(row.try_get::<String, _>("player_id")?).map_err(decode)?,
+            old: Skill {
+                rating: row.try_get("old_rating")?,
+                uncertainty: row.try_get("old_uncertainty")?,
+                version: row.try_get::<i64, _>("old_version")? as u64,
+            },
+            new: Skill {
+                rating: row.try_get("new_rating")?,
+                uncertainty: row.try_get("new_uncertainty")?,
+                version: row.try_get::<i64, _>("version")? as u64,
+            },
+            rank: row.try_get::<i64, _>("rank")? as u32,
+            abandoned: row.try_get::<i64, _>("abandoned")? != 0,
+        },
+    ))
+}
+
+fn json_ids(players: &[PlayerId]) -> String {
+    serde_json::to_string(&players.iter().map(PlayerId::as_str).collect::<Vec<_>>())
+        .unwrap_or_else(|_| "[]".into())
+}
+
+fn in_order(players: &[PlayerId], rows: &[SqliteRow]) -> Result<Vec<Option<Stored>>, RatingError> {
+    let mut found: HashMap<String, Stored> = HashMap::with_capacity(rows.len());
+    for r in rows {
+        let s = stored(r)?;
+        if s.skill.version > 0 {
+            found.insert(r.try_get("player_id")?, s);
+        }
+    }
+    Ok(players
+        .iter()
+        .map(|p| found.get(p.as_str()).copied())
+        .collect())
+}
+
+const SELECT_SKILLS: &str = "SELECT player_id, rating, uncertainty, version, games, last_played_ms
+     FROM ratings WHERE mode = ?1 AND player_id IN (SELECT value FROM json_each(?2))";
+
+struct SqlitePending {
+    tx: Transaction<'static, Sqlite>,
+    applied: Vec<Applied>,
+}
+
+#[async_trait]
+impl Pending for SqlitePending {
+    fn applied(&self) -> &[Applied] {
+        &self.applied
+    }
+
+    async fn commit(self: Box<Self>) -> Result<(), RatingError> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl RatingStore for SqliteRatings {
+    async fn skills(
+        &self,
+        mode: &str,
+        players: &[PlayerId],
+    ) -> Result<Vec<Option<Stored>>, RatingError> {
+        let rows = sqlx::query(SELECT_SKILLS)
+            .bind(mode)
+            .bind(json_ids(players))
+            .fetch_all(&self.pool)
+            .await?;
+        in_order(players, &rows)
+    }
+
+    async fn skills_fresh(
+        &self,
+        mode: &str,
+        players: &[PlayerId],
+    ) -> Result<Vec<Option<Stored>>, RatingError> {
+        // The write lock waits for a batch in flight to commit or roll back.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let rows = sqlx::query(SELECT_SKILLS)
+            .bind(mode)
+            .bind(json_ids(players))
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        in_order(players, &rows)
+    }
+
+    async fn begin(
+        &self,
+        jobs: &[RatingJob],
+        policies: &Policies,
+        now: Millis,
+    ) -> Result<Box<dyn Pending>, RatingError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut seen = HashSet::new();
+        let (mut fresh, mut old) = (Vec::new(), Vec::new());
+        for j in jobs {
+            if !seen.insert(j.matched.id.clone()) {
+                continue;
+            }
+            let outcome = scorable(j).map_or_else(|e| e.to_string(), |()| "scored".into());
+            let claimed = sqlx::query(
+                "INSERT INTO rated_matches (match_id, mode, outcome, applied_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(j.matched.id.as_str())
+            .bind(&j.matched.mode)
+            .bind(outcome)
+            .bind(now as i64)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+                == 1;
+            if claimed {
+                fresh.push(j.clone());
+            } else {
+                old.push(j.clone());
+            }
+        }
+        let mut applied = Vec::new();
+        if !old.is_empty() {
+            let ids = serde_json::to_string(
+                &old.iter()
+                    .map(|j| j.matched.id.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap_or_else(|_| "[]".into());
+            let earlier = sqlx::query(
+                "SELECT mode, match_id, player_id, version, old_rating, old_uncertainty, old_version,
+                        new_rating, new_uncertainty, rank, abandoned
+                 FROM rating_history WHERE match_id IN (SELECT value FROM json_each(?1))
+                 ORDER BY player_id",
+            )
+            .bind(&ids)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(change)
+            .collect::<Result<Vec<_>, _>>()?;
+            let outcomes: HashMap<String, String> = sqlx::query(
+                "SELECT match_id, outcome FROM rated_matches WHERE match_id IN (SELECT value FROM json_each(?1))",
+            )
+            .bind(&ids)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("match_id")?, r.try_get("outcome")?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+            applied.extend(plan::replay(&old, earlier, &outcomes));
+        }
+        if !fresh.is_empty() {
+            let mut rows = HashMap::new();
+            for (mode, player) in plan::keys(&fresh) {
+                let row = sqlx::query(
+                    "SELECT rating, uncertainty, version, games, last_played_ms
+                     FROM ratings WHERE mode = ?1 AND player_id = ?2",
+                )
+                .bind(&mode)
+                .bind(player.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(r) = row {
+                    rows.insert((mode, player), stored(&r)?);
+                }
+            }
+            let p = plan::plan(&fresh, &rows, policies, now);
+            write(&mut tx, &p, now).await?;
+            applied.extend(p.applied);
+        }
+        Ok(Box::new(SqlitePending { tx, applied }))
+    }
+
+    async fn player(&self, player: &PlayerId) -> Result<Vec<ModeRating>, RatingError> {
+        let rows = sqlx::query(
+            "SELECT mode, rating, uncertainty, version, games, last_played_ms
+             FROM ratings WHERE player_id = ?1 AND version > 0 ORDER BY mode",
+        )
+        .bind(player.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(ModeRating {
+                    mode: r.try_get("mode")?,
+                    stored: stored(r)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn history(
+        &self,
+        player: &PlayerId,
+        mode: &str,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, RatingError> {
+        let rows = sqlx::query(
+            "SELECT mode, match_id, player_id, version, old_rating, old_uncertainty, old_version,
+                    new_rating, new_uncertainty, rank, abandoned, at_ms
+             FROM rating_history WHERE mode = ?1 AND player_id = ?2
+             ORDER BY version DESC LIMIT ?3",
+        )
+        .bind(mode)
+        .bind(player.as_str())
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let (mode, id, c) = change(r)?;
+                Ok(HistoryEntry {
+                    match_id: MatchId::new(id).map_err(decode)?,
+                    mode,
+                    old: c.old,
+                    new: c.new,
+                    rank: c.rank,
+                    abandoned: c.abandoned,
+                    at: r.try_get::<i64, _>("at_ms")? as u64,
+                })
+            })
+            .collect()
+    }
+
+    async fn leaderboard(
+        &self,
+        mode: &str,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Vec<BoardRow>, RatingError> {
+        let rows = sqlx::query(
+            "SELECT player_id, display, rating, uncertainty, version, games, last_played_ms
+             FROM ratings WHERE mode = ?1 AND version > 0
+             ORDER BY display DESC, player_id LIMIT ?2 OFFSET ?3",
+        )
+        .bind(mode)
+        .bind(limit as i64)
+        .bind(offset as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = stored(r)?;
+                Ok(BoardRow {
+                    rank: offset + i as u64 + 1,
+                    player: PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
+                    value: r.try_get("display")?,
+                    skill: s.skill,
+                    games: s.games,
+                })
+            })
+            .collect()
+    }
+
+    async fn rank(&self, mode: &str, player: &PlayerId) -> Result<Option<u64>, RatingError> {
+        let row = sqlx::query(
+            "SELECT 1 + (SELECT COUNT(*) FROM ratings o
+                         WHERE o.mode = r.mode AND o.version > 0
+                           AND (o.display > r.display OR (o.display = r.display AND o.player_id < r.player_id))) AS rank
+             FROM ratings r WHERE r.mode = ?1 AND r.player_id = ?2 AND r.version > 0",
+        )
+        .bind(mode)
+        .bind(player.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row
+            .map(|r| r.try_get::<i64, _>("rank"))
+            .transpose()?
+            .map(|r| r as u64))
+    }
+
+    async fn decay(
+        &self,
+        mode: &str,
+        policy: &RatingPolicy,
+        now: Millis,
+    ) -> Result<u64, RatingError> {
+        let Some(d) = policy.decay else { return Ok(0) };
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let rows = sqlx::query(
+            "SELECT player_id, rating, uncertainty, version, games, last_played_ms, display
+             FROM ratings WHERE mode = ?1 AND version > 0 AND last_played_ms < ?2 AND rating > ?3",
+        )
+        .bind(mode)
+        .bind(now.saturating_sub(d.after_ms) as i64)
+        .bind(d.floor)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut changed = 0;
+        for r in &rows {
+            let s = stored(r)?;
+            let value = policy.matching_value(&policy.decayed(s.skill, s.last_played, now));
+            if value != r.try_get::<f64, _>("display")? {
+                sqlx::query("UPDATE ratings SET display = ?3 WHERE mode = ?1 AND player_id = ?2")
+                    .bind(mode)
+                    .bind(r.try_get::<String, _>("player_id")?)
+                    .bind(value)
+                    .execute(&mut *tx)
+                    .await?;
+                changed += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(changed)
+    }
+
+    async fn is_applied(&self, id: &MatchId) -> Result<bool, RatingError> {
+        Ok(
+            sqlx::query("SELECT 1 AS one FROM rated_matches WHERE match_id = ?1")
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await?
+                .is_some(),
+        )
+    }
+
+    async fn audit(&self, mode: &str) -> Result<Vec<(PlayerId, u64, MatchId)>, RatingError> {
+        let rows = sqlx::query(
+            "SELECT player_id, version, match_id FROM rating_history WHERE mode = ?1
+             ORDER BY player_id, version",
+        )
+        .bind(mode)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
+                    r.try_get::<i64, _>("version")? as u64,
+                    MatchId::new(r.try_get::<String, _>("match_id")?).map_err(decode)?,
+                ))
+            })
+            .collect()
+    }
+}
+
+/// Writes a batch's rows (upserts: a player's first rating creates the row) and
+/// history.
+async fn write(
+    tx: &mut Transaction<'static, Sqlite>,
+    p: &Plan,
+    now: Millis,
+) -> Result<(), RatingError> {
+    for w in &p.rows {
+        sqlx::query(
+            "INSERT INTO ratings (mode, player_id, rating, uncertainty, display, version, games, last_played_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (mode, player_id) DO UPDATE SET
+               rating = excluded.rating, uncertainty = excluded.uncertainty, display = excluded.display,
+               version = excluded.version, games = excluded.games, last_played_ms = excluded.last_played_ms",
+        )
+        .bind(&w.mode)
+        .bind(w.player.as_str())
+        .bind(w.stored.skill.rating)
+        .bind(w.stored.skill.uncertainty)
+        .bind(w.display)
+        .bind(w.stored.skill.version as i64)
+        .bind(w.stored.games as i64)
+        .bind(w.stored.last_played as i64)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for (mode, id, c) in &p.history {
+        sqlx::query(
+            "INSERT INTO rating_history (mode, player_id, version, match_id, old_rating, old_uncertainty,
+                                         old_version, new_rating, new_uncertainty, rank, abandoned, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )
+        .bind(mode)
+        .bind(c.player.as_str())
+        .bind(c.new.version as i64)
+        .bind(id)
+        .bind(c.old.rating)
+        .bind(c.old.uncertainty)
+        .bind(c.old.version as i64)
+        .bind(c.new.rating)
+        .bind(c.new.uncertainty)
+        .bind(c.rank as i64)
+        .bind(c.abandoned as i64)
+        .bind(now as i64)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
