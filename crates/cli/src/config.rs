@@ -303,3 +303,98 @@ impl ServerManagerArgs {
         })
     }
 }
+
+/// Where ratings are kept and how the ingress reads them.
+#[derive(Debug, Clone, Args)]
+pub struct RatingArgs {
+    /// Rating database: postgres://USER@HOST/DB for deployments of many processes,
+    /// or sqlite://PATH (one machine). `serve` defaults to SQLite in DATA_DIR.
+    #[arg(long = "database-url", env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Where `serve` keeps its SQLite rating database when DATABASE_URL is unset.
+    #[arg(long = "data-dir", env = "DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+    /// How long the ingress caches a player's rating. A rating applied meanwhile is
+    /// never missed: a ticket built from an older one is refused and read again.
+    #[arg(long, env = "RATING_CACHE_TTL", default_value = "30s", value_parser = duration)]
+    pub rating_cache_ttl: Duration,
+    /// Let tickets carry the client's ratings instead of the rating service's (for
+    /// tests and imports; never in production).
+    #[arg(long, env = "ALLOW_CLIENT_RATINGS", default_value_t = false)]
+    pub allow_client_ratings: bool,
+}
+
+impl RatingArgs {
+    /// The rating database URL; with `embedded`, SQLite in DATA_DIR by default.
+    pub fn url(&self, embedded: bool) -> Result<String> {
+        if let Some(url) = &self.database_url {
+            return Ok(url.clone());
+        }
+        if !embedded {
+            bail!(
+                "DATABASE_URL (--database-url) is required: the rating database (postgres://... shared by every process, or sqlite://PATH on one machine)"
+            );
+        }
+        std::fs::create_dir_all(&self.data_dir).map_err(|e| {
+            anyhow::anyhow!("DATA_DIR (--data-dir) {}: {e}", self.data_dir.display())
+        })?;
+        Ok(format!(
+            "sqlite://{}",
+            self.data_dir.join("ratings.db").display()
+        ))
+    }
+
+    /// Opens the rating database (running its migrations).
+    pub async fn open(
+        &self,
+        embedded: bool,
+    ) -> Result<std::sync::Arc<dyn mm_ratings::RatingStore>> {
+        let url = self.url(embedded)?;
+        let shown = url.split('@').next_back().unwrap_or(&url).to_string();
+        let store = mm_ratings::open(&url)
+            .await
+            .map_err(|e| anyhow::anyhow!("DATABASE_URL (--database-url) {shown}: {e}"))?;
+        tracing::info!(database = %shown, "rating database ready");
+        Ok(store)
+    }
+}
+
+/// The rating consumer's knobs.
+#[derive(Debug, Clone, Args)]
+pub struct ConsumerArgs {
+    /// Most match results applied in one database transaction.
+    #[arg(long, env = "RATING_BATCH", default_value_t = 200)]
+    pub rating_batch: usize,
+    /// How long a consumer holds results it claimed before another may take them
+    /// (a consumer that dies mid-batch is replaced after this long).
+    #[arg(long, env = "RATING_LEASE", default_value = "10s", value_parser = duration)]
+    pub rating_lease: Duration,
+    /// Longest pause between looks for results when there are none.
+    #[arg(long, env = "RATING_POLL_INTERVAL", default_value = "100ms", value_parser = duration)]
+    pub rating_poll_interval: Duration,
+    /// How often idle players' leaderboard figures are decayed (modes with decay).
+    #[arg(long, env = "RATING_DECAY_INTERVAL", default_value = "1h", value_parser = duration)]
+    pub rating_decay_interval: Duration,
+}
+
+impl ConsumerArgs {
+    pub fn config(&self) -> Result<mm_server::ratings::ConsumerConfig> {
+        if !(1..=5_000).contains(&self.rating_batch) {
+            bail!("RATING_BATCH (--rating-batch) must be 1..=5000");
+        }
+        if self.rating_lease < Duration::from_secs(1) {
+            bail!("RATING_LEASE (--rating-lease) must be at least 1s");
+        }
+        if self.rating_poll_interval.is_zero() || self.rating_decay_interval.is_zero() {
+            bail!(
+                "RATING_POLL_INTERVAL (--rating-poll-interval) and RATING_DECAY_INTERVAL (--rating-decay-interval) must be more than zero"
+            );
+        }
+        Ok(mm_server::ratings::ConsumerConfig {
+            batch: self.rating_batch,
+            lease: self.rating_lease,
+            idle: self.rating_poll_interval,
+            decay_every: self.rating_decay_interval,
+        })
+    }
+}

@@ -80,22 +80,33 @@ async fn register(
     Ok(Duration::from_millis(r.heartbeat_interval_ms.max(50)))
 }
 
-/// The result this example reports: team 0 wins, the others lose; ranked by team.
+/// A plausible result, so ratings move: two teams win or lose (about one match in
+/// ten is a draw) at random; more teams are ranked in a random order (placement 1
+/// is the winner).
 fn result_of(server_id: &str, a: &pb::Allocation) -> pb::ReportResultRequest {
+    use rand::seq::SliceRandom;
+    let mut rng = rand::rng();
+    let n = a.teams.len();
+    let mut order: Vec<u32> = (1..=n as u32).collect();
+    order.shuffle(&mut rng);
+    let draw = n == 2 && rand::Rng::random_bool(&mut rng, 0.1);
     pb::ReportResultRequest {
         server_id: server_id.to_string(),
         match_id: a.match_id.clone(),
         teams: a
             .teams
             .iter()
-            .map(|t| pb::TeamResult {
+            .enumerate()
+            .map(|(i, t)| pb::TeamResult {
                 team: t.index,
-                outcome: if t.index == 0 {
+                outcome: if draw {
+                    pb::Outcome::Draw
+                } else if order[i] == 1 {
                     pb::Outcome::Win
                 } else {
                     pb::Outcome::Loss
                 } as i32,
-                placement: t.index + 1,
+                placement: if draw { 0 } else { order[i] },
             })
             .collect(),
         players: Vec::new(),

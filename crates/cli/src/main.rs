@@ -15,9 +15,10 @@ use clap::{Parser, Subcommand};
     version,
     about = "Matchmaking service for online games: tickets in over HTTP/WebSocket, fair matches out.",
     long_about = "Matchmaking service for online games: tickets in over HTTP/WebSocket, fair matches out.\n\n\
-        Run everything in one process with `matchmaker serve` (in-memory store, no external services), \
-        or run `ingress`, `worker`, `supervisor` and `server-manager` as separate processes sharing \
-        Redis (REDIS_URL). Game servers register over gRPC; `example-game-server` shows the contract.\n\n\
+        Run everything in one process with `matchmaker serve` (in-memory store and a SQLite rating \
+        file, no external services), or run `ingress`, `worker`, `supervisor`, `server-manager` and \
+        `rating-service` as separate processes sharing Redis (REDIS_URL) and a rating database \
+        (DATABASE_URL). Game servers register over gRPC; `example-game-server` shows the contract.\n\n\
         Every option can also be set with the environment variable shown next to it."
 )]
 struct Cli {
@@ -27,9 +28,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Ingress, worker, supervisor and server manager in one process. In-memory store
-    /// unless REDIS_URL is given.
-    Serve(run::ServeArgs),
+    /// Ingress, worker, supervisor, server manager and rating service in one process.
+    /// In-memory store unless REDIS_URL is given; ratings in SQLite under DATA_DIR
+    /// unless DATABASE_URL is given.
+    Serve(Box<run::ServeArgs>),
     /// The HTTP/WebSocket API for game clients (stateless; needs REDIS_URL).
     Ingress(run::IngressArgs),
     /// Claims tickets and forms matches (stateless; needs REDIS_URL).
@@ -39,6 +41,9 @@ enum Command {
     Supervisor(run::SupervisorCmd),
     /// The gRPC control plane game servers register with (needs REDIS_URL).
     ServerManager(run::ServerManagerCmd),
+    /// Applies finished matches' results to the players' ratings, exactly once,
+    /// and decays idle players (needs REDIS_URL and DATABASE_URL).
+    RatingService(run::RatingServiceCmd),
     /// An example game server: registers with the server manager, plays the
     /// matches it is given for a while, reports a result and releases the slot.
     ExampleGameServer(game_server::GameServerArgs),
@@ -92,11 +97,12 @@ fn main() {
 async fn run(command: Command) -> anyhow::Result<()> {
     {
         match command {
-            Command::Serve(args) => run::serve(args).await,
+            Command::Serve(args) => run::serve(*args).await,
             Command::Ingress(args) => run::ingress(args).await,
             Command::Worker(args) => run::worker(args).await,
             Command::Supervisor(args) => run::supervisor(args).await,
             Command::ServerManager(args) => run::server_manager(args).await,
+            Command::RatingService(args) => run::rating_service(args).await,
             Command::ExampleGameServer(args) => game_server::run(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
             Command::Simulate(_) | Command::Modes => unreachable!("handled without a runtime"),

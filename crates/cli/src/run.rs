@@ -1,10 +1,13 @@
 //! The long-running subcommands: build the store and configs, start the
 //! components, stop them on SIGTERM or Ctrl-C.
 
-use crate::config::{CatalogArgs, HttpArgs, ServerManagerArgs, SupervisorArgs, WorkerArgs};
+use crate::config::{
+    CatalogArgs, ConsumerArgs, HttpArgs, RatingArgs, ServerManagerArgs, SupervisorArgs, WorkerArgs,
+};
 use anyhow::{Context, Result};
 use clap::Args;
 use mm_server::ingress::{self, AppState, DevTokens};
+use mm_server::ratings::{self, Lookup};
 use mm_server::{server_manager, supervisor, worker};
 use mm_store::{MemoryStore, RedisStore, Store};
 use std::sync::Arc;
@@ -44,6 +47,22 @@ pub struct ServeArgs {
     pub supervisor: SupervisorArgs,
     #[command(flatten)]
     pub servers: ServerManagerArgs,
+    #[command(flatten)]
+    pub ratings: RatingArgs,
+    #[command(flatten)]
+    pub consumer: ConsumerArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RatingServiceCmd {
+    #[command(flatten)]
+    pub redis: RedisArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub ratings: RatingArgs,
+    #[command(flatten)]
+    pub consumer: ConsumerArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -64,6 +83,8 @@ pub struct IngressArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub ratings: RatingArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -153,6 +174,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let worker_cfg = args.worker.config(&catalog)?;
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
     let servers_cfg = args.servers.config()?;
+    let consumer_cfg = args.consumer.config()?;
+    let rating_store = args.ratings.open(true).await?;
     let store: Arc<dyn Store> = match &args.redis_url {
         Some(url) => redis(url, args.redis_cluster).await?,
         None => {
@@ -163,12 +186,22 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let listener = listen(&args.http).await?;
     let grpc = listen_grpc(&args.servers).await?;
     let shutdown = shutdown_on_signal();
+    let lookup = Lookup::new(rating_store.clone(), args.ratings.rating_cache_ttl);
     let state = AppState::new(
         store.clone(),
         catalog,
         Arc::new(DevTokens),
+        lookup,
         shutdown.clone(),
-    );
+    )
+    .with_client_ratings(args.ratings.allow_client_ratings);
+    let consumer = tokio::spawn(ratings::consumer::run(
+        store.clone(),
+        rating_store,
+        state.catalog.clone(),
+        consumer_cfg,
+        shutdown.clone(),
+    ));
     let manager = server_manager::Service::new(store.clone(), state.catalog.clone(), servers_cfg);
     let grpc = tokio::spawn(server_manager::serve(grpc, manager, shutdown.clone()));
     let sup = tokio::spawn(supervisor::run(
@@ -181,6 +214,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     shutdown.cancel();
     let _ = work.await;
     let _ = sup.await;
+    let _ = consumer.await;
     match grpc.await {
         Ok(Err(e)) => tracing::warn!(error = %e, "server manager failed"),
         Err(e) => tracing::warn!(error = %e, "server manager task failed"),
@@ -202,10 +236,13 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
 
 pub async fn ingress(args: IngressArgs) -> Result<()> {
     let catalog = args.catalog.catalog()?;
+    let rating_store = args.ratings.open(false).await?;
     let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     let listener = listen(&args.http).await?;
     let shutdown = shutdown_on_signal();
-    let state = AppState::new(store, catalog, Arc::new(DevTokens), shutdown);
+    let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
+    let state = AppState::new(store, catalog, Arc::new(DevTokens), lookup, shutdown)
+        .with_client_ratings(args.ratings.allow_client_ratings);
     ingress::serve(listener, state, DRAIN)
         .await
         .context("HTTP server failed")
@@ -224,5 +261,14 @@ pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
     let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
     let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     supervisor::run(store, cfg, shutdown_on_signal()).await;
+    Ok(())
+}
+
+pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
+    let catalog = Arc::new(args.catalog.catalog()?);
+    let cfg = args.consumer.config()?;
+    let rating_store = args.ratings.open(false).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    ratings::consumer::run(store, rating_store, catalog, cfg, shutdown_on_signal()).await;
     Ok(())
 }

@@ -64,6 +64,10 @@ pub struct Ticket {
     /// when the ratings came from a trusted caller instead.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<Skill>,
+    /// The skills were read past every rating batch in flight (a locking read), so
+    /// the store takes them as they are. Not stored.
+    #[serde(skip)]
+    pub skills_fresh: bool,
     pub mode: String,
     /// Acceptable regions in the client's order of preference.
     pub regions: Vec<RegionLatency>,
@@ -102,6 +106,7 @@ impl Ticket {
             players: vec![player],
             player_ratings: vec![rating],
             skills: Vec::new(),
+            skills_fresh: false,
             mode: mode.into(),
             regions: vec![RegionLatency {
                 region: region.into(),

@@ -51,7 +51,21 @@ impl SqliteRatings {
             .max_connections(4)
             .connect_with(options)
             .await?;
-        migrator().run(&pool).await?;
+        // Several processes may open one file at once (tests, one-machine
+        // deployments) and SQLite has no migration lock: the loser of a race finds
+        // the migration applied when it tries again.
+        let mut tries = 0;
+        loop {
+            match migrator().run(&pool).await {
+                Ok(()) => break,
+                Err(e) if tries < 10 => {
+                    tries += 1;
+                    tracing::debug!(error = %e, "SQLite migration raced another process; retrying");
+                    tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
         Ok(Self { pool })
     }
 }

@@ -6,12 +6,15 @@
 //! - [`supervisor`]: reclaims tickets of dead workers, finishes interrupted fan-outs
 //!   and sagas, fails the matches of lost game servers, forgets old finished tickets;
 //! - [`server_manager`]: the gRPC control plane for game servers;
-//! - [`saga`]: the match's life after it is formed, driven by all of the above.
+//! - [`saga`]: the match's life after it is formed, driven by all of the above;
+//! - [`ratings`]: the rating consumer (results -> ratings, exactly once) and the
+//!   rating lookup the ingress queues tickets with.
 //!
 //! `matchmaker serve` runs all of them in one process over one store.
 
 pub mod catalog;
 pub mod ingress;
+pub mod ratings;
 pub mod saga;
 pub mod server_manager;
 pub mod supervisor;

@@ -6,8 +6,8 @@
 
 use crate::{Catalog, saga};
 use mm_domain::{
-    MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, TeamResult, now_ms,
-    reasons,
+    MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, RatingJob,
+    TeamResult, now_ms, reasons,
 };
 use mm_proto::v1 as pb;
 use mm_proto::v1::server_manager_server::{ServerManager, ServerManagerServer};
@@ -261,6 +261,11 @@ impl ServerManager for Service {
             result.abandoned.push(member(p)?);
         }
         let mut t = Transition::new(&[MatchStatus::Assigned], MatchStatus::Completed).due(now_ms());
+        // Queued for the rating service in the same step: acknowledged means kept.
+        t.rating = Some(RatingJob {
+            matched: record.matched.clone(),
+            result: result.clone(),
+        });
         t.result = Some(result);
         let recorded = self
             .store

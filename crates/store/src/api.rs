@@ -1,7 +1,7 @@
 //! The store contract shared by the Redis and in-memory implementations.
 
 use crate::StoreError;
-use crate::{Fleet, Lifecycle};
+use crate::{Fleet, Lifecycle, Results};
 use async_trait::async_trait;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
@@ -27,6 +27,9 @@ pub enum EnqueueOutcome {
     InMatch(PlayerId, MatchId),
     /// This player declined or ignored a ready check and may not queue until then.
     Banned(PlayerId, Millis),
+    /// The ticket carries an older rating for this player than one applied (or
+    /// being applied) since: read it again and retry.
+    StaleRating(PlayerId),
 }
 
 /// Why the matchmaker withdrew a ticket: a player of it was placed in a match
@@ -56,13 +59,15 @@ pub struct Depths {
 /// game servers ([`Fleet`]). All methods are safe to call concurrently from any
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
-pub trait Store: Lifecycle + Fleet + Send + Sync + 'static {
+pub trait Store: Lifecycle + Fleet + Results + Send + Sync + 'static {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
     /// Queues a new ticket in every pool it waits in ([`Ticket::pools`]), unless one
     /// of its players already has a live ticket for the same mode, is in a match
-    /// that is not over, or is banned. A player may have
+    /// that is not over, or is banned, or unless the ticket's rating snapshot of a
+    /// player is older than that player's freshness mark (see [`Results`]; not
+    /// checked when `skills_fresh` is set or the ticket has no snapshots). A player may have
     /// live tickets for several modes at once; the first match any of them joins
     /// withdraws the others (reason [`MATCHED_ELSEWHERE`]).
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError>;

@@ -14,12 +14,15 @@
 //! | `mm:{p:..}:dec` | hash | match id -> one-time decision: `c` committed, `a` aborted |
 //! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `nx` status after acceptance, `gr` disconnect grace ms, `ps` placing since, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled |
 //! | `mm:{p:..}:due` | zset | match id -> when its saga's next step is due |
+//! | `mm:{p:..}:rj` | hash | match id -> rating job JSON (match + result) until the rating service applied it |
+//! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it (0: now; else its holder's lease expiry) |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
 //! | `mm:{u:PLAYER}:hist` | zset | the player's match JSON -> creation time |
 //! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |
+//! | `mm:{u:PLAYER}:rv` | hash | mode -> freshness mark: the newest rating version applied or being applied |
 //! | `mm:{fleet}:srv` | hash | game server id -> server JSON |
 //! | `mm:{fleet}:hb` | zset | server id -> heartbeat expiry (ms) |
 //! | `mm:{fleet}:cap`, `:addr` | hash | server id -> capacity, address |
@@ -48,6 +51,8 @@ pub struct PoolKeys {
     pub outbox: String,
     pub decisions: String,
     pub due: String,
+    pub results: String,
+    pub results_queue: String,
     /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
     pub life_prefix: String,
 }
@@ -65,6 +70,8 @@ impl PoolKeys {
             outbox: format!("{prefix}:outbox"),
             decisions: format!("{prefix}:dec"),
             due: format!("{prefix}:due"),
+            results: format!("{prefix}:rj"),
+            results_queue: format!("{prefix}:rq"),
             life_prefix: format!("{prefix}:mx:"),
             prefix,
         }
@@ -90,6 +97,7 @@ pub struct PlayerKeys {
     pub reservation: String,
     pub in_match: String,
     pub ban: String,
+    pub marks: String,
 }
 
 impl PlayerKeys {
@@ -102,6 +110,7 @@ impl PlayerKeys {
             reservation: format!("{prefix}:resv"),
             in_match: format!("{prefix}:match"),
             ban: format!("{prefix}:ban"),
+            marks: format!("{prefix}:rv"),
         }
     }
 }

@@ -14,7 +14,8 @@
 //!
 //! After that a match lives on through the [`Lifecycle`] steps (ready check,
 //! placement, result) that `mm_server::saga` drives, and game servers and their
-//! slots are kept through [`Fleet`].
+//! slots are kept through [`Fleet`]. Results wait for the rating service, and
+//! players' rating freshness is marked, through [`Results`].
 
 mod api;
 mod error;
@@ -24,6 +25,7 @@ pub mod keys;
 mod lifecycle;
 mod memory;
 mod redis_store;
+mod results;
 mod scripts;
 
 pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, Store};
@@ -33,6 +35,7 @@ pub use hub::Hub;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
+pub use results::Results;
 
 /// How many matches a player's history keeps.
 pub const HISTORY_LEN: usize = 100;

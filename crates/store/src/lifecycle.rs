@@ -6,7 +6,7 @@
 use crate::StoreError;
 use async_trait::async_trait;
 use mm_domain::{
-    Answer, MatchId, MatchRecord, MatchResult, MatchStatus, Millis, PlayerId, Pool,
+    Answer, MatchId, MatchRecord, MatchResult, MatchStatus, Millis, PlayerId, Pool, RatingJob,
     ServerAssignment,
 };
 
@@ -38,6 +38,9 @@ pub struct Transition {
     pub answers: Vec<(PlayerId, Answer)>,
     /// When the saga needs its next step; `None`: no step pending.
     pub due: Option<Millis>,
+    /// A result for the rating service, queued in the same atomic step (see
+    /// [`crate::Results`]).
+    pub rating: Option<RatingJob>,
 }
 
 impl Transition {
@@ -50,6 +53,7 @@ impl Transition {
             result: None,
             answers: Vec::new(),
             due: None,
+            rating: None,
         }
     }
 

@@ -42,6 +42,10 @@ pub struct Scripts {
     pub fleet_remove: Script,
     pub unwind_player: Script,
     pub fleet_leave: Script,
+    pub results_claim: Script,
+    pub results_ack: Script,
+    pub results_queue: Script,
+    pub skill_mark: Script,
 }
 
 impl Scripts {
@@ -75,6 +79,10 @@ impl Scripts {
             fleet_remove: script!("fleet_remove.lua"),
             unwind_player: Script::new(include_str!("lua/unwind_player.lua")),
             fleet_leave: Script::new(include_str!("lua/fleet_leave.lua")),
+            results_claim: script!("results_claim.lua"),
+            results_ack: Script::new(include_str!("lua/results_ack.lua")),
+            results_queue: Script::new(include_str!("lua/results_queue.lua")),
+            skill_mark: Script::new(include_str!("lua/skill_mark.lua")),
         }
     }
 }

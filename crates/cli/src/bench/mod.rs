@@ -15,6 +15,7 @@ mod latency;
 mod lock;
 mod progress;
 mod push;
+mod ratings;
 mod recovery;
 mod redis_info;
 mod throughput;
@@ -51,7 +52,9 @@ pub(crate) const SEED000_WORKER: [(&str, &str); 4] = [
 pub(crate) const SEED000_SUPERVISE: &str = "5s";
 
 /// `matchmaker SUB` (this binary) serving `mode` in `region` from `modes_file`,
-/// on `redis_url` (in-memory without), logging warnings only.
+/// on `redis_url` (in-memory without), logging warnings only. Its rating database
+/// is a SQLite file beside the modes file, and tickets carry the bench's ratings
+/// unless the caller sets `ALLOW_CLIENT_RATINGS=false`.
 pub(crate) fn matchmaker(
     sub: &str,
     redis_url: Option<&str>,
@@ -65,7 +68,14 @@ pub(crate) fn matchmaker(
         .env("MODES_FILE", modes_file)
         .env("MODES", mode)
         .env("REGIONS", region)
-        .env("RUST_LOG", "warn");
+        .env("RUST_LOG", "warn")
+        .env("ALLOW_CLIENT_RATINGS", "true");
+    if let Some(dir) = modes_file.parent() {
+        cmd.env("DATA_DIR", dir).env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.join("ratings.db").display()),
+        );
+    }
     if let Some(url) = redis_url {
         cmd.env("REDIS_URL", url);
     }
@@ -157,6 +167,8 @@ pub enum Scenario {
     Recovery(recovery::RecoveryArgs),
     /// Ticket creations/s the ingress sustains at saturation (Redis and embedded), against GET /healthz.
     Throughput(throughput::ThroughputArgs),
+    /// Finished matches to ratings in PostgreSQL: updates/s against seed 004's transaction per match, and result-to-readable latency at load.
+    Ratings(ratings::RatingsArgs),
 }
 
 pub async fn run(scenario: Scenario) -> Result<()> {
@@ -168,5 +180,6 @@ pub async fn run(scenario: Scenario) -> Result<()> {
         Scenario::Push(args) => push::run(args).await,
         Scenario::Recovery(args) => recovery::run(args).await,
         Scenario::Throughput(args) => throughput::run(args).await,
+        Scenario::Ratings(args) => ratings::run(args).await,
     }
 }

@@ -178,11 +178,6 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
             "invalid_request",
         ),
         (
-            r#"{"players":["zed"],"mode":"1v1","regions":["eu"]}"#,
-            StatusCode::BAD_REQUEST,
-            "missing_rating",
-        ),
-        (
             r#"{"players":["zed"],"mode":"1v1","regions":["eu"],"rating":1500,"mmr":3}"#,
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_request",

@@ -444,6 +444,7 @@ async fn a_killed_ingress_after_the_last_accept_is_finished_by_the_supervisor() 
     let mut cmd = Command::new(BIN);
     cmd.arg("ingress")
         .env("REDIS_URL", d.redis.as_ref().unwrap().url())
+        .env("DATABASE_URL", &d.database_url)
         .env("LISTEN_ADDR", &addr);
     fast_env(&mut cmd);
     d.procs.push(Proc::spawn("ingress-2", cmd, d.logs.path()));
@@ -476,6 +477,7 @@ async fn events_reach_players_on_any_ingress() {
         format!("127.0.0.1:{}", free_port()),
     ];
     let mut procs = Vec::new();
+    let database_url = format!("sqlite://{}", logs.path().join("ratings.db").display());
     for (name, sub, addr) in [
         ("ingress1", "ingress", Some(&addrs[0])),
         ("ingress2", "ingress", Some(&addrs[1])),
@@ -483,7 +485,9 @@ async fn events_reach_players_on_any_ingress() {
         ("supervisor", "supervisor", None),
     ] {
         let mut cmd = Command::new(BIN);
-        cmd.arg(sub).env("REDIS_URL", redis.url());
+        cmd.arg(sub)
+            .env("REDIS_URL", redis.url())
+            .env("DATABASE_URL", &database_url);
         fast_env(&mut cmd);
         if let Some(addr) = addr {
             cmd.env("LISTEN_ADDR", addr);
@@ -498,6 +502,7 @@ async fn events_reach_players_on_any_ingress() {
             procs: Vec::new(),
             redis: None,
             cluster: None,
+            database_url: database_url.clone(),
             logs: tempfile::tempdir().unwrap(),
         })
         .collect();

@@ -7,6 +7,7 @@ mod cli;
 mod crash;
 mod e2e;
 mod lifecycle;
+mod ratings;
 
 use futures_util::StreamExt;
 use mm_testkit::{Proc, RedisCluster, RedisServer, free_port};
@@ -79,9 +80,14 @@ pub fn test_modes_file() -> &'static str {
     })
 }
 
-/// Settings that make a deployment react quickly in tests.
+/// Settings that make a deployment react quickly in tests. Tickets may carry the
+/// client's ratings (most tests match on chosen ratings); the rating tests switch
+/// that off.
 pub fn fast_env(cmd: &mut Command) {
     cmd.env("RUST_LOG", "info")
+        .env("ALLOW_CLIENT_RATINGS", "true")
+        .env("RATING_POLL_INTERVAL", "20ms")
+        .env("RATING_LEASE", "2s")
         .env("MODES_FILE", test_modes_file())
         .env("SERVER_HEARTBEAT_INTERVAL", "200ms")
         .env("SERVER_HEARTBEAT_TIMEOUT", "1s")
@@ -100,6 +106,8 @@ pub struct Deployment {
     pub procs: Vec<Proc>,
     pub redis: Option<RedisServer>,
     pub cluster: Option<RedisCluster>,
+    /// The rating database (`serve`: SQLite in DATA_DIR, the logs folder).
+    pub database_url: String,
     pub logs: tempfile::TempDir,
 }
 
@@ -117,16 +125,23 @@ impl Deployment {
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .env("LISTEN_ADDR", &addr)
-            .env("GRPC_LISTEN_ADDR", &grpc);
+            .env("GRPC_LISTEN_ADDR", &grpc)
+            .env("DATA_DIR", logs.path());
         fast_env(&mut cmd);
         cmd.envs(env.iter().copied());
         let procs = vec![Proc::spawn("serve", cmd, logs.path())];
+        let database_url = env
+            .iter()
+            .find(|(k, _)| *k == "DATABASE_URL")
+            .map(|(_, v)| v.to_string())
+            .unwrap_or_else(|| format!("sqlite://{}", logs.path().join("ratings.db").display()));
         let d = Self {
             addr,
             grpc: format!("http://{grpc}"),
             procs,
             redis: None,
             cluster: None,
+            database_url,
             logs,
         };
         d.wait_ready().await;
@@ -145,7 +160,8 @@ impl Deployment {
     }
 
     /// The same with extra environment per process: `(process, key, value)`, the
-    /// process being `ingress`, `worker`, `supervisor` or `server-manager`.
+    /// process being `ingress`, `worker`, `supervisor`, `server-manager` or
+    /// `rating-service` (`*`: every process).
     pub async fn redis_processes_env(env: &[(&str, &str, &str)]) -> Self {
         let redis = RedisServer::start();
         let mut d = Self::processes(&redis.url(), false, env).await;
@@ -176,13 +192,21 @@ impl Deployment {
         let names = ["ingress"]
             .iter()
             .chain(workers)
-            .chain(&["supervisor", "server-manager"])
+            .chain(&["supervisor", "server-manager", "rating-service"])
             .copied();
+        // One rating database for every process (SQLite serves several processes
+        // on one machine; a test may pass a PostgreSQL DATABASE_URL instead).
+        let database_url = env
+            .iter()
+            .find(|(_, k, _)| *k == "DATABASE_URL")
+            .map(|(_, _, v)| v.to_string())
+            .unwrap_or_else(|| format!("sqlite://{}", logs.path().join("ratings.db").display()));
         for name in names {
             let mut cmd = Command::new(BIN);
             cmd.arg(name.trim_end_matches('2'))
                 .env("REDIS_URL", url)
-                .env("REDIS_CLUSTER", cluster.to_string());
+                .env("REDIS_CLUSTER", cluster.to_string())
+                .env("DATABASE_URL", &database_url);
             fast_env(&mut cmd);
             if name == "ingress" {
                 cmd.env("LISTEN_ADDR", &addr);
@@ -190,7 +214,7 @@ impl Deployment {
             if name == "server-manager" {
                 cmd.env("GRPC_LISTEN_ADDR", &grpc);
             }
-            for &(_, k, v) in env.iter().filter(|(p, ..)| *p == name) {
+            for &(_, k, v) in env.iter().filter(|(p, ..)| *p == name || *p == "*") {
                 cmd.env(k, v);
             }
             procs.push(Proc::spawn(name, cmd, logs.path()));
@@ -201,6 +225,7 @@ impl Deployment {
             procs,
             redis: None,
             cluster: None,
+            database_url,
             logs,
         };
         d.wait_ready().await;

@@ -66,6 +66,28 @@ impl ApiError {
     }
 }
 
+impl From<crate::ratings::lookup::LookupError> for ApiError {
+    fn from(e: crate::ratings::lookup::LookupError) -> Self {
+        tracing::error!(error = %e, "rating lookup failed");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ratings_unavailable",
+            "the rating database is unavailable; retry shortly",
+        )
+    }
+}
+
+impl From<mm_ratings::RatingError> for ApiError {
+    fn from(e: mm_ratings::RatingError) -> Self {
+        tracing::error!(error = %e, "rating database error");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ratings_unavailable",
+            "the rating database is unavailable; retry shortly",
+        )
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         tracing::error!(error = %e, "store error");

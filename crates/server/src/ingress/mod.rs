@@ -6,6 +6,7 @@ mod auth;
 mod error;
 mod extract;
 mod matches;
+mod ratings;
 mod tickets;
 mod ws;
 
@@ -13,6 +14,7 @@ pub use auth::{Authenticator, DevTokens, Player};
 pub use error::ApiError;
 
 use crate::Catalog;
+use crate::ratings::Lookup;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
@@ -32,6 +34,13 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     pub catalog: Arc<Catalog>,
     pub auth: Arc<dyn Authenticator>,
+    /// Players' ratings, read for every ticket and by the rating endpoints.
+    pub ratings: Arc<Lookup>,
+    /// Tickets may carry ratings from the client (off by default: the rating
+    /// service's ratings are the ones matched on; for tests and imports).
+    pub client_ratings: bool,
+    /// Leaderboard pages, read at most every `ratings::BOARD_TTL`.
+    pub boards: Arc<ratings::Boards>,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
     pub shutdown: CancellationToken,
@@ -42,15 +51,25 @@ impl AppState {
         store: Arc<dyn Store>,
         catalog: Catalog,
         auth: Arc<dyn Authenticator>,
+        ratings: Arc<Lookup>,
         shutdown: CancellationToken,
     ) -> Self {
         Self {
             store,
             catalog: Arc::new(catalog),
             auth,
+            ratings,
+            client_ratings: false,
+            boards: Arc::new(ratings::Boards::default()),
             sockets: TaskTracker::new(),
             shutdown,
         }
+    }
+
+    /// Lets tickets carry the client's ratings (see [`AppState::client_ratings`]).
+    pub fn with_client_ratings(mut self, allowed: bool) -> Self {
+        self.client_ratings = allowed;
+        self
     }
 }
 
@@ -64,6 +83,9 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/players/{id}/matches", get(tickets::player_matches))
         .route("/v1/players/{id}/assignment", get(matches::assignment))
+        .route("/v1/players/{id}/ratings", get(ratings::player))
+        .route("/v1/players/{id}/ratings/history", get(ratings::history))
+        .route("/v1/leaderboards/{mode}", get(ratings::leaderboard))
         .route("/v1/matches/{id}", get(matches::get_one))
         .route(
             "/v1/matches/{id}/accept",

@@ -8,9 +8,9 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
     Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency, RegionQueue,
-    Ticket, TicketId, TicketStatus, TicketView, now_ms,
+    Skill, Ticket, TicketId, TicketStatus, TicketView, now_ms,
 };
-use mm_engine::RegionChoice;
+use mm_engine::{Mode, RegionChoice};
 use mm_store::{CancelOutcome, EnqueueOutcome};
 use serde::{Deserialize, Serialize};
 
@@ -81,7 +81,9 @@ fn check_rating(r: f64, who: &str) -> Result<f64, ApiError> {
 }
 
 impl CreateTicket {
-    fn validate(self, actor: &PlayerId, state: &AppState) -> Result<Ticket, ApiError> {
+    /// A ticket from the request; its ratings are the client's when it sent them
+    /// (and may), else left for [`rate`] (the second value says which).
+    fn validate(self, actor: &PlayerId, state: &AppState) -> Result<(Ticket, bool), ApiError> {
         let Some(mode) = state.catalog.mode(&self.mode) else {
             return Err(ApiError::bad_request(
                 "unknown_mode",
@@ -109,6 +111,23 @@ impl CreateTicket {
                 ),
             ));
         }
+        let from_client = self.rating.is_some()
+            || self.players.iter().any(|p| {
+                matches!(
+                    p,
+                    PlayerSpec::Rated(RatedPlayer {
+                        rating: Some(_),
+                        ..
+                    })
+                )
+            });
+        if from_client && !state.client_ratings {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "rating_not_allowed",
+                "ratings come from the rating service: leave rating out (only a trusted backend may send ratings; ALLOW_CLIENT_RATINGS=true allows them for tests and imports)",
+            ));
+        }
         let default_rating = self
             .rating
             .map(|r| check_rating(r, "the ticket"))
@@ -128,9 +147,11 @@ impl CreateTicket {
                     format!("player {id} is listed twice"),
                 ));
             }
-            let rating = match rating {
-                Some(r) => check_rating(r, id.as_str())?,
-                None => default_rating.ok_or_else(|| {
+            let rating = match (rating, from_client) {
+                (Some(r), _) => check_rating(r, id.as_str())?,
+                // Filled in from the rating service before queueing.
+                (None, false) => 0.0,
+                (None, true) => default_rating.ok_or_else(|| {
                     ApiError::bad_request(
                         "missing_rating",
                         format!("player {id} has no rating and the ticket gives none"),
@@ -224,19 +245,57 @@ impl CreateTicket {
                 eligible_at,
             })
             .collect();
-        Ok(Ticket {
+        let ticket = Ticket {
             id: TicketId::random(&uuid::Uuid::new_v4().simple().to_string()),
             owner: actor.clone(),
             rating: mode.party_rating.rate(&player_ratings),
             players,
             player_ratings,
             skills: Vec::new(),
+            skills_fresh: false,
             mode: self.mode,
             regions,
             enqueued_at,
             queues,
-        })
+        };
+        Ok((ticket, from_client))
     }
+}
+
+/// Fills in the ticket's ratings from the rating service: each player's current
+/// skill in the mode (decayed if idle; the mode's initial skill if never rated) as
+/// the snapshot the match is scored against, the figure the mode matches on, and
+/// the ticket's rating per the mode's party policy. `fresh` reads past any rating
+/// batch in flight.
+async fn rate(
+    state: &AppState,
+    mode: &Mode,
+    ticket: &mut Ticket,
+    fresh: bool,
+) -> Result<(), ApiError> {
+    let stored = if fresh {
+        state.ratings.fresh(&mode.name, &ticket.players).await?
+    } else {
+        state.ratings.skills(&mode.name, &ticket.players).await?
+    };
+    let now = now_ms();
+    let policy = mode.rating;
+    ticket.skills = stored
+        .iter()
+        .map(|s| {
+            s.map_or(policy.initial(), |s| {
+                policy.decayed(s.skill, s.last_played, now)
+            })
+        })
+        .collect::<Vec<Skill>>();
+    ticket.player_ratings = ticket
+        .skills
+        .iter()
+        .map(|s| policy.matching_value(s))
+        .collect();
+    ticket.rating = mode.party_rating.rate(&ticket.player_ratings);
+    ticket.skills_fresh = fresh;
+    Ok(())
 }
 
 /// `POST /v1/tickets` -> 201 with the ticket.
@@ -245,8 +304,23 @@ pub async fn create(
     Player(actor): Player,
     ApiJson(body): ApiJson<CreateTicket>,
 ) -> Result<Response, ApiError> {
-    let ticket = body.validate(&actor, &state)?;
-    match state.store.enqueue(&ticket).await? {
+    let (mut ticket, from_client) = body.validate(&actor, &state)?;
+    let mode = state
+        .catalog
+        .mode(&ticket.mode)
+        .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?
+        .clone();
+    if !from_client {
+        rate(&state, &mode, &mut ticket, false).await?;
+    }
+    let mut outcome = state.store.enqueue(&ticket).await?;
+    if matches!(outcome, EnqueueOutcome::StaleRating(_)) && !from_client {
+        // A newer rating was applied since the cached one: read it past any batch
+        // in flight and queue with it.
+        rate(&state, &mode, &mut ticket, true).await?;
+        outcome = state.store.enqueue(&ticket).await?;
+    }
+    match outcome {
         EnqueueOutcome::Queued => {}
         EnqueueOutcome::PlayerBusy(player, current) => {
             return Err(ApiError::conflict(
@@ -262,6 +336,12 @@ pub async fn create(
                 format!("player {player} is in match {mid}, which is not over"),
             )
             .with("match_id", mid.to_string()));
+        }
+        EnqueueOutcome::StaleRating(player) => {
+            return Err(ApiError::conflict(
+                "rating_changed",
+                format!("the rating of player {player} changed while the ticket was queued; retry"),
+            ));
         }
         EnqueueOutcome::Banned(player, until) => {
             let secs = until.saturating_sub(now_ms()).div_ceil(1000).max(1);

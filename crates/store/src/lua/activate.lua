@@ -1,17 +1,25 @@
 -- Makes a ticket the player's live ticket for its mode, compare-and-set: only if the
 -- player has none for that mode, or the one it has is ARGV[4] (which the caller
 -- found finished). A player may hold one live ticket per mode.
--- A banned player, or one marked as in a match, gets nothing.
+-- A banned player, or one marked as in a match, gets nothing; nor does a ticket
+-- whose rating for the player is older than the player's freshness mark (a newer
+-- rating was applied or is being applied: the caller reads it and tries again).
 -- KEYS: 1 player's active hash (mode -> 'TICKET|pool,pool'), 2 player's ticket index hash,
---       3 ban string (until ms), 4 in-match string ('MATCH|pool')
+--       3 ban string (until ms), 4 in-match string ('MATCH|pool'), 5 marks hash
+--       (mode -> version)
 -- ARGV: 1 new ticket id, 2 mode, 3 the ticket's pools (comma-separated),
---       4 expected current ticket id ('' for none), 5 ttl s
--- Returns '' on success, '!ban|UNTIL', '!match|MATCH|pool', else the id of the
--- player's current ticket for the mode.
+--       4 expected current ticket id ('' for none), 5 ttl s, 6 the rating version
+--       the ticket carries for the player ('' not checked)
+-- Returns '' on success, '!ban|UNTIL', '!match|MATCH|pool', '!stale|VERSION', else
+-- the id of the player's current ticket for the mode.
 local ban = redis.call('GET', KEYS[3])
 if ban then return '!ban|' .. ban end
 local busy = redis.call('GET', KEYS[4])
 if busy then return '!match|' .. busy end
+if ARGV[6] ~= '' then
+  local mark = tonumber(redis.call('HGET', KEYS[5], ARGV[2]) or '0')
+  if mark > tonumber(ARGV[6]) then return '!stale|' .. mark end
+end
 local cur = redis.call('HGET', KEYS[1], ARGV[2])
 if cur then
   local id = string.match(cur, '^[^|]*')

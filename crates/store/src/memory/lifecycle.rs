@@ -147,6 +147,9 @@ impl Lifecycle for MemoryStore {
         if t.result.is_some() {
             r.result = t.result;
         }
+        if let Some(job) = t.rating {
+            ps.results.insert(id.clone(), (job, 0));
+        }
         for (p, a) in t.answers {
             r.answers.insert(p, a);
         }

@@ -6,6 +6,7 @@
 mod fleet;
 mod lifecycle;
 mod maps;
+mod results;
 
 use crate::api::{
     Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, formed_events, view,
@@ -54,6 +55,8 @@ struct PoolState {
     lives: Sharded<MatchId, MatchRecord>,
     /// Matches whose saga has a step due -> when.
     due: HashMap<MatchId, Millis>,
+    /// Results waiting for the rating service -> (job, when it may be claimed).
+    results: HashMap<MatchId, (mm_domain::RatingJob, Millis)>,
 }
 
 impl PoolState {
@@ -99,6 +102,8 @@ struct PlayerState {
     in_match: Option<(Pool, MatchId)>,
     /// The player may not queue before this time.
     banned_until: Option<Millis>,
+    /// Mode -> freshness mark (see [`crate::Results`]).
+    marks: HashMap<String, u64>,
 }
 
 #[derive(Default)]
@@ -292,9 +297,19 @@ impl Store for MemoryStore {
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
         let now = now_ms();
         let mut inner = self.lock();
-        for p in &ticket.players {
+        for (i, p) in ticket.players.iter().enumerate() {
             if let Some(busy) = inner.blocked(p, now) {
                 return Ok(busy);
+            }
+            let carried = ticket.skills.get(i).filter(|_| !ticket.skills_fresh);
+            let mark = inner
+                .players
+                .get(p)
+                .and_then(|s| s.marks.get(&ticket.mode).copied());
+            if let (Some(skill), Some(mark)) = (carried, mark)
+                && mark > skill.version
+            {
+                return Ok(EnqueueOutcome::StaleRating(p.clone()));
             }
             let active = inner
                 .players

@@ -303,6 +303,8 @@ impl Lifecycle for RedisStore {
         let mut inv = self.scripts.transition.prepare_invoke();
         inv.key(keys.life(id.as_str()))
             .key(&keys.due)
+            .key(&keys.results)
+            .key(&keys.results_queue)
             .arg(id.as_str())
             .arg(from.join(","))
             .arg(t.to.as_str())
@@ -315,7 +317,11 @@ impl Lifecycle for RedisStore {
                 Some(r) => serde_json::to_string(r)?,
                 None => String::new(),
             })
-            .arg(t.due.map(|d| d.to_string()).unwrap_or_default());
+            .arg(t.due.map(|d| d.to_string()).unwrap_or_default())
+            .arg(match &t.rating {
+                Some(job) => serde_json::to_string(job)?,
+                None => String::new(),
+            });
         for (p, a) in &t.answers {
             inv.arg(p.as_str()).arg(match a {
                 Answer::Accepted => "a",

@@ -7,6 +7,7 @@ mod conn;
 mod cross;
 mod fleet;
 mod lifecycle;
+mod results;
 
 use crate::api::{Entry, State, combine, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
@@ -31,12 +32,28 @@ const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
 /// Largest batch purged per script call.
 const PURGE_CHUNK: usize = 1000;
 
+/// The rating version `ticket` carries for `player`, for the freshness check
+/// (`''`: not checked, when the ticket has no snapshots or they were read fresh).
+fn checked_version(ticket: &Ticket, player: &PlayerId) -> String {
+    if ticket.skills_fresh {
+        return String::new();
+    }
+    ticket
+        .players
+        .iter()
+        .position(|p| p == player)
+        .and_then(|i| ticket.skills.get(i))
+        .map(|s| s.version.to_string())
+        .unwrap_or_default()
+}
+
 /// What [`RedisStore::activate`] found.
 enum Activation {
     Done,
     Busy(TicketId),
     InMatch(MatchId),
     Banned(Millis),
+    Stale,
 }
 
 /// What [`RedisStore::pool_state`] reads of one entry.
@@ -78,15 +95,20 @@ impl RedisStore {
                 .key(&pk.tickets)
                 .key(&pk.ban)
                 .key(&pk.in_match)
+                .key(&pk.marks)
                 .arg(ticket.id.as_str())
                 .arg(&ticket.mode)
                 .arg(pools)
                 .arg(&expected)
                 .arg(PLAYER_TTL_SECS)
+                .arg(checked_version(ticket, player))
                 .invoke_async(&mut self.conn())
                 .await?;
             if current.is_empty() || current == ticket.id.as_str() {
                 return Ok(Activation::Done);
+            }
+            if current.starts_with("!stale|") {
+                return Ok(Activation::Stale);
             }
             if let Some(until) = current.strip_prefix("!ban|") {
                 return Ok(Activation::Banned(until.parse().unwrap_or_default()));
@@ -316,6 +338,7 @@ impl Store for RedisStore {
                 Activation::Busy(t) => Some(EnqueueOutcome::PlayerBusy(player.clone(), t)),
                 Activation::InMatch(m) => Some(EnqueueOutcome::InMatch(player.clone(), m)),
                 Activation::Banned(u) => Some(EnqueueOutcome::Banned(player.clone(), u)),
+                Activation::Stale => Some(EnqueueOutcome::StaleRating(player.clone())),
             };
             if let Some(refused) = refused {
                 for done in &ticket.players[..i] {

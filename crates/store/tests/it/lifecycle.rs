@@ -16,16 +16,16 @@ use std::time::Duration;
 
 const LEASE: Duration = Duration::from_secs(30);
 
-fn pool() -> Pool {
+pub(crate) fn pool() -> Pool {
     Pool::new("duel", "eu")
 }
 
-fn pid(p: &str) -> PlayerId {
+pub(crate) fn pid(p: &str) -> PlayerId {
     PlayerId::new(p).unwrap()
 }
 
 /// A ticket of `players` in the duel pool, queued `waited` ms ago.
-fn ticket(players: &[&str], waited: Millis) -> Ticket {
+pub(crate) fn ticket(players: &[&str], waited: Millis) -> Ticket {
     let players: Vec<PlayerId> = players.iter().map(|p| pid(p)).collect();
     let mut t = Ticket::solo(
         TicketId::new(format!("t-{}", uuid::Uuid::new_v4().simple())).unwrap(),
@@ -40,7 +40,7 @@ fn ticket(players: &[&str], waited: Millis) -> Ticket {
     t
 }
 
-fn lifecycle(ready_check: bool, placement: Placement) -> Lifecycle {
+pub(crate) fn lifecycle(ready_check: bool, placement: Placement) -> Lifecycle {
     Lifecycle {
         ready_check_ms: ready_check.then_some(30_000),
         decline_ban_ms: 60_000,
@@ -51,7 +51,7 @@ fn lifecycle(ready_check: bool, placement: Placement) -> Lifecycle {
 }
 
 /// Queues `tickets`, claims them and commits them as one match with `lc`.
-async fn commit(s: &dyn Store, tickets: &[&Ticket], lc: Lifecycle) -> Match {
+pub(crate) async fn commit(s: &dyn Store, tickets: &[&Ticket], lc: Lifecycle) -> Match {
     for t in tickets {
         assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
     }

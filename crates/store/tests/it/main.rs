@@ -5,6 +5,7 @@ mod conformance;
 mod lifecycle;
 mod races;
 mod reservations;
+mod results;
 mod scripts;
 mod several;
 
