@@ -72,6 +72,25 @@ pub trait Store: Lifecycle + Fleet + Results + Send + Sync + 'static {
     /// withdraws the others (reason [`MATCHED_ELSEWHERE`]).
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError>;
 
+    /// The first half of [`Store::enqueue`], for a caller that finishes rating the
+    /// ticket meanwhile: makes the ticket its players' live ticket for the mode
+    /// (with the same refusals, the freshness check only for snapshots carried and
+    /// not `skills_fresh`) but queues it nowhere yet. Returns each player's
+    /// freshness mark for the mode. Follow with [`Store::enqueue_entries`] (same
+    /// ticket id, mode and regions; ratings filled in), or give the places back with
+    /// [`Store::deactivate`].
+    async fn activate(
+        &self,
+        ticket: &Ticket,
+    ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError>;
+
+    /// The second half of [`Store::enqueue`]: queues an activated ticket in every
+    /// pool it waits in.
+    async fn enqueue_entries(&self, ticket: &Ticket) -> Result<(), StoreError>;
+
+    /// Gives back an activation that will not be queued.
+    async fn deactivate(&self, ticket: &Ticket) -> Result<(), StoreError>;
+
     /// A ticket of `player`'s, or `None` if the player has no such ticket.
     async fn ticket(
         &self,

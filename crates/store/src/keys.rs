@@ -15,7 +15,7 @@
 //! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `nx` status after acceptance, `gr` disconnect grace ms, `ps` placing since, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled |
 //! | `mm:{p:..}:due` | zset | match id -> when its saga's next step is due |
 //! | `mm:{p:..}:rj` | hash | match id -> rating job JSON (match + result) until the rating service applied it |
-//! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it (0: now; else its holder's lease expiry) |
+//! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
 //! | `mm:{u:PLAYER}:hist` | zset | the player's match JSON -> creation time |

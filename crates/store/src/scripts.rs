@@ -81,7 +81,7 @@ impl Scripts {
             fleet_leave: Script::new(include_str!("lua/fleet_leave.lua")),
             results_claim: script!("results_claim.lua"),
             results_ack: Script::new(include_str!("lua/results_ack.lua")),
-            results_queue: Script::new(include_str!("lua/results_queue.lua")),
+            results_queue: script!("results_queue.lua"),
             skill_mark: Script::new(include_str!("lua/skill_mark.lua")),
         }
     }

@@ -14,6 +14,8 @@ pub struct PostgresServer {
     data: PathBuf,
     port: u16,
     run_as: Option<String>,
+    /// Commits reach the disk (fsync, full-page writes), as in production.
+    durable: bool,
     dir: tempfile::TempDir,
 }
 
@@ -73,8 +75,19 @@ fn ensure_user(user: &str) {
 }
 
 impl PostgresServer {
-    /// Initialises a cluster in a temp dir and starts it on a free port.
+    /// Initialises a cluster in a temp dir and starts it on a free port, with
+    /// `fsync` off (tests: a crash of the machine is not what they test).
     pub fn start() -> Self {
+        Self::start_with(false)
+    }
+
+    /// The same with production durability: every commit is flushed to disk.
+    /// For benchmarks, where the cost of a commit is part of what is measured.
+    pub fn start_durable() -> Self {
+        Self::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> Self {
         let bin = bin_dir();
         let run_as = is_root().then(|| {
             ensure_user("postgres");
@@ -98,6 +111,7 @@ impl PostgresServer {
             data,
             port: 0,
             run_as,
+            durable,
             dir,
         };
         let out = server
@@ -145,8 +159,13 @@ impl PostgresServer {
     }
 
     fn try_start(&self) -> Result<(), String> {
+        let durability = if self.durable {
+            ""
+        } else {
+            " -c fsync=off -c full_page_writes=off"
+        };
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200{durability}",
             self.port,
             self.dir.path().display()
         );

@@ -1,12 +1,13 @@
 //! The deployments the HTTP benches run against: one the command starts itself on
 //! loopback (an ingress, K workers and a supervisor on a fresh `redis-server`, or
-//! `matchmaker serve`, the embedded default), with our settings or seed 000's; or
-//! one the user gives by URL, which must be on loopback too.
+//! `matchmaker serve`, the embedded default), with our settings or seed 000's,
+//! tickets rated by the client or by the rating service; or one the user gives by
+//! URL, which must be on loopback too.
 
 use super::{BENCH_MODE, SEED000_SUPERVISE, SEED000_WORKER, matchmaker};
 use anyhow::{Result, bail};
 use clap::ValueEnum;
-use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
+use mm_testkit::{PostgresServer, Proc, RedisServer, free_port, wait_for_port};
 use std::net::{IpAddr, ToSocketAddrs};
 use std::process::Command;
 use std::time::Duration;
@@ -47,6 +48,25 @@ impl Settings {
     }
 }
 
+/// Where a started deployment's tickets get their ratings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Ratings {
+    /// The client sends them (`ALLOW_CLIENT_RATINGS=true`).
+    Client,
+    /// The rating service: the ingress looks each player up (PostgreSQL for the
+    /// Redis deployment, durable; SQLite for the embedded one).
+    Service,
+}
+
+impl Ratings {
+    pub fn label(self) -> &'static str {
+        match self {
+            Ratings::Client => "client ratings",
+            Ratings::Service => "rating lookups",
+        }
+    }
+}
+
 /// A running deployment; stopped when dropped.
 pub struct Deployment {
     /// `http://host:port`, no trailing slash.
@@ -55,13 +75,17 @@ pub struct Deployment {
     ingress: Option<Proc>,
     others: Vec<Proc>,
     _redis: Option<RedisServer>,
+    _postgres: Option<PostgresServer>,
     _dir: Option<TempDir>,
 }
 
 impl Deployment {
-    /// Starts `kind` with `workers` worker processes (Redis) and `settings`.
-    pub fn start(kind: Kind, settings: Settings, workers: usize) -> Result<Self> {
+    /// Starts `kind` with `workers` worker processes (Redis) and `settings`, its
+    /// tickets rated per `ratings`.
+    pub fn start(kind: Kind, settings: Settings, workers: usize, ratings: Ratings) -> Result<Self> {
         let redis = (kind == Kind::Redis).then(RedisServer::start);
+        let postgres = (kind == Kind::Redis && ratings == Ratings::Service)
+            .then(PostgresServer::start_durable);
         let dir = tempfile::tempdir()?;
         let modes = dir.path().join("modes.toml");
         std::fs::write(&modes, BENCH_MODE)?;
@@ -81,6 +105,12 @@ impl Deployment {
         front
             .env("LISTEN_ADDR", &addr)
             .env("GRPC_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()));
+        if ratings == Ratings::Service {
+            front.env("ALLOW_CLIENT_RATINGS", "false");
+        }
+        if let Some(pg) = &postgres {
+            front.env("DATABASE_URL", pg.create_database("bench"));
+        }
         let ingress = Proc::spawn("front", front, dir.path());
         let mut others = Vec::new();
         if redis.is_some() {
@@ -113,6 +143,7 @@ impl Deployment {
             ingress: Some(ingress),
             others,
             _redis: redis,
+            _postgres: postgres,
             _dir: Some(dir),
         })
     }
@@ -124,6 +155,7 @@ impl Deployment {
             ingress: None,
             others: Vec::new(),
             _redis: None,
+            _postgres: None,
             _dir: None,
         })
     }

@@ -21,7 +21,7 @@
 //! worker settings and formation ([`super::SEED000_WORKER`]).
 
 use super::chart::{Lines, Series};
-use super::deploy::{Deployment, Kind, Settings, rss_kib};
+use super::deploy::{Deployment, Kind, Ratings, Settings, rss_kib};
 use super::histogram::Latency;
 use super::{Output, Target, progress};
 use anyhow::{Context, Result, bail};
@@ -145,7 +145,7 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
             settings.push(Settings::Seed000);
         }
         for s in settings {
-            let d = Deployment::start(args.deployment, s, args.workers)?;
+            let d = Deployment::start(args.deployment, s, args.workers, Ratings::Client)?;
             let label = format!("{} ({})", s.label(), args.deployment.name());
             runs.push(measure(&args, d, &label).await?);
         }

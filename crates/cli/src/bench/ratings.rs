@@ -1,8 +1,10 @@
 //! The ratings scenario (issue 13): how fast finished matches become ratings in
 //! PostgreSQL, and how soon a reported result is readable through the API.
 //!
-//! Everything runs on loopback: a throwaway PostgreSQL server (two databases, one
-//! each for ours and the baseline, both seeded with `--players` players at 1500),
+//! Everything runs on loopback: a throwaway PostgreSQL server with production
+//! durability (fsync on: a commit costs what it costs in production; two
+//! databases, one each for ours and the baseline, both seeded with `--players`
+//! players at 1500),
 //! a `redis-server`, `--consumers` `matchmaker rating-service` processes and an
 //! ingress. Matches are 5v5 (ten rating updates each) between random players.
 //!
@@ -274,7 +276,7 @@ pub async fn run(args: RatingsArgs) -> Result<()> {
         args.matches, args.players, args.consumers, args.rate, args.duration
     );
     let dir = tempfile::tempdir()?;
-    let pg = PostgresServer::start();
+    let pg = PostgresServer::start_durable();
     let ours_url = pg.create_database("ours");
     let base_url = pg.create_database("seed004");
     let players: Vec<PlayerId> = (0..args.players)
@@ -445,6 +447,18 @@ pub async fn run(args: RatingsArgs) -> Result<()> {
     for p in &mut procs {
         if !p.running() {
             bail!("a process died:\n{}", p.log());
+        }
+        let warnings: Vec<String> = p
+            .log()
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            .map(String::from)
+            .collect();
+        if !warnings.is_empty() {
+            println!("  warnings of one process ({}):", warnings.len());
+            for w in warnings.iter().take(5) {
+                println!("    {w}");
+            }
         }
     }
     drop(procs);

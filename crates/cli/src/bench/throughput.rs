@@ -11,9 +11,14 @@
 //! Baseline, on the same deployment and connections right before: `GET /healthz`
 //! at the same concurrency, the cost of an HTTP round trip through the same server
 //! with nothing behind it.
+//!
+//! `--ratings client,service` (the default) runs each deployment twice: tickets
+//! carrying the client's rating, and tickets rated by the rating service (every
+//! request is a new player, so every lookup misses the ingress's cache and goes
+//! to the database, batched): the ratio between the two is the cost of lookups.
 
 use super::chart::{Lines, Series};
-use super::deploy::{Deployment, Kind, Settings};
+use super::deploy::{Deployment, Kind, Ratings, Settings};
 use super::histogram::Latency;
 use super::{Output, Target, callers};
 use anyhow::{Result, bail};
@@ -45,6 +50,14 @@ pub struct ThroughputArgs {
     /// Skip the embedded run with seed 000's worker settings.
     #[arg(long)]
     pub no_baseline: bool,
+    /// Where tickets get their ratings, comma-separated: each is a run of its own.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "client,service"
+    )]
+    pub ratings: Vec<Ratings>,
     #[command(flatten)]
     pub target: Target,
     #[command(flatten)]
@@ -82,35 +95,46 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
         "throughput: {} connections for {:?} per run",
         args.clients, args.duration
     );
-    // (name, what to start (none: --url), with the GET /healthz floor).
-    type Planned = (String, Option<(Kind, Settings)>, bool);
+    // (name, what to start (none: --url), ratings, with the GET /healthz floor).
+    type Planned = (String, Option<(Kind, Settings)>, Ratings, bool);
     let mut plan: Vec<Planned> = Vec::new();
+    let named = |name: &str, r: Ratings| format!("{name} ({})", r.label());
     if let Some(url) = &args.target.url {
-        plan.push((url.clone(), None, true));
+        for (i, &r) in args.ratings.iter().enumerate() {
+            plan.push((named(url, r), None, r, i == 0));
+        }
     } else {
         for &kind in &args.deployments {
-            plan.push((kind.name().into(), Some((kind, Settings::Ours)), true));
+            for (i, &r) in args.ratings.iter().enumerate() {
+                plan.push((
+                    named(kind.name(), r),
+                    Some((kind, Settings::Ours)),
+                    r,
+                    i == 0,
+                ));
+            }
             if kind == Kind::Embedded && !args.no_baseline {
                 plan.push((
                     format!("{} {}", kind.name(), Settings::Seed000.label()),
                     Some((kind, Settings::Seed000)),
+                    Ratings::Client,
                     false,
                 ));
             }
         }
     }
     let mut outcomes = Vec::new();
-    for (name, start, with_floor) in plan {
+    for (name, start, ratings, with_floor) in plan {
         let mut d = match start {
-            Some((kind, settings)) => Deployment::start(kind, settings, args.workers)?,
-            None => Deployment::given(&name)?,
+            Some((kind, settings)) => Deployment::start(kind, settings, args.workers, ratings)?,
+            None => Deployment::given(args.target.url.as_deref().unwrap_or(&name))?,
         };
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(args.clients)
             .build()?;
         let base = Arc::new(d.base.clone());
         if with_floor {
-            let (tally, wall, rate) = hammer(&args, &client, &base, &name, false).await;
+            let (tally, wall, rate) = hammer(&args, &client, &base, &name, None).await;
             outcomes.push(Outcome {
                 label: format!("{name}: GET /healthz"),
                 tally,
@@ -118,7 +142,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 rate,
             });
         }
-        let (tally, wall, rate) = hammer(&args, &client, &base, &name, true).await;
+        let (tally, wall, rate) = hammer(&args, &client, &base, &name, Some(ratings)).await;
         d.check_alive()?;
         d.stop();
         outcomes.push(Outcome {
@@ -131,15 +155,16 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
     report(&args, &outcomes)
 }
 
-/// `--clients` request loops for `--duration`: ticket creations, or health checks.
+/// `--clients` request loops for `--duration`: ticket creations (with the client's
+/// rating or without), or health checks (`create` none).
 async fn hammer(
     args: &ThroughputArgs,
     client: &reqwest::Client,
     base: &Arc<String>,
     deployment: &str,
-    create: bool,
+    create: Option<Ratings>,
 ) -> (Tally, Duration, Vec<(f64, f64)>) {
-    let what = if create {
+    let what = if create.is_some() {
         "POST /v1/tickets"
     } else {
         "GET /healthz"
@@ -173,21 +198,25 @@ async fn hammer(
         let (mode, region, tag) = (mode.clone(), region.clone(), tag.clone());
         async move {
             let player = format!("tp-{tag}-{c}-{i}");
-            let request = if create {
-                client
-                    .post(format!("{base}/v1/tickets"))
-                    .bearer_auth(&player)
-                    .json(&serde_json::json!({
+            let request = match create {
+                Some(ratings) => {
+                    let mut body = serde_json::json!({
                         "mode": *mode,
                         "players": [player],
-                        "rating": 1000 + (i % 1000),
                         "regions": [*region],
-                    }))
-            } else {
-                client.get(format!("{base}/healthz"))
+                    });
+                    if ratings == Ratings::Client {
+                        body["rating"] = (1000 + (i % 1000)).into();
+                    }
+                    client
+                        .post(format!("{base}/v1/tickets"))
+                        .bearer_auth(&player)
+                        .json(&body)
+                }
+                None => client.get(format!("{base}/healthz")),
             };
             let t0 = Instant::now();
-            let expected = if create { 201 } else { 200 };
+            let expected = if create.is_some() { 201 } else { 200 };
             match request.send().await {
                 Ok(r) if r.status().as_u16() == expected => {
                     // Read the body, as a client would.
@@ -272,6 +301,14 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
                 ratio(o, prev);
             } else if o.label.contains(Settings::Seed000.label()) {
                 ratio(prev, o);
+            } else if o.label.contains(Ratings::Service.label()) {
+                // Lookups against client ratings on the same kind of deployment.
+                let client = o
+                    .label
+                    .replace(Ratings::Service.label(), Ratings::Client.label());
+                if let Some(c) = outcomes.iter().find(|x| x.label == client) {
+                    ratio(o, c);
+                }
             }
         }
     }

@@ -162,8 +162,10 @@ fn throughput_creates_tickets_without_errors() {
         &["throughput.csv", "throughput.png"],
     );
     for label in [
-        "redis: POST /v1/tickets",
-        "embedded: POST /v1/tickets",
+        "redis (client ratings): POST /v1/tickets",
+        "redis (rating lookups): POST /v1/tickets",
+        "embedded (client ratings): POST /v1/tickets",
+        "embedded (rating lookups): POST /v1/tickets",
         "embedded seed-000 settings: POST /v1/tickets",
     ] {
         let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
@@ -172,6 +174,30 @@ fn throughput_creates_tickets_without_errors() {
         assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
         assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
     }
+}
+
+/// The ratings bench on small figures: both runs apply every match, the latency
+/// probes see their ratings, and the CSV and chart are written.
+#[test]
+fn ratings_applies_every_match_once_in_both_runs() {
+    let out = bench(
+        &[
+            "ratings",
+            "--matches",
+            "200",
+            "--players",
+            "500",
+            "--rate",
+            "2000",
+            "--duration",
+            "2s",
+        ],
+        &["ratings.csv", "ratings.png"],
+    );
+    assert!(out.contains("(200 matches applied once each)"), "{out}");
+    assert!(row(&out, "  seed 004:").contains("2000 updates"), "{out}");
+    assert!(row(&out, "  at ").contains("p99"), "{out}");
+    assert!(!out.contains("warnings of one process"), "{out}");
 }
 
 #[test]

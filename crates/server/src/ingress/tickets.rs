@@ -262,22 +262,12 @@ impl CreateTicket {
     }
 }
 
-/// Fills in the ticket's ratings from the rating service: each player's current
-/// skill in the mode (decayed if idle; the mode's initial skill if never rated) as
-/// the snapshot the match is scored against, the figure the mode matches on, and
-/// the ticket's rating per the mode's party policy. `fresh` reads past any rating
-/// batch in flight.
-async fn rate(
-    state: &AppState,
-    mode: &Mode,
-    ticket: &mut Ticket,
-    fresh: bool,
-) -> Result<(), ApiError> {
-    let stored = if fresh {
-        state.ratings.fresh(&mode.name, &ticket.players).await?
-    } else {
-        state.ratings.skills(&mode.name, &ticket.players).await?
-    };
+/// Fills in the ticket's ratings from the players' stored ones (`None`: never
+/// rated): each player's skill in the mode (decayed if idle; the mode's initial
+/// skill if never rated) as the snapshot the match is scored against, the figure
+/// the mode matches on, and the ticket's rating per the mode's party policy.
+/// `fresh`: the store need not check them against the freshness marks.
+fn fill(mode: &Mode, ticket: &mut Ticket, stored: &[Option<mm_ratings::Stored>], fresh: bool) {
     let now = now_ms();
     let policy = mode.rating;
     ticket.skills = stored
@@ -295,7 +285,64 @@ async fn rate(
         .collect();
     ticket.rating = mode.party_rating.rate(&ticket.player_ratings);
     ticket.skills_fresh = fresh;
-    Ok(())
+}
+
+/// Queues a ticket rated by the rating service.
+///
+/// With every player's rating cached, the ticket is queued with them and the store
+/// refuses it if a newer rating was applied since (the player's freshness mark is
+/// higher); it is then rebuilt from a read that waits for any rating batch in
+/// flight. Otherwise the database is read while the store activates the players
+/// (so the read costs no time of its own), and the versions read are checked
+/// against the marks the activation returned.
+async fn enqueue_rated(
+    state: &AppState,
+    mode: &Mode,
+    ticket: &mut Ticket,
+) -> Result<EnqueueOutcome, ApiError> {
+    if let Some(hit) = state.ratings.cached(&mode.name, &ticket.players) {
+        fill(mode, ticket, &hit, false);
+        let outcome = state.store.enqueue(ticket).await?;
+        if !matches!(outcome, EnqueueOutcome::StaleRating(_)) {
+            return Ok(outcome);
+        }
+        let fresh = state.ratings.fresh(&mode.name, &ticket.players).await?;
+        fill(mode, ticket, &fresh, true);
+        return Ok(state.store.enqueue(ticket).await?);
+    }
+    let (read, activated) = tokio::join!(
+        state.ratings.skills(&mode.name, &ticket.players),
+        state.store.activate(ticket)
+    );
+    let marks = match activated? {
+        Ok(marks) => marks,
+        Err(refused) => return Ok(refused),
+    };
+    let rated = async {
+        let mut stored = read?;
+        let behind = stored
+            .iter()
+            .zip(&marks)
+            .any(|(s, mark)| s.map_or(0, |s| s.skill.version) < *mark);
+        if behind {
+            stored = state.ratings.fresh(&mode.name, &ticket.players).await?;
+        }
+        Ok::<_, ApiError>(stored)
+    }
+    .await;
+    match rated {
+        Ok(stored) => {
+            fill(mode, ticket, &stored, true);
+            state.store.enqueue_entries(ticket).await?;
+            Ok(EnqueueOutcome::Queued)
+        }
+        Err(e) => {
+            if let Err(undo) = state.store.deactivate(ticket).await {
+                tracing::warn!(error = %undo, "could not give back a ticket's activation");
+            }
+            Err(e)
+        }
+    }
 }
 
 /// `POST /v1/tickets` -> 201 with the ticket.
@@ -310,16 +357,11 @@ pub async fn create(
         .mode(&ticket.mode)
         .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?
         .clone();
-    if !from_client {
-        rate(&state, &mode, &mut ticket, false).await?;
-    }
-    let mut outcome = state.store.enqueue(&ticket).await?;
-    if matches!(outcome, EnqueueOutcome::StaleRating(_)) && !from_client {
-        // A newer rating was applied since the cached one: read it past any batch
-        // in flight and queue with it.
-        rate(&state, &mode, &mut ticket, true).await?;
-        outcome = state.store.enqueue(&ticket).await?;
-    }
+    let outcome = if from_client {
+        state.store.enqueue(&ticket).await?
+    } else {
+        enqueue_rated(&state, &mode, &mut ticket).await?
+    };
     match outcome {
         EnqueueOutcome::Queued => {}
         EnqueueOutcome::PlayerBusy(player, current) => {

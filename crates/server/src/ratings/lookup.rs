@@ -25,7 +25,7 @@ const SHARD_CAPACITY: usize = 65_536;
 /// Most lookups gathered into one round of queries.
 const MAX_GATHER: usize = 512;
 /// Queries in flight at once.
-const IN_FLIGHT: usize = 4;
+const IN_FLIGHT: usize = 2;
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("rating lookup failed: {0}")]
@@ -89,6 +89,22 @@ impl Lookup {
             }
             shard.insert(key, (*v, now));
         }
+    }
+
+    /// The players' ratings in `mode` if the cache holds every one of them.
+    pub fn cached(&self, mode: &str, players: &[PlayerId]) -> Option<Vec<Option<Stored>>> {
+        players
+            .iter()
+            .map(|p| {
+                let key = (mode.to_string(), p.clone());
+                self.shard(&key)
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&key)
+                    .filter(|(_, at)| at.elapsed() < self.ttl)
+                    .map(|(v, _)| *v)
+            })
+            .collect()
     }
 
     /// The players' stored ratings in `mode` (`None`: never rated), in order.

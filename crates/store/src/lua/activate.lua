@@ -10,16 +10,15 @@
 -- ARGV: 1 new ticket id, 2 mode, 3 the ticket's pools (comma-separated),
 --       4 expected current ticket id ('' for none), 5 ttl s, 6 the rating version
 --       the ticket carries for the player ('' not checked)
--- Returns '' on success, '!ban|UNTIL', '!match|MATCH|pool', '!stale|VERSION', else
--- the id of the player's current ticket for the mode.
+-- Returns '=MARK' on success (MARK: the player's freshness mark for the mode, 0
+-- if none), '!ban|UNTIL', '!match|MATCH|pool', '!stale|VERSION', else the id of the
+-- player's current ticket for the mode.
 local ban = redis.call('GET', KEYS[3])
 if ban then return '!ban|' .. ban end
 local busy = redis.call('GET', KEYS[4])
 if busy then return '!match|' .. busy end
-if ARGV[6] ~= '' then
-  local mark = tonumber(redis.call('HGET', KEYS[5], ARGV[2]) or '0')
-  if mark > tonumber(ARGV[6]) then return '!stale|' .. mark end
-end
+local mark = tonumber(redis.call('HGET', KEYS[5], ARGV[2]) or '0')
+if ARGV[6] ~= '' and mark > tonumber(ARGV[6]) then return '!stale|' .. mark end
 local cur = redis.call('HGET', KEYS[1], ARGV[2])
 if cur then
   local id = string.match(cur, '^[^|]*')
@@ -29,4 +28,4 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
-return ''
+return '=' .. mark

@@ -1,6 +1,8 @@
 -- Claims up to ARGV[2] finished matches' results for a rating consumer: the ones
 -- nobody holds, or whose holder's lease ran out (it died mid-batch). Each stays
 -- stored until acknowledged, so a consumer that dies leaves its work to another.
+-- Oldest first: a result is scored by when it was queued, and a claimed one by
+-- when its holder's lease runs out.
 -- KEYS: 1 results hash (match id -> job JSON), 2 results zset (match id -> when
 --       it may be claimed, ms on the Redis clock)
 -- ARGV: 1 lease ms, 2 max

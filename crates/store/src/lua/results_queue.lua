@@ -5,7 +5,7 @@
 -- ARGV: 1 match id, 2 job JSON
 -- Returns 1 when queued, 0 when the match was queued already.
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
-  redis.call('ZADD', KEYS[2], 0, ARGV[1])
+  redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
   return 1
 end
 return 0

@@ -20,8 +20,9 @@ if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'why', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'srv', ARGV[5]) end
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'res', ARGV[6]) end
 if ARGV[8] ~= '' then
+  -- Scored by when it was queued: consumers claim the oldest first.
   redis.call('HSET', KEYS[3], ARGV[1], ARGV[8])
-  redis.call('ZADD', KEYS[4], 0, ARGV[1])
+  redis.call('ZADD', KEYS[4], now_ms(), ARGV[1])
 end
 for i = 9, #ARGV, 2 do
   redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])

@@ -148,7 +148,7 @@ impl Lifecycle for MemoryStore {
             r.result = t.result;
         }
         if let Some(job) = t.rating {
-            ps.results.insert(id.clone(), (job, 0));
+            ps.results.insert(id.clone(), (job, now_ms()));
         }
         for (p, a) in t.answers {
             r.answers.insert(p, a);

@@ -152,6 +152,60 @@ impl Inner {
         true
     }
 
+    /// Makes `ticket` its players' live ticket for the mode unless one is banned,
+    /// in a match, busy with another live ticket for the mode, or carries a rating
+    /// older than their freshness mark (same as `activate.lua`, all players at
+    /// once). Returns each player's mark.
+    fn activate(&mut self, ticket: &Ticket, now: Millis) -> Result<Vec<u64>, EnqueueOutcome> {
+        let mut marks = Vec::with_capacity(ticket.players.len());
+        for (i, p) in ticket.players.iter().enumerate() {
+            if let Some(busy) = self.blocked(p, now) {
+                return Err(busy);
+            }
+            let carried = ticket.skills.get(i).filter(|_| !ticket.skills_fresh);
+            let mark = self
+                .players
+                .get(p)
+                .and_then(|s| s.marks.get(&ticket.mode).copied())
+                .unwrap_or(0);
+            if carried.is_some_and(|skill| mark > skill.version) {
+                return Err(EnqueueOutcome::StaleRating(p.clone()));
+            }
+            marks.push(mark);
+            let active = self
+                .players
+                .get(p)
+                .and_then(|s| s.active.get(&ticket.mode).cloned());
+            if let Some(current) = active {
+                let live = self
+                    .view(p, &current, now)
+                    .is_some_and(|v| !v.status.is_terminal());
+                if live && current != ticket.id {
+                    return Err(EnqueueOutcome::PlayerBusy(p.clone(), current));
+                }
+            }
+        }
+        let pools = ticket.pools();
+        for p in &ticket.players {
+            let player = self.players.entry(p.clone()).or_default();
+            player.active.insert(ticket.mode.clone(), ticket.id.clone());
+            player.tickets.insert(ticket.id.clone(), pools.clone());
+        }
+        Ok(marks)
+    }
+
+    /// Queues an activated ticket in each of its pools (same as `enqueue.lua`).
+    fn enqueue_entries(&mut self, ticket: &Ticket) {
+        for pool in &ticket.pools() {
+            let ps = self.pool(pool);
+            if !ps.tickets.contains_key(&ticket.id) {
+                ps.tickets.insert(ticket.id.clone(), ticket.clone());
+                ps.state.insert(ticket.id.clone(), State::New);
+                ps.queue.insert((Score(ticket.rating), ticket.id.clone()));
+            }
+        }
+    }
+
     /// Why `player` may not queue now: banned, or in a match that is not over.
     fn blocked(&mut self, player: &PlayerId, now: Millis) -> Option<EnqueueOutcome> {
         let state = self.players.get(player)?;
@@ -295,50 +349,37 @@ impl Store for MemoryStore {
     }
 
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
-        let now = now_ms();
         let mut inner = self.lock();
-        for (i, p) in ticket.players.iter().enumerate() {
-            if let Some(busy) = inner.blocked(p, now) {
-                return Ok(busy);
-            }
-            let carried = ticket.skills.get(i).filter(|_| !ticket.skills_fresh);
-            let mark = inner
-                .players
-                .get(p)
-                .and_then(|s| s.marks.get(&ticket.mode).copied());
-            if let (Some(skill), Some(mark)) = (carried, mark)
-                && mark > skill.version
-            {
-                return Ok(EnqueueOutcome::StaleRating(p.clone()));
-            }
-            let active = inner
-                .players
-                .get(p)
-                .and_then(|s| s.active.get(&ticket.mode).cloned());
-            if let Some(current) = active {
-                let live = inner
-                    .view(p, &current, now)
-                    .is_some_and(|v| !v.status.is_terminal());
-                if live && current != ticket.id {
-                    return Ok(EnqueueOutcome::PlayerBusy(p.clone(), current));
+        if let Err(refused) = inner.activate(ticket, now_ms()) {
+            return Ok(refused);
+        }
+        inner.enqueue_entries(ticket);
+        Ok(EnqueueOutcome::Queued)
+    }
+
+    async fn activate(
+        &self,
+        ticket: &Ticket,
+    ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+        Ok(self.lock().activate(ticket, now_ms()))
+    }
+
+    async fn enqueue_entries(&self, ticket: &Ticket) -> Result<(), StoreError> {
+        self.lock().enqueue_entries(ticket);
+        Ok(())
+    }
+
+    async fn deactivate(&self, ticket: &Ticket) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        for p in &ticket.players {
+            if let Some(state) = inner.players.get_mut(p) {
+                state.tickets.remove(&ticket.id);
+                if state.active.get(&ticket.mode) == Some(&ticket.id) {
+                    state.active.remove(&ticket.mode);
                 }
             }
         }
-        let pools = ticket.pools();
-        for p in &ticket.players {
-            let player = inner.players.entry(p.clone()).or_default();
-            player.active.insert(ticket.mode.clone(), ticket.id.clone());
-            player.tickets.insert(ticket.id.clone(), pools.clone());
-        }
-        for pool in &pools {
-            let ps = inner.pool(pool);
-            if !ps.tickets.contains_key(&ticket.id) {
-                ps.tickets.insert(ticket.id.clone(), ticket.clone());
-                ps.state.insert(ticket.id.clone(), State::New);
-                ps.queue.insert((Score(ticket.rating), ticket.id.clone()));
-            }
-        }
-        Ok(EnqueueOutcome::Queued)
+        Ok(())
     }
 
     async fn ticket(

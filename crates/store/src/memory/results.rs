@@ -41,7 +41,8 @@ impl Results for MemoryStore {
         if ps.results.contains_key(&job.matched.id) {
             return Ok(false);
         }
-        ps.results.insert(job.matched.id.clone(), (job.clone(), 0));
+        ps.results
+            .insert(job.matched.id.clone(), (job.clone(), now_ms()));
         Ok(true)
     }
 

@@ -47,9 +47,10 @@ fn checked_version(ticket: &Ticket, player: &PlayerId) -> String {
         .unwrap_or_default()
 }
 
-/// What [`RedisStore::activate`] found.
+/// What [`RedisStore::activate_player`] found.
 enum Activation {
-    Done,
+    /// Activated; the player's freshness mark for the mode.
+    Done(u64),
     Busy(TicketId),
     InMatch(MatchId),
     Banned(Millis),
@@ -79,7 +80,7 @@ impl RedisStore {
     /// that is not over, or has a live ticket for the mode.
     /// Each retry follows a ticket or match that finished, so a few tries always
     /// suffice unless the player is racing themselves.
-    async fn activate(
+    async fn activate_player(
         &self,
         player: &PlayerId,
         ticket: &Ticket,
@@ -104,8 +105,8 @@ impl RedisStore {
                 .arg(checked_version(ticket, player))
                 .invoke_async(&mut self.conn())
                 .await?;
-            if current.is_empty() || current == ticket.id.as_str() {
-                return Ok(Activation::Done);
+            if let Some(mark) = current.strip_prefix('=') {
+                return Ok(Activation::Done(mark.parse().unwrap_or(0)));
             }
             if current.starts_with("!stale|") {
                 return Ok(Activation::Stale);
@@ -133,6 +134,27 @@ impl RedisStore {
         Ok(Activation::Busy(
             TicketId::new(expected).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         ))
+    }
+
+    /// Gives back the activations of `ticket` by `players`.
+    async fn deactivate_players(
+        &self,
+        ticket: &Ticket,
+        players: &[PlayerId],
+    ) -> Result<(), StoreError> {
+        for done in players {
+            let pk = PlayerKeys::new(done);
+            let _: i64 = self
+                .scripts
+                .deactivate
+                .key(&pk.active)
+                .key(&pk.tickets)
+                .arg(ticket.id.as_str())
+                .arg(&ticket.mode)
+                .invoke_async(&mut self.conn())
+                .await?;
+        }
+        Ok(())
     }
 
     /// The match of an in-a-match mark `MATCH|pool`, if it is not over.
@@ -328,37 +350,48 @@ impl Store for RedisStore {
     }
 
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
-        let pools = ticket.pools();
-        let names = pools.iter().map(Pool::name).collect::<Vec<_>>().join(",");
-        // Every player of the ticket takes it as their live ticket for the mode, one
-        // after the other; if one is busy, the ones already taken are given back.
-        for (i, player) in ticket.players.iter().enumerate() {
-            let refused = match self.activate(player, ticket, &names).await? {
-                Activation::Done => None,
-                Activation::Busy(t) => Some(EnqueueOutcome::PlayerBusy(player.clone(), t)),
-                Activation::InMatch(m) => Some(EnqueueOutcome::InMatch(player.clone(), m)),
-                Activation::Banned(u) => Some(EnqueueOutcome::Banned(player.clone(), u)),
-                Activation::Stale => Some(EnqueueOutcome::StaleRating(player.clone())),
-            };
-            if let Some(refused) = refused {
-                for done in &ticket.players[..i] {
-                    let pk = PlayerKeys::new(done);
-                    let _: i64 = self
-                        .scripts
-                        .deactivate
-                        .key(&pk.active)
-                        .key(&pk.tickets)
-                        .arg(ticket.id.as_str())
-                        .arg(&ticket.mode)
-                        .invoke_async(&mut self.conn())
-                        .await?;
-                }
-                return Ok(refused);
-            }
+        if let Err(refused) = self.activate(ticket).await? {
+            return Ok(refused);
         }
+        self.enqueue_entries(ticket).await?;
+        Ok(EnqueueOutcome::Queued)
+    }
+
+    async fn activate(
+        &self,
+        ticket: &Ticket,
+    ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+        let names = ticket
+            .pools()
+            .iter()
+            .map(Pool::name)
+            .collect::<Vec<_>>()
+            .join(",");
+        // Every player of the ticket takes it as their live ticket for the mode, one
+        // after the other; if one is refused, the ones already taken are given back.
+        let mut marks = Vec::with_capacity(ticket.players.len());
+        for (i, player) in ticket.players.iter().enumerate() {
+            let refused = match self.activate_player(player, ticket, &names).await? {
+                Activation::Done(mark) => {
+                    marks.push(mark);
+                    continue;
+                }
+                Activation::Busy(t) => EnqueueOutcome::PlayerBusy(player.clone(), t),
+                Activation::InMatch(m) => EnqueueOutcome::InMatch(player.clone(), m),
+                Activation::Banned(u) => EnqueueOutcome::Banned(player.clone(), u),
+                Activation::Stale => EnqueueOutcome::StaleRating(player.clone()),
+            };
+            self.deactivate_players(ticket, &ticket.players[..i])
+                .await?;
+            return Ok(Err(refused));
+        }
+        Ok(Ok(marks))
+    }
+
+    async fn enqueue_entries(&self, ticket: &Ticket) -> Result<(), StoreError> {
         let json = serde_json::to_string(ticket)?;
-        let entries = pools.iter().map(|pool| {
-            let keys = PoolKeys::new(pool);
+        let entries = ticket.pools().into_iter().map(|pool| {
+            let keys = PoolKeys::new(&pool);
             let json = &json;
             async move {
                 let _: i64 = self
@@ -376,7 +409,11 @@ impl Store for RedisStore {
             }
         });
         try_join_all(entries).await?;
-        Ok(EnqueueOutcome::Queued)
+        Ok(())
+    }
+
+    async fn deactivate(&self, ticket: &Ticket) -> Result<(), StoreError> {
+        self.deactivate_players(ticket, &ticket.players).await
     }
 
     async fn ticket(

@@ -180,7 +180,81 @@ async fn a_result_queued_directly_is_queued_once(h: Harness) {
     assert_eq!(got, vec![imported]);
 }
 
+async fn the_oldest_result_is_claimed_first(h: Harness) {
+    let s = &*h.store;
+    let job = completed(s).await;
+    s.ack_results(&pool(), std::slice::from_ref(&job.matched.id))
+        .await
+        .unwrap();
+    // Queued in this order; "m-a..." sorts first by name, but waited less.
+    let mut ids = Vec::new();
+    for name in ["m-z-old", "m-a-new"] {
+        let mut j = job.clone();
+        j.matched.id = mm_domain::MatchId::new(name).unwrap();
+        assert!(s.queue_result(&pool(), &j).await.unwrap());
+        ids.push(j.matched.id);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let lease = Duration::from_secs(30);
+    let first = s.claim_results(&pool(), 1, lease).await.unwrap();
+    assert_eq!(first[0].matched.id, ids[0]);
+    let second = s.claim_results(&pool(), 1, lease).await.unwrap();
+    assert_eq!(second[0].matched.id, ids[1]);
+}
+
+/// `activate` + `enqueue_entries` is `enqueue` in two steps (the ingress rates the
+/// ticket in between); `deactivate` gives an activation back. (Between the steps
+/// the ticket reads as finished, so an ingress that dies there leaves no player
+/// stuck: their next ticket replaces it.)
+async fn enqueue_in_two_steps(h: Harness) {
+    let s = &*h.store;
+    s.mark_ratings(&[(pid("a"), "duel".into(), 4)])
+        .await
+        .unwrap();
+    let t = ticket(&["a", "b"], 0);
+    assert_eq!(s.activate(&t).await.unwrap(), Ok(vec![4, 0]));
+    // Activated but in no queue yet: nothing to claim.
+    assert!(
+        s.claim("w", &pool(), 10, 0.0, Duration::from_secs(30))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    s.enqueue_entries(&t).await.unwrap();
+    let claimed = s
+        .claim("w", &pool(), 10, 0.0, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].ticket.id, t.id);
+    // A refused activation takes nothing: d, activated before c was found busy,
+    // is free again.
+    assert_eq!(
+        s.enqueue(&ticket(&["c"], 0)).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    assert!(matches!(
+        s.activate(&ticket(&["d", "c"], 0)).await.unwrap(),
+        Err(EnqueueOutcome::PlayerBusy(..))
+    ));
+    assert_eq!(
+        s.enqueue(&ticket(&["d"], 0)).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    // A given-back activation: the ticket was never queued, the player is free.
+    let e = ticket(&["e"], 0);
+    assert_eq!(s.activate(&e).await.unwrap(), Ok(vec![0]));
+    s.deactivate(&e).await.unwrap();
+    assert_eq!(s.ticket(&pid("e"), &e.id).await.unwrap(), None);
+    assert_eq!(
+        s.enqueue(&ticket(&["e"], 0)).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+}
+
 crate::every_deployment!(
+    enqueue_in_two_steps,
+    the_oldest_result_is_claimed_first,
     a_result_queued_directly_is_queued_once,
     a_result_waits_until_acknowledged,
     claims_take_at_most_max,
