@@ -183,6 +183,20 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
             Arc::new(MemoryStore::new())
         }
     };
+    // In one process the freshness marks can be complete: seeded from the rating
+    // database here, raised by the in-process consumer before every commit. Then a
+    // player without one was never rated and their tickets need no lookup.
+    let complete_marks = args.redis_url.is_none();
+    if complete_marks {
+        let versions = rating_store
+            .versions()
+            .await
+            .context("reading the rating database's versions")?;
+        for chunk in versions.chunks(10_000) {
+            store.mark_ratings(chunk).await?;
+        }
+        tracing::info!(ratings = versions.len(), "rating freshness marks seeded");
+    }
     let listener = listen(&args.http).await?;
     let grpc = listen_grpc(&args.servers).await?;
     let shutdown = shutdown_on_signal();
@@ -194,7 +208,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         lookup,
         shutdown.clone(),
     )
-    .with_client_ratings(args.ratings.allow_client_ratings);
+    .with_client_ratings(args.ratings.allow_client_ratings)
+    .with_complete_marks(complete_marks);
     let consumer = tokio::spawn(ratings::consumer::run(
         store.clone(),
         rating_store,

@@ -10,6 +10,7 @@
 pub mod model;
 mod plan;
 mod postgres;
+mod rows;
 mod sqlite;
 mod storage;
 

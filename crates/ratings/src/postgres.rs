@@ -5,27 +5,16 @@
 
 use crate::model::{Change, scorable};
 use crate::plan::{self, Plan};
+use crate::rows::{TxPending, change, decode, in_order, migrator, stored};
 use crate::storage::{
-    Applied, BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore,
-    Stored,
+    BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore, Stored,
 };
 use async_trait::async_trait;
-use mm_domain::{MatchId, Millis, PlayerId, RatingJob, RatingPolicy, Skill};
-use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use mm_domain::{MatchId, Millis, PlayerId, RatingJob, RatingPolicy};
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{Postgres, Row, Transaction};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
-
-fn migrator() -> sqlx::migrate::Migrator {
-    use sqlx::SqlSafeStr;
-    sqlx::migrate::Migrator::with_migrations(vec![sqlx::migrate::Migration::new(
-        1,
-        "ratings".into(),
-        sqlx::migrate::MigrationType::Simple,
-        include_str!("../migrations/postgres/0001_ratings.sql").into_sql_str(),
-        false,
-    )])
-}
 
 /// PostgreSQL rating storage.
 #[derive(Clone)]
@@ -41,76 +30,10 @@ impl PgRatings {
             .acquire_timeout(Duration::from_secs(5))
             .connect(url)
             .await?;
-        migrator().run(&pool).await?;
+        migrator(include_str!("../migrations/postgres/0001_ratings.sql"))
+            .run(&pool)
+            .await?;
         Ok(Self { pool })
-    }
-}
-
-fn stored(row: &PgRow) -> Result<Stored, sqlx::Error> {
-    Ok(Stored {
-        skill: Skill {
-            rating: row.try_get("rating")?,
-            uncertainty: row.try_get("uncertainty")?,
-            version: row.try_get::<i64, _>("version")? as u64,
-        },
-        games: row.try_get::<i64, _>("games")? as u64,
-        last_played: row.try_get::<i64, _>("last_played_ms")? as u64,
-    })
-}
-
-fn change(row: &PgRow) -> Result<(String, String, Change), sqlx::Error> {
-    let player = PlayerId::new(row.try_get::<String, _>("player_id")?)
-        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    let new_version = row.try_get::<i64, _>("version")? as u64;
-    Ok((
-        row.try_get("mode")?,
-        row.try_get("match_id")?,
-        Change {
-            player,
-            old: Skill {
-                rating: row.try_get("old_rating")?,
-                uncertainty: row.try_get("old_uncertainty")?,
-                version: row.try_get::<i64, _>("old_version")? as u64,
-            },
-            new: Skill {
-                rating: row.try_get("new_rating")?,
-                uncertainty: row.try_get("new_uncertainty")?,
-                version: new_version,
-            },
-            rank: row.try_get::<i32, _>("rank")? as u32,
-            abandoned: row.try_get("abandoned")?,
-        },
-    ))
-}
-
-fn in_order(players: &[PlayerId], rows: Vec<PgRow>) -> Result<Vec<Option<Stored>>, RatingError> {
-    let mut found: HashMap<String, Stored> = HashMap::with_capacity(rows.len());
-    for r in &rows {
-        let s = stored(r)?;
-        if s.skill.version > 0 {
-            found.insert(r.try_get("player_id")?, s);
-        }
-    }
-    Ok(players
-        .iter()
-        .map(|p| found.get(p.as_str()).copied())
-        .collect())
-}
-
-struct PgPending {
-    tx: Transaction<'static, Postgres>,
-    applied: Vec<Applied>,
-}
-
-#[async_trait]
-impl Pending for PgPending {
-    fn applied(&self) -> &[Applied] {
-        &self.applied
-    }
-
-    async fn commit(self: Box<Self>) -> Result<(), RatingError> {
-        self.tx.commit().await?;
-        Ok(())
     }
 }
 
@@ -165,7 +88,7 @@ impl RatingStore for PgRatings {
         .bind(ids)
         .fetch_all(&self.pool)
         .await?;
-        in_order(players, rows)
+        in_order(players, &rows)
     }
 
     async fn skills_fresh(
@@ -186,7 +109,7 @@ impl RatingStore for PgRatings {
         .fetch_all(&mut *tx)
         .await?;
         tx.commit().await?;
-        in_order(players, rows)
+        in_order(players, &rows)
     }
 
     async fn begin(
@@ -268,15 +191,14 @@ impl RatingStore for PgRatings {
             .await?;
             let mut rows = HashMap::with_capacity(locked.len());
             for r in &locked {
-                let player = PlayerId::new(r.try_get::<String, _>("player_id")?)
-                    .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+                let player = PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?;
                 rows.insert((r.try_get("mode")?, player), stored(r)?);
             }
             let p = plan::plan(&fresh, &rows, policies, now);
             write(&mut tx, &p, now).await?;
             applied.extend(p.applied);
         }
-        Ok(Box::new(PgPending { tx, applied }))
+        Ok(Box::new(TxPending { tx, applied }))
     }
 
     async fn player(&self, player: &PlayerId) -> Result<Vec<ModeRating>, RatingError> {
@@ -318,7 +240,7 @@ impl RatingStore for PgRatings {
             .map(|r| {
                 let (mode, id, c) = change(r)?;
                 Ok(HistoryEntry {
-                    match_id: MatchId::new(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                    match_id: MatchId::new(id).map_err(decode)?,
                     mode,
                     old: c.old,
                     new: c.new,
@@ -352,8 +274,7 @@ impl RatingStore for PgRatings {
                 let s = stored(r)?;
                 Ok(BoardRow {
                     rank: offset + i as u64 + 1,
-                    player: PlayerId::new(r.try_get::<String, _>("player_id")?)
-                        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                    player: PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
                     value: r.try_get("display")?,
                     skill: s.skill,
                     games: s.games,
@@ -418,6 +339,21 @@ impl RatingStore for PgRatings {
         Ok(done.rows_affected())
     }
 
+    async fn versions(&self) -> Result<Vec<(PlayerId, String, u64)>, RatingError> {
+        let rows = sqlx::query("SELECT player_id, mode, version FROM ratings WHERE version > 0")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
+                    r.try_get("mode")?,
+                    r.try_get::<i64, _>("version")? as u64,
+                ))
+            })
+            .collect()
+    }
+
     async fn is_applied(&self, id: &MatchId) -> Result<bool, RatingError> {
         Ok(
             sqlx::query("SELECT 1 AS one FROM rated_matches WHERE match_id = $1")
@@ -438,11 +374,10 @@ impl RatingStore for PgRatings {
         .await?;
         rows.iter()
             .map(|r| {
-                let bad = |e: mm_domain::IdError| sqlx::Error::Decode(Box::new(e));
                 Ok((
-                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(bad)?,
+                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
                     r.try_get::<i64, _>("version")? as u64,
-                    MatchId::new(r.try_get::<String, _>("match_id")?).map_err(bad)?,
+                    MatchId::new(r.try_get::<String, _>("match_id")?).map_err(decode)?,
                 ))
             })
             .collect()

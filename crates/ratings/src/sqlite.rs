@@ -3,33 +3,21 @@
 //! (`BEGIN IMMEDIATE`, WAL, a busy timeout), which also makes a fresh read wait
 //! for a batch in flight.
 
-use crate::model::{Change, scorable};
+use crate::model::scorable;
 use crate::plan::{self, Plan};
+use crate::rows::{TxPending, change, decode, in_order, migrator, stored};
 use crate::storage::{
-    Applied, BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore,
-    Stored,
+    BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore, Stored,
 };
 use async_trait::async_trait;
-use mm_domain::{MatchId, Millis, PlayerId, RatingJob, RatingPolicy, Skill};
+use mm_domain::{MatchId, Millis, PlayerId, RatingJob, RatingPolicy};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, Transaction};
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::Duration;
-
-fn migrator() -> sqlx::migrate::Migrator {
-    use sqlx::SqlSafeStr;
-    sqlx::migrate::Migrator::with_migrations(vec![sqlx::migrate::Migration::new(
-        1,
-        "ratings".into(),
-        sqlx::migrate::MigrationType::Simple,
-        include_str!("../migrations/sqlite/0001_ratings.sql").into_sql_str(),
-        false,
-    )])
-}
 
 /// SQLite rating storage.
 #[derive(Clone)]
@@ -56,7 +44,10 @@ impl SqliteRatings {
         // the migration applied when it tries again.
         let mut tries = 0;
         loop {
-            match migrator().run(&pool).await {
+            match migrator(include_str!("../migrations/sqlite/0001_ratings.sql"))
+                .run(&pool)
+                .await
+            {
                 Ok(()) => break,
                 Err(e) if tries < 10 => {
                     tries += 1;
@@ -70,82 +61,13 @@ impl SqliteRatings {
     }
 }
 
-fn stored(row: &SqliteRow) -> Result<Stored, sqlx::Error> {
-    Ok(Stored {
-        skill: Skill {
-            rating: row.try_get("rating")?,
-            uncertainty: row.try_get("uncertainty")?,
-            version: row.try_get::<i64, _>("version")? as u64,
-        },
-        games: row.try_get::<i64, _>("games")? as u64,
-        last_played: row.try_get::<i64, _>("last_played_ms")? as u64,
-    })
-}
-
-fn decode(e: mm_domain::IdError) -> sqlx::Error {
-    sqlx::Error::Decode(Box::new(e))
-}
-
-fn change(row: &SqliteRow) -> Result<(String, String, Change), sqlx::Error> {
-    Ok((
-        row.try_get("mode")?,
-        row.try_get("match_id")?,
-        Change {
-            player: PlayerId::new(row.try_get::<String, _>("player_id")?).map_err(decode)?,
-            old: Skill {
-                rating: row.try_get("old_rating")?,
-                uncertainty: row.try_get("old_uncertainty")?,
-                version: row.try_get::<i64, _>("old_version")? as u64,
-            },
-            new: Skill {
-                rating: row.try_get("new_rating")?,
-                uncertainty: row.try_get("new_uncertainty")?,
-                version: row.try_get::<i64, _>("version")? as u64,
-            },
-            rank: row.try_get::<i64, _>("rank")? as u32,
-            abandoned: row.try_get::<i64, _>("abandoned")? != 0,
-        },
-    ))
-}
-
 fn json_ids(players: &[PlayerId]) -> String {
     serde_json::to_string(&players.iter().map(PlayerId::as_str).collect::<Vec<_>>())
         .unwrap_or_else(|_| "[]".into())
 }
 
-fn in_order(players: &[PlayerId], rows: &[SqliteRow]) -> Result<Vec<Option<Stored>>, RatingError> {
-    let mut found: HashMap<String, Stored> = HashMap::with_capacity(rows.len());
-    for r in rows {
-        let s = stored(r)?;
-        if s.skill.version > 0 {
-            found.insert(r.try_get("player_id")?, s);
-        }
-    }
-    Ok(players
-        .iter()
-        .map(|p| found.get(p.as_str()).copied())
-        .collect())
-}
-
 const SELECT_SKILLS: &str = "SELECT player_id, rating, uncertainty, version, games, last_played_ms
      FROM ratings WHERE mode = ?1 AND player_id IN (SELECT value FROM json_each(?2))";
-
-struct SqlitePending {
-    tx: Transaction<'static, Sqlite>,
-    applied: Vec<Applied>,
-}
-
-#[async_trait]
-impl Pending for SqlitePending {
-    fn applied(&self) -> &[Applied] {
-        &self.applied
-    }
-
-    async fn commit(self: Box<Self>) -> Result<(), RatingError> {
-        self.tx.commit().await?;
-        Ok(())
-    }
-}
 
 #[async_trait]
 impl RatingStore for SqliteRatings {
@@ -260,7 +182,7 @@ impl RatingStore for SqliteRatings {
             write(&mut tx, &p, now).await?;
             applied.extend(p.applied);
         }
-        Ok(Box::new(SqlitePending { tx, applied }))
+        Ok(Box::new(TxPending { tx, applied }))
     }
 
     async fn player(&self, player: &PlayerId) -> Result<Vec<ModeRating>, RatingError> {
@@ -397,6 +319,21 @@ impl RatingStore for SqliteRatings {
         Ok(changed)
     }
 
+    async fn versions(&self) -> Result<Vec<(PlayerId, String, u64)>, RatingError> {
+        let rows = sqlx::query("SELECT player_id, mode, version FROM ratings WHERE version > 0")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
+                    r.try_get("mode")?,
+                    r.try_get::<i64, _>("version")? as u64,
+                ))
+            })
+            .collect()
+    }
+
     async fn is_applied(&self, id: &MatchId) -> Result<bool, RatingError> {
         Ok(
             sqlx::query("SELECT 1 AS one FROM rated_matches WHERE match_id = ?1")
@@ -468,8 +405,8 @@ async fn write(
         .bind(c.old.version as i64)
         .bind(c.new.rating)
         .bind(c.new.uncertainty)
-        .bind(c.rank as i64)
-        .bind(c.abandoned as i64)
+        .bind(c.rank as i32)
+        .bind(c.abandoned)
         .bind(now as i64)
         .execute(&mut **tx)
         .await?;

@@ -165,6 +165,10 @@ pub trait RatingStore: Send + Sync + 'static {
         now: Millis,
     ) -> Result<u64, RatingError>;
 
+    /// Every rated player's version in every mode: (player, mode, version). For
+    /// seeding freshness marks in a deployment that keeps them complete (`serve`).
+    async fn versions(&self) -> Result<Vec<(PlayerId, String, u64)>, RatingError>;
+
     /// Whether a match was applied (or recorded as unscored).
     async fn is_applied(&self, id: &MatchId) -> Result<bool, RatingError>;
 

@@ -300,7 +300,14 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
             if prev.label.ends_with("GET /healthz") {
                 ratio(o, prev);
             } else if o.label.contains(Settings::Seed000.label()) {
-                ratio(prev, o);
+                // Ours with the same tickets (the client's ratings).
+                let ours = o.label.replace(
+                    Settings::Seed000.label(),
+                    &format!("({})", Ratings::Client.label()),
+                );
+                if let Some(c) = outcomes.iter().find(|x| x.label == ours) {
+                    ratio(c, o);
+                }
             } else if o.label.contains(Ratings::Service.label()) {
                 // Lookups against client ratings on the same kind of deployment.
                 let client = o

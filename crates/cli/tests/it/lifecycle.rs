@@ -325,7 +325,8 @@ async fn no_free_server_sends_everyone_back() {
 }
 
 /// A game server that stops heartbeating mid-match: the match fails, its players
-/// are told, no result is recorded, and they can queue again.
+/// are told, no result is recorded (nothing waits for the rating service, no rating
+/// changes), and they can queue again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_server_crash_fails_its_match() {
     let d = Deployment::redis_processes().await;
@@ -348,6 +349,16 @@ async fn a_game_server_crash_fails_its_match() {
     let (_, m) = d.client("ca").get(&path(&ev, "")).await;
     assert_eq!(m["status"], "failed");
     assert!(m.get("result").is_none(), "{m}");
+    assert_eq!(crate::ratings::pending_results(&d).await, 0);
+    let (_, r) = d.client("ca").get("/v1/players/me/ratings").await;
+    assert!(
+        r["ratings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["version"] == 0),
+        "{r}"
+    );
     let (status, _) = d.client("ca").get("/v1/players/me/assignment").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, t) = d.client("cb").create(1500.0).await;

@@ -399,7 +399,7 @@ async fn postgres_down_mid_stream_loses_nothing_and_applies_nothing_twice() {
 }
 
 /// Results of the rush pool waiting for the rating service (held or not).
-async fn pending_results(d: &Deployment) -> u64 {
+pub(crate) async fn pending_results(d: &Deployment) -> u64 {
     let client = redis::Client::open(d.redis.as_ref().unwrap().url()).unwrap();
     let mut c = client.get_multiplexed_async_connection().await.unwrap();
     redis::cmd("ZCARD")

@@ -283,6 +283,11 @@ async fn reads_for_the_api(s: Store) {
     assert_eq!(page[0].player.as_str(), "b");
     assert_eq!(s.rank("duel", &pid("b")).await.unwrap(), Some(3));
     assert_eq!(s.rank("duel", &pid("nobody")).await.unwrap(), None);
+    let mut versions = s.versions().await.unwrap();
+    versions.sort();
+    assert_eq!(versions.len(), 7, "{versions:?}");
+    assert!(versions.contains(&(pid("a"), "br".to_string(), 1)));
+    assert!(versions.contains(&(pid("d"), "duel".to_string(), 1)));
 }
 
 async fn decay_lowers_idle_players_idempotently(s: Store) {

@@ -39,6 +39,11 @@ pub struct AppState {
     /// Tickets may carry ratings from the client (off by default: the rating
     /// service's ratings are the ones matched on; for tests and imports).
     pub client_ratings: bool,
+    /// The store's freshness marks cover every rated player (`serve` on the
+    /// in-memory store seeds them from the rating database at start, and its
+    /// consumer raises them before every commit): a player without a mark was
+    /// never rated, and needs no lookup.
+    pub complete_marks: bool,
     /// Leaderboard pages, read at most every `ratings::BOARD_TTL`.
     pub boards: Arc<ratings::Boards>,
     /// WebSocket tasks, so shutdown can wait for them.
@@ -60,10 +65,17 @@ impl AppState {
             auth,
             ratings,
             client_ratings: false,
+            complete_marks: false,
             boards: Arc::new(ratings::Boards::default()),
             sockets: TaskTracker::new(),
             shutdown,
         }
+    }
+
+    /// Declares the store's freshness marks complete (see [`AppState::complete_marks`]).
+    pub fn with_complete_marks(mut self, complete: bool) -> Self {
+        self.complete_marks = complete;
+        self
     }
 
     /// Lets tickets carry the client's ratings (see [`AppState::client_ratings`]).

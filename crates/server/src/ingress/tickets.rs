@@ -294,7 +294,8 @@ fn fill(mode: &Mode, ticket: &mut Ticket, stored: &[Option<mm_ratings::Stored>],
 /// higher); it is then rebuilt from a read that waits for any rating batch in
 /// flight. Otherwise the database is read while the store activates the players
 /// (so the read costs no time of its own), and the versions read are checked
-/// against the marks the activation returned.
+/// against the marks the activation returned. Where the marks are complete
+/// (`serve`), players without one were never rated: no read at all.
 async fn enqueue_rated(
     state: &AppState,
     mode: &Mode,
@@ -310,6 +311,19 @@ async fn enqueue_rated(
         fill(mode, ticket, &fresh, true);
         return Ok(state.store.enqueue(ticket).await?);
     }
+    if state.complete_marks {
+        let marks = match state.store.activate(ticket).await? {
+            Ok(marks) => marks,
+            Err(refused) => return Ok(refused),
+        };
+        if marks.iter().all(|m| *m == 0) {
+            fill(mode, ticket, &vec![None; ticket.players.len()], true);
+            state.store.enqueue_entries(ticket).await?;
+            return Ok(EnqueueOutcome::Queued);
+        }
+        let read = state.ratings.skills(&mode.name, &ticket.players).await;
+        return finish(state, mode, ticket, read, &marks).await;
+    }
     let (read, activated) = tokio::join!(
         state.ratings.skills(&mode.name, &ticket.players),
         state.store.activate(ticket)
@@ -318,11 +332,24 @@ async fn enqueue_rated(
         Ok(marks) => marks,
         Err(refused) => return Ok(refused),
     };
+    finish(state, mode, ticket, read, &marks).await
+}
+
+/// Queues an activated ticket with the ratings `read`, read again past any batch
+/// in flight if one is older than its player's mark; gives the activation back if
+/// the ratings cannot be read.
+async fn finish(
+    state: &AppState,
+    mode: &Mode,
+    ticket: &mut Ticket,
+    read: Result<Vec<Option<mm_ratings::Stored>>, crate::ratings::lookup::LookupError>,
+    marks: &[u64],
+) -> Result<EnqueueOutcome, ApiError> {
     let rated = async {
         let mut stored = read?;
         let behind = stored
             .iter()
-            .zip(&marks)
+            .zip(marks)
             .any(|(s, mark)| s.map_or(0, |s| s.skill.version) < *mark);
         if behind {
             stored = state.ratings.fresh(&mode.name, &ticket.players).await?;
