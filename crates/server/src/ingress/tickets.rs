@@ -82,7 +82,7 @@ fn check_rating(r: f64, who: &str) -> Result<f64, ApiError> {
 
 impl CreateTicket {
     /// A ticket from the request; its ratings are the client's when it sent them
-    /// (and may), else left for [`rate`] (the second value says which).
+    /// (and may), else left for [`enqueue_rated`] (the second value says which).
     fn validate(self, actor: &PlayerId, state: &AppState) -> Result<(Ticket, bool), ApiError> {
         let Some(mode) = state.catalog.mode(&self.mode) else {
             return Err(ApiError::bad_request(
@@ -379,15 +379,14 @@ pub async fn create(
     ApiJson(body): ApiJson<CreateTicket>,
 ) -> Result<Response, ApiError> {
     let (mut ticket, from_client) = body.validate(&actor, &state)?;
-    let mode = state
-        .catalog
+    let catalog = state.catalog.clone();
+    let mode = catalog
         .mode(&ticket.mode)
-        .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?
-        .clone();
+        .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?;
     let outcome = if from_client {
         state.store.enqueue(&ticket).await?
     } else {
-        enqueue_rated(&state, &mode, &mut ticket).await?
+        enqueue_rated(&state, mode, &mut ticket).await?
     };
     match outcome {
         EnqueueOutcome::Queued => {}
