@@ -5,7 +5,9 @@
 
 use crate::model::{Change, scorable};
 use crate::plan::{self, Plan};
-use crate::rows::{TxPending, change, decode, in_order, migrator, stored};
+use crate::rows::{
+    TxPending, board_row, change, decode, history_entry, in_order, migrator, stored,
+};
 use crate::storage::{
     BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore, Stored,
 };
@@ -236,20 +238,7 @@ impl RatingStore for PgRatings {
         .bind(limit as i64)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                let (mode, id, c) = change(r)?;
-                Ok(HistoryEntry {
-                    match_id: MatchId::new(id).map_err(decode)?,
-                    mode,
-                    old: c.old,
-                    new: c.new,
-                    rank: c.rank,
-                    abandoned: c.abandoned,
-                    at: r.try_get::<i64, _>("at_ms")? as u64,
-                })
-            })
-            .collect()
+        Ok(rows.iter().map(history_entry).collect::<Result<_, _>>()?)
     }
 
     async fn leaderboard(
@@ -268,19 +257,11 @@ impl RatingStore for PgRatings {
         .bind(offset as i64)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
+        Ok(rows
+            .iter()
             .enumerate()
-            .map(|(i, r)| {
-                let s = stored(r)?;
-                Ok(BoardRow {
-                    rank: offset + i as u64 + 1,
-                    player: PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
-                    value: r.try_get("display")?,
-                    skill: s.skill,
-                    games: s.games,
-                })
-            })
-            .collect()
+            .map(|(i, r)| board_row(r, offset + i as u64 + 1))
+            .collect::<Result<_, _>>()?)
     }
 
     async fn rank(&self, mode: &str, player: &PlayerId) -> Result<Option<u64>, RatingError> {

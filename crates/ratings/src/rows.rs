@@ -1,11 +1,11 @@
 //! What both SQL backends share: the migrator over one embedded file, decoding
-//! rating and history rows (the same column names and types in both dialects),
-//! and the open transaction a batch waits in until [`Pending::commit`].
+//! rating, history and leaderboard rows (the same column names and types in both
+//! dialects), and the open transaction a batch waits in until [`Pending::commit`].
 
 use crate::model::Change;
-use crate::storage::{Applied, Pending, RatingError, Stored};
+use crate::storage::{Applied, BoardRow, HistoryEntry, Pending, RatingError, Stored};
 use async_trait::async_trait;
-use mm_domain::{IdError, PlayerId, Skill};
+use mm_domain::{IdError, MatchId, PlayerId, Skill};
 use sqlx::{ColumnIndex, Database, Decode, Row, Transaction, Type};
 use std::collections::HashMap;
 
@@ -76,6 +76,50 @@ where
             abandoned: row.try_get("abandoned")?,
         },
     ))
+}
+
+/// A history row (with `at_ms`) as the API's entry.
+pub(crate) fn history_entry<'r, R>(row: &'r R) -> Result<HistoryEntry, sqlx::Error>
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    f64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<f64>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    i32: Decode<'r, R::Database> + Type<R::Database>,
+    bool: Decode<'r, R::Database> + Type<R::Database>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let (mode, id, c) = change(row)?;
+    Ok(HistoryEntry {
+        match_id: MatchId::new(id).map_err(decode)?,
+        mode,
+        old: c.old,
+        new: c.new,
+        rank: c.rank,
+        abandoned: c.abandoned,
+        at: row.try_get::<i64, _>("at_ms")? as u64,
+    })
+}
+
+/// A rating row (with `player_id` and `display`) as leaderboard row `rank`.
+pub(crate) fn board_row<'r, R>(row: &'r R, rank: u64) -> Result<BoardRow, sqlx::Error>
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    f64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<f64>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let s = stored(row)?;
+    Ok(BoardRow {
+        rank,
+        player: PlayerId::new(row.try_get::<String, _>("player_id")?).map_err(decode)?,
+        value: row.try_get("display")?,
+        skill: s.skill,
+        games: s.games,
+    })
 }
 
 /// The rated rows among `rows` (with `player_id`), in the order of `players`.
