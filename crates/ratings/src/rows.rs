@@ -122,6 +122,24 @@ where
     })
 }
 
+/// A row's `player_id` and the `version` beside it, with `other` (a text column).
+pub(crate) fn versioned<'r, R>(
+    row: &'r R,
+    other: &'static str,
+) -> Result<(PlayerId, u64, String), sqlx::Error>
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    Ok((
+        PlayerId::new(row.try_get::<String, _>("player_id")?).map_err(decode)?,
+        row.try_get::<i64, _>("version")? as u64,
+        row.try_get(other)?,
+    ))
+}
+
 /// The rated rows among `rows` (with `player_id`), in the order of `players`.
 pub(crate) fn in_order<'r, R>(
     players: &[PlayerId],

@@ -6,7 +6,7 @@
 use crate::model::scorable;
 use crate::plan::{self, Plan};
 use crate::rows::{
-    TxPending, board_row, change, decode, history_entry, in_order, migrator, stored,
+    TxPending, board_row, change, decode, history_entry, in_order, migrator, stored, versioned,
 };
 use crate::storage::{
     BoardRow, HistoryEntry, ModeRating, Pending, Policies, RatingError, RatingStore, Stored,
@@ -306,11 +306,8 @@ impl RatingStore for SqliteRatings {
             .await?;
         rows.iter()
             .map(|r| {
-                Ok((
-                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
-                    r.try_get("mode")?,
-                    r.try_get::<i64, _>("version")? as u64,
-                ))
+                let (player, version, mode) = versioned(r, "mode")?;
+                Ok((player, mode, version))
             })
             .collect()
     }
@@ -335,11 +332,8 @@ impl RatingStore for SqliteRatings {
         .await?;
         rows.iter()
             .map(|r| {
-                Ok((
-                    PlayerId::new(r.try_get::<String, _>("player_id")?).map_err(decode)?,
-                    r.try_get::<i64, _>("version")? as u64,
-                    MatchId::new(r.try_get::<String, _>("match_id")?).map_err(decode)?,
-                ))
+                let (player, version, id) = versioned(r, "match_id")?;
+                Ok((player, version, MatchId::new(id).map_err(decode)?))
             })
             .collect()
     }
