@@ -1,6 +1,7 @@
 //! `matchmaker`: one binary, one subcommand per component. This file only parses
 //! the command line and wires the pieces together.
 
+mod auth;
 mod bench;
 mod config;
 mod game_server;
@@ -56,6 +57,9 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Prints the shipped modes file (copy it to start your own MODES_FILE).
     Modes,
+    /// Prints a signed token for a player (or, with --service, a trusted backend),
+    /// as your login service would issue it: for trying the API and for scripts.
+    Token(auth::TokenArgs),
 }
 
 fn main() {
@@ -67,6 +71,7 @@ fn main() {
             Some(Ok(()))
         }
         Command::Simulate(args) => Some(simulate::simulate(args.clone())),
+        Command::Token(args) => Some(auth::token(args.clone())),
         _ => None,
     };
     if let Some(result) = direct {
@@ -105,7 +110,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
             Command::RatingService(args) => run::rating_service(args).await,
             Command::ExampleGameServer(args) => game_server::run(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
-            Command::Simulate(_) | Command::Modes => unreachable!("handled without a runtime"),
+            Command::Simulate(_) | Command::Modes | Command::Token(_) => {
+                unreachable!("handled without a runtime")
+            }
         }
     }
 }

@@ -1,12 +1,13 @@
 //! The long-running subcommands: build the store and configs, start the
 //! components, stop them on SIGTERM or Ctrl-C.
 
+use crate::auth::AuthArgs;
 use crate::config::{
     CatalogArgs, ConsumerArgs, HttpArgs, RatingArgs, ServerManagerArgs, SupervisorArgs, WorkerArgs,
 };
 use anyhow::{Context, Result};
 use clap::Args;
-use mm_server::ingress::{self, AppState, DevTokens};
+use mm_server::ingress::{self, AppState};
 use mm_server::ratings::{self, Lookup};
 use mm_server::{server_manager, supervisor, worker};
 use mm_store::{MemoryStore, RedisStore, Store};
@@ -39,6 +40,8 @@ pub struct ServeArgs {
     pub redis_cluster: bool,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub auth: AuthArgs,
     #[command(flatten)]
     pub catalog: CatalogArgs,
     #[command(flatten)]
@@ -81,6 +84,8 @@ pub struct IngressArgs {
     pub redis: RedisArgs,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub auth: AuthArgs,
     #[command(flatten)]
     pub catalog: CatalogArgs,
     #[command(flatten)]
@@ -161,12 +166,32 @@ async fn listen_grpc(args: &ServerManagerArgs) -> Result<tokio::net::TcpListener
     Ok(listener)
 }
 
-async fn listen(http: &HttpArgs) -> Result<tokio::net::TcpListener> {
+async fn listen(http: &HttpArgs, dev: bool) -> Result<tokio::net::TcpListener> {
     let listener = tokio::net::TcpListener::bind(http.listen)
         .await
         .with_context(|| format!("LISTEN_ADDR (--listen): cannot listen on {}", http.listen))?;
-    tracing::info!(addr = %listener.local_addr()?, "listening (dev tokens: the bearer token is the player id)");
+    if dev {
+        tracing::warn!(addr = %listener.local_addr()?, "listening with dev tokens (AUTH=dev): the bearer token is the player id, anyone can act as anyone");
+    } else {
+        tracing::info!(addr = %listener.local_addr()?, "listening");
+    }
     Ok(listener)
+}
+
+/// The authenticator, refusing client ratings outside dev mode.
+fn identity(
+    auth: &AuthArgs,
+    http: &HttpArgs,
+    ratings: &RatingArgs,
+    dev_default: bool,
+) -> Result<crate::auth::Identity> {
+    let identity = auth.identity(http.listen, dev_default)?;
+    if ratings.allow_client_ratings && !identity.auth.is_dev() {
+        anyhow::bail!(
+            "ALLOW_CLIENT_RATINGS is for dev mode; with AUTH=jwt a trusted backend passes ratings with a service token (matchmaker token --service)"
+        );
+    }
+    Ok(identity)
 }
 
 pub async fn serve(args: ServeArgs) -> Result<()> {
@@ -175,6 +200,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
     let servers_cfg = args.servers.config()?;
     let consumer_cfg = args.consumer.config()?;
+    let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
     let rating_store = args.ratings.open(true).await?;
     let store: Arc<dyn Store> = match &args.redis_url {
         Some(url) => redis(url, args.redis_cluster).await?,
@@ -197,14 +223,15 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         }
         tracing::info!(ratings = versions.len(), "rating freshness marks seeded");
     }
-    let listener = listen(&args.http).await?;
+    let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let grpc = listen_grpc(&args.servers).await?;
     let shutdown = shutdown_on_signal();
+    identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store.clone(), args.ratings.rating_cache_ttl);
     let state = AppState::new(
         store.clone(),
         catalog,
-        Arc::new(DevTokens),
+        identity.auth.clone(),
         lookup,
         shutdown.clone(),
     )
@@ -251,12 +278,14 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
 
 pub async fn ingress(args: IngressArgs) -> Result<()> {
     let catalog = args.catalog.catalog()?;
+    let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
     let rating_store = args.ratings.open(false).await?;
     let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
-    let listener = listen(&args.http).await?;
+    let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let shutdown = shutdown_on_signal();
+    identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
-    let state = AppState::new(store, catalog, Arc::new(DevTokens), lookup, shutdown)
+    let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
         .with_client_ratings(args.ratings.allow_client_ratings);
     ingress::serve(listener, state, DRAIN)
         .await

@@ -7,8 +7,19 @@
 //!   free loopback port, run as a non-root user when the tests run as root.
 //! - [`Proc`]: a child process (usually the `matchmaker` binary) logging to a file,
 //!   SIGKILLed on drop unless stopped first.
+//! - [`keys`]: throwaway signing keys for token tests.
 
 mod postgres;
+
+/// Throwaway private keys (PEM) that sign the tokens test suites send; never
+/// use them anywhere else.
+pub mod keys {
+    pub const RSA1: &[u8] = include_bytes!("../keys/rsa1.pem");
+    pub const RSA2: &[u8] = include_bytes!("../keys/rsa2.pem");
+    pub const ED1: &[u8] = include_bytes!("../keys/ed1.pem");
+    /// An HS256 secret (32 bytes or more).
+    pub const SECRET: &[u8] = b"test-secret-0123456789abcdef-0123456789";
+}
 
 pub use postgres::PostgresServer;
 

@@ -69,6 +69,9 @@ pub(crate) fn matchmaker(
         .env("MODES", mode)
         .env("REGIONS", region)
         .env("RUST_LOG", "warn")
+        .env("AUTH", "dev")
+        .env_remove("JWT_SECRET_FILE")
+        .env_remove("JWT_JWKS_FILE")
         .env("ALLOW_CLIENT_RATINGS", "true");
     if let Some(dir) = modes_file.parent() {
         cmd.env("DATA_DIR", dir).env(

@@ -35,6 +35,7 @@ fn help_lists_every_option_with_its_variable() {
         "bench",
         "simulate",
         "modes",
+        "token",
     ] {
         assert!(top.contains(sub), "{sub} missing from --help");
     }
@@ -52,6 +53,11 @@ fn help_lists_every_option_with_its_variable() {
         "REGIONS",
         "WORKER_POOL_SIZE",
         "SUPERVISE_INTERVAL",
+        "AUTH",
+        "JWT_SECRET_FILE",
+        "JWT_JWKS_FILE",
+        "JWT_ISSUER",
+        "JWT_AUDIENCE",
     ] {
         assert!(
             serve.contains(&format!("[env: {var}")),
@@ -128,4 +134,83 @@ fn a_user_modes_file_adds_a_mode_and_bad_files_are_refused() {
     );
     let (ok, text) = run(&["serve"], &[("MODES", "1v1,7v7")]);
     assert!(!ok && text.contains("7v7"), "{text}");
+}
+
+#[test]
+fn dev_tokens_are_refused_off_loopback_and_jwt_needs_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short");
+    std::fs::write(&short, "too-short").unwrap();
+    let good = dir.path().join("secret");
+    std::fs::write(&good, mm_testkit::keys::SECRET).unwrap();
+    let (short, good) = (short.to_str().unwrap(), good.to_str().unwrap());
+    /// Arguments, environment, and what the refusal must say.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (
+            &["serve"],
+            &[("AUTH", "dev"), ("LISTEN_ADDR", "0.0.0.0:1")],
+            &["AUTH=dev", "loopback"],
+        ),
+        (
+            &["serve"],
+            &[("LISTEN_ADDR", "0.0.0.0:1")],
+            &["not a loopback address", "AUTH=jwt"],
+        ),
+        (
+            &["serve"],
+            &[("AUTH", "jwt")],
+            &["JWT_SECRET_FILE", "JWT_JWKS_FILE"],
+        ),
+        (
+            &["serve"],
+            &[("AUTH", "jwt"), ("JWT_SECRET_FILE", short)],
+            &["JWT_SECRET_FILE", "32 bytes"],
+        ),
+        (
+            &["serve"],
+            &[("AUTH", "jwt"), ("JWT_JWKS_FILE", "/nonexistent/jwks.json")],
+            &["JWT_JWKS_FILE", "/nonexistent/jwks.json"],
+        ),
+        (
+            &["serve"],
+            &[
+                ("AUTH", "jwt"),
+                ("JWT_SECRET_FILE", good),
+                ("ALLOW_CLIENT_RATINGS", "true"),
+            ],
+            &["ALLOW_CLIENT_RATINGS"],
+        ),
+        (
+            &["ingress"],
+            &[
+                ("REDIS_URL", "redis://127.0.0.1:1"),
+                ("DATABASE_URL", "sqlite::memory:"),
+            ],
+            &["AUTH (--auth) is required"],
+        ),
+        (
+            &["ingress"],
+            &[
+                ("AUTH", "dev"),
+                ("LISTEN_ADDR", "0.0.0.0:1"),
+                ("REDIS_URL", "redis://127.0.0.1:1"),
+                ("DATABASE_URL", "sqlite::memory:"),
+            ],
+            &["AUTH=dev", "loopback"],
+        ),
+        (&["token", "alice"], &[], &["--secret-file"]),
+        (
+            &["token", "not a player", "--secret-file", good],
+            &[],
+            &["PLAYER"],
+        ),
+    ];
+    for (args, env, wanted) in cases {
+        let (ok, text) = run(args, env);
+        assert!(!ok, "{args:?} {env:?} was accepted:\n{text}");
+        for w in *wanted {
+            assert!(text.contains(w), "{args:?} {env:?}: no {w:?} in:\n{text}");
+        }
+    }
 }

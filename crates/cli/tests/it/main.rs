@@ -1,6 +1,7 @@
 //! Black-box tests of the `matchmaker` binary: real processes, a real redis-server,
 //! real HTTP and WebSocket clients.
 
+mod auth;
 mod bad_input;
 mod bench;
 mod cli;
@@ -85,6 +86,7 @@ pub fn test_modes_file() -> &'static str {
 /// that off.
 pub fn fast_env(cmd: &mut Command) {
     cmd.env("RUST_LOG", "info")
+        .env("AUTH", "dev")
         .env("ALLOW_CLIENT_RATINGS", "true")
         .env("RATING_POLL_INTERVAL", "20ms")
         .env("RATING_LEASE", "2s")

@@ -1,65 +1,120 @@
-//! Who is calling. Every handler that acts for a player takes the [`Player`]
-//! extractor, which reads `Authorization: Bearer <token>` (and, on WebSocket
-//! upgrades only, a `token` query parameter) and asks the configured
-//! [`Authenticator`]. Handlers never take the acting player's id from anywhere else.
+//! Who is calling. Handlers that act for a player take the [`Player`] extractor;
+//! ticket creation takes [`Actor`], which also lets a trusted backend act without
+//! naming a player. Both read `Authorization: Bearer <token>` (and, on WebSocket
+//! upgrades only, a `token` query parameter) and ask the configured
+//! [`Authenticator`]. A trusted backend (a token with the service role) acts for
+//! the player it names in `X-Player-Id`. Handlers never take the acting player's
+//! id from anywhere else.
 
 use super::{ApiError, AppState};
 use axum::extract::FromRequestParts;
+use axum::http::StatusCode;
 use axum::http::header::{AUTHORIZATION, UPGRADE};
 use axum::http::request::Parts;
+pub use mm_auth::{Authenticator, Caller, DevTokens};
 use mm_domain::PlayerId;
 
-/// Turns a bearer token into a player id.
-pub trait Authenticator: Send + Sync + 'static {
-    fn authenticate(&self, token: &str) -> Result<PlayerId, String>;
+/// The header a trusted backend names the player it acts for in.
+pub const ACT_FOR: &str = "x-player-id";
+
+/// The player a request acts for: the token's own player, or the player a trusted
+/// backend names.
+#[derive(Debug, Clone)]
+pub struct Player(pub PlayerId);
+
+/// Who is calling and for whom: a player (for themselves), or a trusted backend
+/// for the player it names, if any.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub player: Option<PlayerId>,
+    /// The trusted backend's name, when a service token made the call.
+    pub service: Option<String>,
 }
 
-/// Development mode: the token *is* the player id. Anyone can act as anyone; use
-/// it only on a laptop or behind a gateway that authenticates players.
-pub struct DevTokens;
-
-impl Authenticator for DevTokens {
-    fn authenticate(&self, token: &str) -> Result<PlayerId, String> {
-        PlayerId::new(token).map_err(|e| format!("invalid token: {e}"))
+impl Actor {
+    /// A trusted backend made the call (it may name any players and pass ratings).
+    pub fn trusted(&self) -> bool {
+        self.service.is_some()
     }
 }
 
-/// The authenticated player making the request.
-#[derive(Debug, Clone)]
-pub struct Player(pub PlayerId);
+impl FromRequestParts<AppState> for Actor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let token = bearer(parts)?;
+        let caller = state
+            .auth
+            .authenticate(&token)
+            .map_err(|e| ApiError::unauthorized(e.to_string()))?;
+        let named = match parts.headers.get(ACT_FOR) {
+            None => None,
+            Some(v) => {
+                let text = v.to_str().map_err(|_| {
+                    ApiError::bad_request("invalid_player", "X-Player-Id is not valid text")
+                })?;
+                Some(
+                    PlayerId::new(text)
+                        .map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?,
+                )
+            }
+        };
+        match caller {
+            Caller::Player(p) => {
+                if named.as_ref().is_some_and(|n| *n != p) {
+                    return Err(ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "forbidden",
+                        "only a trusted backend may act for another player (X-Player-Id)",
+                    ));
+                }
+                Ok(Actor {
+                    player: Some(p),
+                    service: None,
+                })
+            }
+            Caller::Service(name) => Ok(Actor {
+                player: named,
+                service: Some(name),
+            }),
+        }
+    }
+}
 
 impl FromRequestParts<AppState> for Player {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = match parts.headers.get(AUTHORIZATION) {
-            Some(value) => {
-                let value = value.to_str().map_err(|_| {
-                    ApiError::unauthorized("Authorization header is not valid text")
-                })?;
-                value
-                    .strip_prefix("Bearer ")
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                    .ok_or_else(|| {
-                        ApiError::unauthorized("Authorization must be 'Bearer <token>'")
-                    })?
-                    .to_string()
-            }
-            None if is_websocket(parts) => query_token(parts).ok_or_else(|| {
-                ApiError::unauthorized("pass 'Authorization: Bearer <token>' or ?token=<token>")
-            })?,
-            None => {
-                return Err(ApiError::unauthorized(
-                    "missing 'Authorization: Bearer <token>' header",
-                ));
-            }
-        };
-        state
-            .auth
-            .authenticate(&token)
-            .map(Player)
-            .map_err(ApiError::unauthorized)
+        let actor = Actor::from_request_parts(parts, state).await?;
+        actor.player.map(Player).ok_or_else(|| {
+            ApiError::bad_request(
+                "player_required",
+                "a service token acts for the player named in the X-Player-Id header",
+            )
+        })
+    }
+}
+
+/// The bearer token of a request.
+fn bearer(parts: &Parts) -> Result<String, ApiError> {
+    match parts.headers.get(AUTHORIZATION) {
+        Some(value) => {
+            let value = value
+                .to_str()
+                .map_err(|_| ApiError::unauthorized("Authorization header is not valid text"))?;
+            value
+                .strip_prefix("Bearer ")
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .ok_or_else(|| ApiError::unauthorized("Authorization must be 'Bearer <token>'"))
+        }
+        None if is_websocket(parts) => query_token(parts).ok_or_else(|| {
+            ApiError::unauthorized("pass 'Authorization: Bearer <token>' or ?token=<token>")
+        }),
+        None => Err(ApiError::unauthorized(
+            "missing 'Authorization: Bearer <token>' header",
+        )),
     }
 }
 

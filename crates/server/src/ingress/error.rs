@@ -103,6 +103,12 @@ impl IntoResponse for ApiError {
         error.extend(self.details.unwrap_or_default());
         let body = serde_json::json!({ "error": error });
         let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"matchmaker\""),
+            );
+        }
         if let Some(secs) = self.retry_after {
             response
                 .headers_mut()

@@ -10,7 +10,7 @@ mod ratings;
 mod tickets;
 mod ws;
 
-pub use auth::{Authenticator, DevTokens, Player};
+pub use auth::{ACT_FOR, Actor, Authenticator, Caller, DevTokens, Player};
 pub use error::ApiError;
 
 use crate::Catalog;

@@ -1,0 +1,127 @@
+//! Verifying the studio's signed tokens: the signature with the key the token
+//! names ([`KeySet`]), then `exp`, `nbf`, `iss` and `aud` (all but `nbf`
+//! required), then `sub` (the player id, or the service's name when `role` is
+//! `service`). Keys can be swapped while running ([`JwtAuth::replace_keys`]) so a
+//! rotated JWKS file takes effect without a restart.
+
+use crate::{AuthError, Authenticator, Caller, KeySet};
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, Validation};
+use serde::Deserialize;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// What a token must say besides its signature.
+#[derive(Debug, Clone)]
+pub struct JwtConfig {
+    /// The `iss` tokens must carry (the studio's login service).
+    pub issuer: String,
+    /// The `aud` tokens must carry (this service).
+    pub audience: String,
+    /// Clock skew allowed on `exp` and `nbf`.
+    pub leeway: Duration,
+}
+
+pub struct JwtAuth {
+    config: JwtConfig,
+    keys: RwLock<Arc<Loaded>>,
+}
+
+/// A key set with one validation per algorithm it uses.
+struct Loaded {
+    keys: KeySet,
+    validations: Vec<(Algorithm, Validation)>,
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    sub: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+}
+
+impl JwtAuth {
+    pub fn new(config: JwtConfig, keys: KeySet) -> Self {
+        let loaded = Loaded::new(&config, keys);
+        Self {
+            config,
+            keys: RwLock::new(Arc::new(loaded)),
+        }
+    }
+
+    /// Verifies with `keys` from now on.
+    pub fn replace_keys(&self, keys: KeySet) {
+        let loaded = Arc::new(Loaded::new(&self.config, keys));
+        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = loaded;
+    }
+
+    fn loaded(&self) -> Arc<Loaded> {
+        self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Loaded {
+    fn new(config: &JwtConfig, keys: KeySet) -> Self {
+        let mut validations = Vec::new();
+        for alg in [
+            Algorithm::HS256,
+            Algorithm::HS384,
+            Algorithm::HS512,
+            Algorithm::RS256,
+            Algorithm::RS384,
+            Algorithm::RS512,
+            Algorithm::PS256,
+            Algorithm::PS384,
+            Algorithm::PS512,
+            Algorithm::ES256,
+            Algorithm::ES384,
+            Algorithm::EdDSA,
+        ] {
+            let mut v = Validation::new(alg);
+            v.set_issuer(&[&config.issuer]);
+            v.set_audience(&[&config.audience]);
+            v.set_required_spec_claims(&["exp", "iss", "aud"]);
+            v.validate_exp = true;
+            v.validate_nbf = true;
+            v.validate_aud = true;
+            v.leeway = config.leeway.as_secs();
+            validations.push((alg, v));
+        }
+        Self { keys, validations }
+    }
+}
+
+fn map_error(e: jsonwebtoken::errors::Error) -> AuthError {
+    match e.into_kind() {
+        ErrorKind::ExpiredSignature => AuthError::Expired,
+        ErrorKind::ImmatureSignature => AuthError::NotYetValid,
+        ErrorKind::InvalidSignature => AuthError::BadSignature,
+        ErrorKind::InvalidAudience => AuthError::WrongAudience,
+        ErrorKind::InvalidIssuer => AuthError::WrongIssuer,
+        ErrorKind::MissingRequiredClaim(c) => AuthError::MissingClaim(c),
+        ErrorKind::InvalidClaimFormat(c) => AuthError::BadClaim(c),
+        ErrorKind::InvalidAlgorithm => AuthError::WrongAlgorithm("in header".into()),
+        _ => AuthError::Malformed,
+    }
+}
+
+impl Authenticator for JwtAuth {
+    fn authenticate(&self, token: &str) -> Result<Caller, AuthError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Malformed)?;
+        let loaded = self.loaded();
+        let key = loaded.keys.pick(&header)?;
+        let validation = loaded
+            .validations
+            .iter()
+            .find(|(a, _)| *a == key.alg)
+            .map(|(_, v)| v)
+            .ok_or_else(|| AuthError::WrongAlgorithm(format!("{:?}", key.alg)))?;
+        let data =
+            jsonwebtoken::decode::<Claims>(token, &key.key, validation).map_err(map_error)?;
+        let sub = data
+            .claims
+            .sub
+            .ok_or_else(|| AuthError::MissingClaim("sub".into()))?;
+        crate::caller(sub, data.claims.role.as_deref())
+    }
+}
