@@ -3,13 +3,16 @@
 //! may act for players). [`Authenticator`] is the narrow trait the ingress asks;
 //! [`JwtAuth`] verifies the studio's signed tokens, [`DevTokens`] takes the token as
 //! the player id (laptops only). [`TokenSigner`] mints tokens for tools and tests.
+//! [`FleetCredentials`] are the game servers' and allocators' tokens for gRPC.
 
 mod dev;
+mod fleet;
 mod jwt;
 mod keys;
 mod mint;
 
 pub use dev::{DevTokens, SERVICE_PREFIX};
+pub use fleet::{FleetCredentials, FleetError, Grant};
 pub use jwt::{JwtAuth, JwtConfig};
 pub use keys::{KeyError, KeySet, MIN_SECRET_BYTES, read_secret_file};
 pub use mint::{MintError, TokenSigner, public_jwk};

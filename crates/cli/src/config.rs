@@ -286,6 +286,11 @@ pub struct ServerManagerArgs {
     /// A game server silent this long gets no new matches, and its matches fail.
     #[arg(long, env = "SERVER_HEARTBEAT_TIMEOUT", default_value = "5s", value_parser = duration)]
     pub server_heartbeat_timeout: Duration,
+    /// TOML file of game-server (fleet) and allocator credentials every gRPC call
+    /// must carry. Without it the gRPC API is open to anyone (dev mode), which is
+    /// allowed on a loopback address only.
+    #[arg(long, env = "FLEET_CREDENTIALS_FILE")]
+    pub fleet_credentials_file: Option<PathBuf>,
 }
 
 impl ServerManagerArgs {
@@ -301,6 +306,36 @@ impl ServerManagerArgs {
             heartbeat_interval: self.server_heartbeat_interval,
             heartbeat_timeout: self.server_heartbeat_timeout,
         })
+    }
+
+    /// The credentials gRPC calls must carry; `None` (dev mode) only on loopback.
+    pub fn credentials(&self) -> Result<Option<std::sync::Arc<mm_auth::FleetCredentials>>> {
+        let Some(path) = &self.fleet_credentials_file else {
+            if !self.grpc_listen.ip().is_loopback() {
+                bail!(
+                    "GRPC_LISTEN_ADDR (--grpc-listen) {} is not a loopback address, so the gRPC API needs credentials: set FLEET_CREDENTIALS_FILE (without it anyone could register game servers and report results)",
+                    self.grpc_listen
+                );
+            }
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!(
+                "FLEET_CREDENTIALS_FILE (--fleet-credentials-file) {}: {e}",
+                path.display()
+            )
+        })?;
+        let creds = mm_auth::FleetCredentials::parse(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "FLEET_CREDENTIALS_FILE (--fleet-credentials-file) {}: {e}",
+                path.display()
+            )
+        })?;
+        tracing::info!(
+            credentials = creds.len(),
+            "gRPC calls need a fleet or allocator credential"
+        );
+        Ok(Some(std::sync::Arc::new(creds)))
     }
 }
 

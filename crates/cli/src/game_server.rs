@@ -9,11 +9,11 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use mm_proto::v1 as pb;
-use mm_proto::v1::server_manager_client::ServerManagerClient;
+use mm_proto::{Client, Credential};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tonic::transport::Channel;
+use tonic::transport::Endpoint;
 
 #[derive(Debug, Clone, Args)]
 pub struct GameServerArgs {
@@ -42,14 +42,22 @@ pub struct GameServerArgs {
     /// How long each match lasts before its result is reported.
     #[arg(long, env = "MATCH_DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
     pub match_duration: Duration,
+    /// The fleet token sent with every call (one of FLEET_CREDENTIALS_FILE's, bound
+    /// to this server's id); not needed when the manager runs in dev mode.
+    #[arg(long, env = "GAME_SERVER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// Connects, retrying for a while (the manager may still be starting).
-async fn connect(url: &str) -> Result<ServerManagerClient<Channel>> {
+async fn connect(url: &str, token: Option<&str>) -> Result<Client> {
+    let credential =
+        Credential::new(token).map_err(|e| anyhow::anyhow!("GAME_SERVER_TOKEN (--token): {e}"))?;
+    let endpoint = Endpoint::from_shared(url.to_string())
+        .with_context(|| format!("SERVER_MANAGER_URL (--manager) {url:?}"))?;
     let mut last = None;
     for _ in 0..50 {
-        match ServerManagerClient::connect(url.to_string()).await {
-            Ok(c) => return Ok(c),
+        match endpoint.connect().await {
+            Ok(c) => return Ok(mm_proto::client(c, credential)),
             Err(e) => last = Some(e),
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -57,11 +65,7 @@ async fn connect(url: &str) -> Result<ServerManagerClient<Channel>> {
     Err(last.expect("tried")).with_context(|| format!("cannot reach the server manager at {url}"))
 }
 
-async fn register(
-    client: &mut ServerManagerClient<Channel>,
-    args: &GameServerArgs,
-    id: &str,
-) -> Result<Duration> {
+async fn register(client: &mut Client, args: &GameServerArgs, id: &str) -> Result<Duration> {
     let r = client
         .register(pb::RegisterRequest {
             server_id: id.to_string(),
@@ -114,12 +118,7 @@ fn result_of(server_id: &str, a: &pb::Allocation) -> pb::ReportResultRequest {
     }
 }
 
-async fn play(
-    mut client: ServerManagerClient<Channel>,
-    id: String,
-    a: pb::Allocation,
-    d: Duration,
-) {
+async fn play(mut client: Client, id: String, a: pb::Allocation, d: Duration) {
     let players: Vec<&String> = a.teams.iter().flat_map(|t| &t.player_ids).collect();
     println!(
         "{}",
@@ -150,7 +149,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
         .id
         .clone()
         .unwrap_or_else(|| format!("gs-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
-    let mut client = connect(&args.manager).await?;
+    let mut client = connect(&args.manager, args.token.as_deref()).await?;
     let mut every = register(&mut client, &args, &id).await?;
     let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
     loop {

@@ -199,6 +199,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let worker_cfg = args.worker.config(&catalog)?;
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
     let servers_cfg = args.servers.config()?;
+    let fleet = args.servers.credentials()?;
     let consumer_cfg = args.consumer.config()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
     let rating_store = args.ratings.open(true).await?;
@@ -244,7 +245,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         consumer_cfg,
         shutdown.clone(),
     ));
-    let manager = server_manager::Service::new(store.clone(), state.catalog.clone(), servers_cfg);
+    let manager = server_manager::Service::new(store.clone(), state.catalog.clone(), servers_cfg)
+        .with_credentials(fleet);
     let grpc = tokio::spawn(server_manager::serve(grpc, manager, shutdown.clone()));
     let sup = tokio::spawn(supervisor::run(
         store.clone(),
@@ -268,9 +270,10 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
 pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.servers.config()?;
+    let fleet = args.servers.credentials()?;
     let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     let listener = listen_grpc(&args.servers).await?;
-    let service = server_manager::Service::new(store, catalog, cfg);
+    let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
     server_manager::serve(listener, service, shutdown_on_signal())
         .await
         .context("server manager failed")

@@ -3,8 +3,15 @@
 //! (and learn their matches from the answer), report results and release slots;
 //! outside callers may allocate slots as with Agones' allocator. All state is in
 //! the store ([`mm_store::Fleet`]), so any number of server managers may run.
+//!
+//! Every call carries a credential (`authorization: Bearer <token>` metadata,
+//! checked against [`FleetCredentials`]): a fleet token acts only for the servers
+//! it binds, and a server only on the matches allocated to it; `Allocate` needs an
+//! allocator token. Without credentials configured (dev mode, loopback only) any
+//! caller may do anything.
 
 use crate::{Catalog, saga};
+use mm_auth::{FleetCredentials, Grant};
 use mm_domain::{
     MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, RatingJob,
     TeamResult, now_ms, reasons,
@@ -35,15 +42,60 @@ pub struct Service {
     store: Arc<dyn Store>,
     catalog: Arc<Catalog>,
     cfg: ServerManagerConfig,
+    /// `None`: dev mode, no credential needed.
+    credentials: Option<Arc<FleetCredentials>>,
 }
 
 impl Service {
+    /// A service in dev mode; see [`Service::with_credentials`].
     pub fn new(store: Arc<dyn Store>, catalog: Arc<Catalog>, cfg: ServerManagerConfig) -> Self {
         Self {
             store,
             catalog,
             cfg,
+            credentials: None,
         }
+    }
+
+    /// Requires a credential from `credentials` on every call (`None`: dev mode).
+    pub fn with_credentials(mut self, credentials: Option<Arc<FleetCredentials>>) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// What the call's credential grants; `UNAUTHENTICATED` without a valid one.
+    fn grant<T>(&self, request: &Request<T>) -> Result<Grant, Status> {
+        let Some(credentials) = &self.credentials else {
+            return Ok(Grant::Dev);
+        };
+        let token = request
+            .metadata()
+            .get("authorization")
+            .ok_or_else(|| {
+                Status::unauthenticated("missing 'authorization: Bearer <token>' metadata")
+            })?
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or_else(|| Status::unauthenticated("authorization must be 'Bearer <token>'"))?;
+        credentials
+            .identify(token.as_bytes())
+            .cloned()
+            .ok_or_else(|| Status::unauthenticated("unknown credential"))
+    }
+
+    /// The grant of a call acting as game server `server_id`.
+    fn as_server<T>(&self, request: &Request<T>, server_id: &str) -> Result<Grant, Status> {
+        let grant = self.grant(request)?;
+        check_id("server_id", server_id)?;
+        if !grant.may_act_for(server_id) {
+            return Err(Status::permission_denied(format!(
+                "credential {:?} may not act for server {server_id}",
+                grant.name()
+            )));
+        }
+        Ok(grant)
     }
 }
 
@@ -133,8 +185,8 @@ impl ServerManager for Service {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
         let r = request.into_inner();
-        check_id("server_id", &r.server_id)?;
         if !self.catalog.has_region(&r.region) {
             return Err(Status::invalid_argument(format!(
                 "unknown region {:?}; known regions: {}",
@@ -184,8 +236,8 @@ impl ServerManager for Service {
         &self,
         request: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
         let r = request.into_inner();
-        check_id("server_id", &r.server_id)?;
         match self
             .store
             .server_heartbeat(&r.server_id, self.cfg.heartbeat_timeout)
@@ -205,6 +257,7 @@ impl ServerManager for Service {
         &self,
         request: Request<pb::ReportResultRequest>,
     ) -> Result<Response<pb::ReportResultResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
         let r = request.into_inner();
         let Some((_, pool, id)) = self.held(&r.server_id, &r.match_id).await? else {
             return Err(Status::not_found(format!(
@@ -286,9 +339,9 @@ impl ServerManager for Service {
         &self,
         request: Request<pb::ReleaseRequest>,
     ) -> Result<Response<pb::ReleaseResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
         let r = request.into_inner();
         if r.match_id.is_empty() {
-            check_id("server_id", &r.server_id)?;
             if !self.store.leave(&r.server_id).await.map_err(internal)? {
                 return Err(Status::not_found("unknown server"));
             }
@@ -320,6 +373,13 @@ impl ServerManager for Service {
         &self,
         request: Request<pb::AllocateRequest>,
     ) -> Result<Response<pb::AllocateResponse>, Status> {
+        let grant = self.grant(&request)?;
+        if !grant.may_allocate() {
+            return Err(Status::permission_denied(format!(
+                "credential {:?} may not allocate (an allocator credential may)",
+                grant.name()
+            )));
+        }
         let r = request.into_inner();
         check_id("allocation_id", &r.allocation_id)?;
         if !self.catalog.has_region(&r.region) {

@@ -199,6 +199,16 @@ fn dev_tokens_are_refused_off_loopback_and_jwt_needs_keys() {
             ],
             &["AUTH=dev", "loopback"],
         ),
+        (
+            &["serve"],
+            &[("GRPC_LISTEN_ADDR", "0.0.0.0:1")],
+            &["GRPC_LISTEN_ADDR", "FLEET_CREDENTIALS_FILE"],
+        ),
+        (
+            &["serve"],
+            &[("FLEET_CREDENTIALS_FILE", short)],
+            &["FLEET_CREDENTIALS_FILE"],
+        ),
         (&["token", "alice"], &[], &["--secret-file"]),
         (
             &["token", "not a player", "--secret-file", good],

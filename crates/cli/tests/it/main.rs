@@ -7,6 +7,7 @@ mod bench;
 mod cli;
 mod crash;
 mod e2e;
+mod fleet_auth;
 mod lifecycle;
 mod ratings;
 

@@ -1,0 +1,369 @@
+//! Game-server credentials against a real `serve`: every gRPC method refuses a
+//! missing or unknown token (`UNAUTHENTICATED`), a fleet acts only as its own
+//! servers and on their matches, `Allocate` needs an allocator
+//! (`PERMISSION_DENIED`), nothing changes when a call is refused, and the example
+//! game server plays with its token.
+
+use crate::{BIN, Deployment};
+use mm_proto::v1 as pb;
+use mm_proto::{Client, Credential};
+use mm_testkit::Proc;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use tonic::Code;
+
+const EU: &str = "eu-fleet-token-0123456789abcdef";
+const OTHER: &str = "other-fleet-token-0123456789abcdef";
+const LOBBY: &str = "lobby-allocator-token-0123456789";
+
+const CREDENTIALS: &str = r#"
+[[fleet]]
+name = "eu"
+token = "eu-fleet-token-0123456789abcdef"
+servers = ["gs-eu-*"]
+
+[[fleet]]
+name = "other"
+token = "other-fleet-token-0123456789abcdef"
+servers = ["gs-other-*"]
+
+[[allocator]]
+name = "lobby"
+token = "lobby-allocator-token-0123456789"
+"#;
+
+async fn client(d: &Deployment, token: Option<&str>) -> Client {
+    let channel = tonic::transport::Endpoint::from_shared(d.grpc.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    mm_proto::client(channel, Credential::new(token).unwrap())
+}
+
+fn register(id: &str) -> pb::RegisterRequest {
+    pb::RegisterRequest {
+        server_id: id.into(),
+        region: "eu".into(),
+        modes: vec!["rush".into()],
+        capacity: 2,
+        address: "10.0.0.1:7777".into(),
+    }
+}
+
+/// Every method of the service called as `server` on `match_id`; the codes.
+async fn every_method(c: &mut Client, server: &str, match_id: &str) -> Vec<(&'static str, Code)> {
+    let code = |r: Result<(), tonic::Status>| r.err().map(|s| s.code()).unwrap_or(Code::Ok);
+    vec![
+        (
+            "Register",
+            code(c.register(register(server)).await.map(|_| ())),
+        ),
+        (
+            "Heartbeat",
+            code(
+                c.heartbeat(pb::HeartbeatRequest {
+                    server_id: server.into(),
+                })
+                .await
+                .map(|_| ()),
+            ),
+        ),
+        (
+            "ReportResult",
+            code(
+                c.report_result(pb::ReportResultRequest {
+                    server_id: server.into(),
+                    match_id: match_id.into(),
+                    teams: vec![pb::TeamResult {
+                        team: 0,
+                        outcome: pb::Outcome::Win as i32,
+                        placement: 0,
+                    }],
+                    ..Default::default()
+                })
+                .await
+                .map(|_| ()),
+            ),
+        ),
+        (
+            "Release",
+            code(
+                c.release(pb::ReleaseRequest {
+                    server_id: server.into(),
+                    match_id: match_id.into(),
+                })
+                .await
+                .map(|_| ()),
+            ),
+        ),
+        (
+            "Allocate",
+            code(
+                c.allocate(pb::AllocateRequest {
+                    region: "eu".into(),
+                    mode: "rush".into(),
+                    allocation_id: "alloc-1".into(),
+                })
+                .await
+                .map(|_| ()),
+            ),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn game_servers_act_only_with_their_credential_on_their_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(&file, CREDENTIALS).unwrap();
+    let d = Deployment::embedded_with(&[("FLEET_CREDENTIALS_FILE", file.to_str().unwrap())]).await;
+
+    // No token, or an unknown one: every method is UNAUTHENTICATED.
+    for token in [None, Some("not-a-configured-token-at-all!!"), Some("x")] {
+        let mut c = client(&d, token).await;
+        for (method, code) in every_method(&mut c, "gs-eu-1", "m-none").await {
+            assert_eq!(code, Code::Unauthenticated, "{method} with {token:?}");
+        }
+    }
+    let mut eu = client(&d, Some(EU)).await;
+    let mut other = client(&d, Some(OTHER)).await;
+    let mut lobby = client(&d, Some(LOBBY)).await;
+    // A fleet registers only its own servers; an allocator registers none.
+    eu.register(register("gs-eu-1"))
+        .await
+        .expect("eu registers its server");
+    other
+        .register(register("gs-other-1"))
+        .await
+        .expect("other registers its server");
+    for (who, c) in [("other", &mut other), ("lobby", &mut lobby)] {
+        let err = c.register(register("gs-eu-1")).await.unwrap_err();
+        assert_eq!(
+            err.code(),
+            Code::PermissionDenied,
+            "{who} registering gs-eu-1"
+        );
+    }
+
+    // The allocator takes two slots (servers fill up before empty ones are used,
+    // so one server is full); then a match is placed on whichever has room.
+    for i in 0..2 {
+        lobby
+            .allocate(pb::AllocateRequest {
+                region: "eu".into(),
+                mode: "rush".into(),
+                allocation_id: format!("fill-{i}"),
+            })
+            .await
+            .expect("the allocator allocates");
+    }
+    let (a, b) = (d.client("fa"), d.client("fb"));
+    for p in [&a, &b] {
+        let (s, t) = p
+            .send(
+                Method::POST,
+                "/v1/tickets",
+                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{t}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (server, allocation) = loop {
+        let mut found = None;
+        for (server, c) in [("gs-eu-1", &mut eu), ("gs-other-1", &mut other)] {
+            let beat = c
+                .heartbeat(pb::HeartbeatRequest {
+                    server_id: server.into(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            if let Some(m) = beat
+                .allocations
+                .into_iter()
+                .find(|m| m.match_id.starts_with("m-"))
+            {
+                found = Some((server, m));
+            }
+        }
+        if let Some(f) = found {
+            break f;
+        }
+        assert!(Instant::now() < deadline, "the match was never placed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (owner, intruder, intruder_server) = if server == "gs-eu-1" {
+        (&mut eu, &mut other, "gs-other-1")
+    } else {
+        (&mut other, &mut eu, "gs-eu-1")
+    };
+    let mid = allocation.match_id.clone();
+
+    // Another fleet, as its own server or as the owner: PERMISSION_DENIED for
+    // everything touching the match or the owner's server.
+    for (method, code) in every_method(intruder, server, &mid).await {
+        assert_eq!(
+            code,
+            Code::PermissionDenied,
+            "{method} as {server} with another fleet's token"
+        );
+    }
+    for (label, code) in [
+        (
+            "ReportResult",
+            intruder
+                .report_result(pb::ReportResultRequest {
+                    server_id: intruder_server.into(),
+                    match_id: mid.clone(),
+                    teams: vec![pb::TeamResult {
+                        team: 0,
+                        outcome: pb::Outcome::Win as i32,
+                        placement: 0,
+                    }],
+                    ..Default::default()
+                })
+                .await
+                .unwrap_err()
+                .code(),
+        ),
+        (
+            "Release",
+            intruder
+                .release(pb::ReleaseRequest {
+                    server_id: intruder_server.into(),
+                    match_id: mid.clone(),
+                })
+                .await
+                .map(|_| ())
+                .err()
+                .map(|s| s.code())
+                .unwrap_or(Code::Ok),
+        ),
+        (
+            "Allocate",
+            intruder
+                .allocate(pb::AllocateRequest {
+                    region: "eu".into(),
+                    mode: "rush".into(),
+                    allocation_id: "sneaky".into(),
+                })
+                .await
+                .unwrap_err()
+                .code(),
+        ),
+    ] {
+        assert_eq!(
+            code,
+            Code::PermissionDenied,
+            "{label} on another server's match"
+        );
+    }
+
+    // Nothing changed: the match is still assigned to its server, with no result.
+    let (s, m) = a.get(&format!("/v1/matches/{mid}")).await;
+    assert_eq!(s, StatusCode::OK, "{m}");
+    assert_eq!(m["status"], "assigned", "{m}");
+    assert_eq!(m["server"]["server_id"], server);
+    assert!(m.get("result").is_none_or(|r| r.is_null()), "{m}");
+    let beat = owner
+        .heartbeat(pb::HeartbeatRequest {
+            server_id: server.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        beat.allocations.iter().any(|x| x.match_id == mid),
+        "still allocated to {server}"
+    );
+
+    // The owner reports; the match completes.
+    owner
+        .report_result(pb::ReportResultRequest {
+            server_id: server.into(),
+            match_id: mid.clone(),
+            teams: vec![
+                pb::TeamResult {
+                    team: 0,
+                    outcome: pb::Outcome::Win as i32,
+                    placement: 0,
+                },
+                pb::TeamResult {
+                    team: 1,
+                    outcome: pb::Outcome::Loss as i32,
+                    placement: 0,
+                },
+            ],
+            ..Default::default()
+        })
+        .await
+        .expect("the owner reports");
+    let (_, m) = a.get(&format!("/v1/matches/{mid}")).await;
+    assert_eq!(m["status"], "completed", "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_example_game_server_plays_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(&file, CREDENTIALS).unwrap();
+    let d = Deployment::embedded_with(&[("FLEET_CREDENTIALS_FILE", file.to_str().unwrap())]).await;
+    let spawn = |id: &str, token: &str| {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("example-game-server")
+            .env("SERVER_MANAGER_URL", &d.grpc)
+            .env("GAME_SERVER_ID", id)
+            .env("GAME_SERVER_REGION", "eu")
+            .env("GAME_SERVER_MODES", "rush")
+            .env("GAME_SERVER_TOKEN", token)
+            .env("MATCH_DURATION", "100ms");
+        Proc::spawn(id, cmd, d.logs.path())
+    };
+    // With another fleet's token it cannot register, and says why.
+    let mut wrong = spawn("gs-eu-9", OTHER);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while wrong.running() {
+        assert!(
+            Instant::now() < deadline,
+            "registered with another fleet's token"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        wrong.log().contains("may not act for server gs-eu-9"),
+        "{}",
+        wrong.log()
+    );
+    let gs = spawn("gs-eu-2", EU);
+    let (a, b) = (d.client("ga"), d.client("gb"));
+    for p in [&a, &b] {
+        let (s, t) = p
+            .send(
+                Method::POST,
+                "/v1/tickets",
+                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{t}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, m) = a.get("/v1/players/me/matches").await;
+        if m["matches"].as_array().is_some_and(|l| !l.is_empty())
+            && gs.log().contains("match_finished")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no match completed:\n{}",
+            gs.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gs.log().contains("\"reported\":true"), "{}", gs.log());
+}
