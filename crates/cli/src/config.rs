@@ -433,3 +433,69 @@ impl ConsumerArgs {
         })
     }
 }
+
+/// A class's limits: `PER_PLAYER,PER_ADDRESS`, each `N/PERIOD` (e.g. `30/1m`) or
+/// `off`.
+fn limit(s: &str) -> Result<mm_server::ingress::Limit, String> {
+    let one = |part: &str| -> Result<Option<mm_store::Rate>, String> {
+        let part = part.trim();
+        if part == "off" {
+            return Ok(None);
+        }
+        let (n, period) = part
+            .split_once('/')
+            .ok_or_else(|| format!("{part:?}: expected N/PERIOD (e.g. 30/1m) or off"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("{n:?} is not a whole number of calls"))?;
+        let period = humantime::parse_duration(period.trim())
+            .map_err(|e| format!("{period:?}: {e} (use e.g. 1s, 1m)"))?;
+        if count == 0 || period.is_zero() {
+            return Err(format!(
+                "{part:?}: the count and period must be more than zero (or say off)"
+            ));
+        }
+        Ok(Some(mm_store::Rate { count, period }))
+    };
+    let (player, address) = s
+        .split_once(',')
+        .ok_or_else(|| format!("{s:?}: expected PER_PLAYER,PER_ADDRESS (e.g. 30/1m,600/1m)"))?;
+    Ok(mm_server::ingress::Limit {
+        per_player: one(player)?,
+        per_address: one(address)?,
+    })
+}
+
+/// Rate limits per player and per client address (`N/PERIOD` each, or `off`);
+/// shared by every ingress through the store. Trusted backends are not limited.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Ticket creations and cancels: per player, per address.
+    #[arg(long, env = "RATE_LIMIT_TICKETS", default_value = "30/1m,600/1m", value_parser = limit)]
+    pub rate_limit_tickets: mm_server::ingress::Limit,
+    /// Ready-check answers over HTTP: per player, per address.
+    #[arg(long, env = "RATE_LIMIT_ANSWERS", default_value = "30/1m,1200/1m", value_parser = limit)]
+    pub rate_limit_answers: mm_server::ingress::Limit,
+    /// Every other HTTP call (reads): per player, per address.
+    #[arg(long, env = "RATE_LIMIT_READS", default_value = "300/1m,6000/1m", value_parser = limit)]
+    pub rate_limit_reads: mm_server::ingress::Limit,
+    /// WebSocket connects: per player, per address.
+    #[arg(long, env = "RATE_LIMIT_CONNECTS", default_value = "20/1m,600/1m", value_parser = limit)]
+    pub rate_limit_connects: mm_server::ingress::Limit,
+    /// Messages on WebSockets: per player, per address.
+    #[arg(long, env = "RATE_LIMIT_MESSAGES", default_value = "120/1m,6000/1m", value_parser = limit)]
+    pub rate_limit_messages: mm_server::ingress::Limit,
+}
+
+impl LimitArgs {
+    pub fn limits(&self) -> mm_server::ingress::RateLimits {
+        mm_server::ingress::RateLimits {
+            tickets: self.rate_limit_tickets,
+            answers: self.rate_limit_answers,
+            reads: self.rate_limit_reads,
+            connects: self.rate_limit_connects,
+            messages: self.rate_limit_messages,
+        }
+    }
+}

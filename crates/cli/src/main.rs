@@ -34,7 +34,7 @@ enum Command {
     /// unless DATABASE_URL is given.
     Serve(Box<run::ServeArgs>),
     /// The HTTP/WebSocket API for game clients (stateless; needs REDIS_URL).
-    Ingress(run::IngressArgs),
+    Ingress(Box<run::IngressArgs>),
     /// Claims tickets and forms matches (stateless; needs REDIS_URL).
     Worker(run::WorkerCmd),
     /// Returns tickets of dead workers to the queue, finishes interrupted fan-outs and
@@ -103,7 +103,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
     {
         match command {
             Command::Serve(args) => run::serve(*args).await,
-            Command::Ingress(args) => run::ingress(args).await,
+            Command::Ingress(args) => run::ingress(*args).await,
             Command::Worker(args) => run::worker(args).await,
             Command::Supervisor(args) => run::supervisor(args).await,
             Command::ServerManager(args) => run::server_manager(args).await,

@@ -3,7 +3,8 @@
 
 use crate::auth::AuthArgs;
 use crate::config::{
-    CatalogArgs, ConsumerArgs, HttpArgs, RatingArgs, ServerManagerArgs, SupervisorArgs, WorkerArgs,
+    CatalogArgs, ConsumerArgs, HttpArgs, LimitArgs, RatingArgs, ServerManagerArgs, SupervisorArgs,
+    WorkerArgs,
 };
 use anyhow::{Context, Result};
 use clap::Args;
@@ -42,6 +43,8 @@ pub struct ServeArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub auth: AuthArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     #[command(flatten)]
     pub catalog: CatalogArgs,
     #[command(flatten)]
@@ -86,6 +89,8 @@ pub struct IngressArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub auth: AuthArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     #[command(flatten)]
     pub catalog: CatalogArgs,
     #[command(flatten)]
@@ -237,6 +242,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         shutdown.clone(),
     )
     .with_client_ratings(args.ratings.allow_client_ratings)
+    .with_limits(args.limits.limits())
     .with_complete_marks(complete_marks);
     let consumer = tokio::spawn(ratings::consumer::run(
         store.clone(),
@@ -289,7 +295,8 @@ pub async fn ingress(args: IngressArgs) -> Result<()> {
     identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
     let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
-        .with_client_ratings(args.ratings.allow_client_ratings);
+        .with_client_ratings(args.ratings.allow_client_ratings)
+        .with_limits(args.limits.limits());
     ingress::serve(listener, state, DRAIN)
         .await
         .context("HTTP server failed")

@@ -1,7 +1,7 @@
 //! The store contract shared by the Redis and in-memory implementations.
 
 use crate::StoreError;
-use crate::{Fleet, Lifecycle, Results};
+use crate::{Fleet, Lifecycle, Limits, Results};
 use async_trait::async_trait;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
@@ -59,7 +59,7 @@ pub struct Depths {
 /// game servers ([`Fleet`]). All methods are safe to call concurrently from any
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
-pub trait Store: Lifecycle + Fleet + Results + Send + Sync + 'static {
+pub trait Store: Lifecycle + Fleet + Results + Limits + Send + Sync + 'static {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 

@@ -31,12 +31,18 @@
 //! | `mm:{fleet}:on:SERVER` | set | allocation ids holding a slot on the server |
 //! | `mm:{fleet}:alloc` | hash | allocation id -> `server\|address\|ms\|request JSON` |
 //! | `mm:{fleet}:leaving` | set | servers that left: no new allocations |
+//! | `mm:{rl:KEY}` | string | a rate limiter's theoretical arrival time (µs, Redis clock); expires once idle |
 //! | `mm:events` | channel | event envelopes for every ingress |
 
 use mm_domain::{PlayerId, Pool};
 
 /// The Pub/Sub channel that carries player events between processes.
 pub const EVENTS_CHANNEL: &str = "mm:events";
+
+/// A rate limiter's key (its own slot: limiters are independent).
+pub fn rate(key: &str) -> String {
+    format!("mm:{{rl:{key}}}")
+}
 
 /// Keys of one pool.
 #[derive(Debug, Clone)]

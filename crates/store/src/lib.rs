@@ -15,7 +15,8 @@
 //! After that a match lives on through the [`Lifecycle`] steps (ready check,
 //! placement, result) that `mm_server::saga` drives, and game servers and their
 //! slots are kept through [`Fleet`]. Results wait for the rating service, and
-//! players' rating freshness is marked, through [`Results`].
+//! players' rating freshness is marked, through [`Results`]. Rate limits shared by
+//! every ingress are counted through [`Limits`].
 
 mod api;
 mod error;
@@ -23,6 +24,7 @@ mod fleet;
 mod hub;
 pub mod keys;
 mod lifecycle;
+mod limits;
 mod memory;
 mod redis_store;
 mod results;
@@ -33,6 +35,7 @@ pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer};
 pub use hub::Hub;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
+pub use limits::{Limits, MemoryLimits, Rate, Verdict};
 pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 pub use results::Results;

@@ -46,6 +46,7 @@ pub struct Scripts {
     pub results_ack: Script,
     pub results_queue: Script,
     pub skill_mark: Script,
+    pub rate: Script,
 }
 
 impl Scripts {
@@ -83,6 +84,7 @@ impl Scripts {
             results_ack: Script::new(include_str!("lua/results_ack.lua")),
             results_queue: script!("results_queue.lua"),
             skill_mark: Script::new(include_str!("lua/skill_mark.lua")),
+            rate: Script::new(include_str!("lua/rate.lua")),
         }
     }
 }

@@ -70,6 +70,11 @@ pub(crate) fn matchmaker(
         .env("REGIONS", region)
         .env("RUST_LOG", "warn")
         .env("AUTH", "dev")
+        .env("RATE_LIMIT_TICKETS", "off,off")
+        .env("RATE_LIMIT_ANSWERS", "off,off")
+        .env("RATE_LIMIT_READS", "off,off")
+        .env("RATE_LIMIT_CONNECTS", "off,off")
+        .env("RATE_LIMIT_MESSAGES", "off,off")
         .env_remove("JWT_SECRET_FILE")
         .env_remove("JWT_JWKS_FILE")
         .env("ALLOW_CLIENT_RATINGS", "true");

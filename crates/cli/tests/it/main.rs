@@ -9,6 +9,7 @@ mod crash;
 mod e2e;
 mod fleet_auth;
 mod lifecycle;
+mod limits;
 mod ratings;
 
 use futures_util::StreamExt;
@@ -82,12 +83,22 @@ pub fn test_modes_file() -> &'static str {
     })
 }
 
+/// A limit no test reaches.
+pub const NO_LIMIT: &str = "1000000/1s,1000000/1s";
+
 /// Settings that make a deployment react quickly in tests. Tickets may carry the
 /// client's ratings (most tests match on chosen ratings); the rating tests switch
 /// that off.
 pub fn fast_env(cmd: &mut Command) {
     cmd.env("RUST_LOG", "info")
         .env("AUTH", "dev")
+        // Limits are checked on every call but never bind; the rate-limit tests
+        // set their own.
+        .env("RATE_LIMIT_TICKETS", NO_LIMIT)
+        .env("RATE_LIMIT_ANSWERS", NO_LIMIT)
+        .env("RATE_LIMIT_READS", NO_LIMIT)
+        .env("RATE_LIMIT_CONNECTS", NO_LIMIT)
+        .env("RATE_LIMIT_MESSAGES", NO_LIMIT)
         .env("ALLOW_CLIENT_RATINGS", "true")
         .env("RATING_POLL_INTERVAL", "20ms")
         .env("RATING_LEASE", "2s")

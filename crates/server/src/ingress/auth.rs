@@ -11,11 +11,26 @@ use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
 use axum::http::header::{AUTHORIZATION, UPGRADE};
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, Uri};
 pub use mm_auth::{Authenticator, Caller, DevTokens};
 use mm_domain::PlayerId;
 
 /// The header a trusted backend names the player it acts for in.
 pub const ACT_FOR: &str = "x-player-id";
+
+/// The caller, authenticated once per request by the rate-limit layer and reused
+/// by the extractors.
+#[derive(Clone)]
+pub struct Authenticated(pub Result<Caller, ApiError>);
+
+/// Authenticates a request's bearer token.
+pub fn authenticate(headers: &HeaderMap, uri: &Uri, state: &AppState) -> Result<Caller, ApiError> {
+    let token = bearer(headers, uri)?;
+    state
+        .auth
+        .authenticate(&token)
+        .map_err(|e| ApiError::unauthorized(e.to_string()))
+}
 
 /// The player a request acts for: the token's own player, or the player a trusted
 /// backend names.
@@ -42,11 +57,10 @@ impl FromRequestParts<AppState> for Actor {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = bearer(parts)?;
-        let caller = state
-            .auth
-            .authenticate(&token)
-            .map_err(|e| ApiError::unauthorized(e.to_string()))?;
+        let caller = match parts.extensions.get::<Authenticated>() {
+            Some(Authenticated(done)) => done.clone()?,
+            None => authenticate(&parts.headers, &parts.uri, state)?,
+        };
         let named = match parts.headers.get(ACT_FOR) {
             None => None,
             Some(v) => {
@@ -96,8 +110,8 @@ impl FromRequestParts<AppState> for Player {
 }
 
 /// The bearer token of a request.
-fn bearer(parts: &Parts) -> Result<String, ApiError> {
-    match parts.headers.get(AUTHORIZATION) {
+fn bearer(headers: &HeaderMap, uri: &Uri) -> Result<String, ApiError> {
+    match headers.get(AUTHORIZATION) {
         Some(value) => {
             let value = value
                 .to_str()
@@ -109,7 +123,7 @@ fn bearer(parts: &Parts) -> Result<String, ApiError> {
                 .map(String::from)
                 .ok_or_else(|| ApiError::unauthorized("Authorization must be 'Bearer <token>'"))
         }
-        None if is_websocket(parts) => query_token(parts).ok_or_else(|| {
+        None if is_websocket(headers) => query_token(uri).ok_or_else(|| {
             ApiError::unauthorized("pass 'Authorization: Bearer <token>' or ?token=<token>")
         }),
         None => Err(ApiError::unauthorized(
@@ -118,16 +132,15 @@ fn bearer(parts: &Parts) -> Result<String, ApiError> {
     }
 }
 
-fn is_websocket(parts: &Parts) -> bool {
-    parts
-        .headers
+fn is_websocket(headers: &HeaderMap) -> bool {
+    headers
         .get(UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
-fn query_token(parts: &Parts) -> Option<String> {
-    let query = parts.uri.query()?;
+fn query_token(uri: &Uri) -> Option<String> {
+    let query = uri.query()?;
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
         (k == "token" && !v.is_empty()).then(|| v.to_string())

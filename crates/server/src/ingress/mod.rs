@@ -5,6 +5,7 @@
 mod auth;
 mod error;
 mod extract;
+mod limits;
 mod matches;
 mod ratings;
 mod tickets;
@@ -12,6 +13,7 @@ mod ws;
 
 pub use auth::{ACT_FOR, Actor, Authenticator, Caller, DevTokens, Player};
 pub use error::ApiError;
+pub use limits::{Class, Limit, RateLimits};
 
 use crate::Catalog;
 use crate::ratings::Lookup;
@@ -46,6 +48,8 @@ pub struct AppState {
     pub complete_marks: bool,
     /// Leaderboard pages, read at most every `ratings::BOARD_TTL`.
     pub boards: Arc<ratings::Boards>,
+    /// Calls allowed per player and per client address.
+    pub limits: Arc<RateLimits>,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
     pub shutdown: CancellationToken,
@@ -67,6 +71,7 @@ impl AppState {
             client_ratings: false,
             complete_marks: false,
             boards: Arc::new(ratings::Boards::default()),
+            limits: Arc::new(RateLimits::default()),
             sockets: TaskTracker::new(),
             shutdown,
         }
@@ -75,6 +80,12 @@ impl AppState {
     /// Declares the store's freshness marks complete (see [`AppState::complete_marks`]).
     pub fn with_complete_marks(mut self, complete: bool) -> Self {
         self.complete_marks = complete;
+        self
+    }
+
+    /// Limits calls per player and per address (default: none).
+    pub fn with_limits(mut self, limits: RateLimits) -> Self {
+        self.limits = Arc::new(limits);
         self
     }
 
@@ -112,6 +123,10 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(ready))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::layer,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -121,7 +136,8 @@ pub fn router(state: AppState) -> Router {
 pub async fn serve(listener: TcpListener, state: AppState, drain: Duration) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
     let sockets = state.sockets.clone();
-    axum::serve(listener, router(state))
+    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await?;
     sockets.close();

@@ -7,9 +7,15 @@
 //! "match_id", "status"}` or `{"type": "error", ...}`. While the player has a ready
 //! check running, the socket closing starts the player's disconnect grace (a new
 //! socket within it cancels it; past it, it counts as a decline).
+//!
+//! Messages count against the `messages` rate limit; over it, the socket gets
+//! `{"type": "error", "error": {"code": "rate_limited", ...}}` and is closed with
+//! 1008 (policy violation).
 
+use super::limits::{self, Class, ClientAddr};
 use super::{ApiError, AppState, Player, matches};
 use crate::saga;
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
@@ -38,6 +44,7 @@ const MAX_MESSAGE: usize = 64 * 1024;
 pub async fn upgrade(
     State(state): State<AppState>,
     Player(player): Player,
+    addr: Option<Extension<ClientAddr>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let upgrade = upgrade
@@ -45,14 +52,14 @@ pub async fn upgrade(
         .read_buffer_size(READ_BUFFER)
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE);
+    let addr = addr.and_then(|Extension(ClientAddr(a))| a);
     let events = state.store.subscribe(&player).await?;
-    let shutdown = state.shutdown.clone();
     let sockets = state.sockets.clone();
     let store = state.store.clone();
     Ok(upgrade.on_upgrade(move |socket| async move {
         sockets.spawn(async move {
             presence(&store, &player, true).await;
-            let closed_by_client = session(socket, &store, &player, events, shutdown).await;
+            let closed_by_client = session(socket, &state, &player, addr, events).await;
             if closed_by_client {
                 presence(&store, &player, false).await;
             }
@@ -138,11 +145,13 @@ async fn handle(store: &Arc<dyn Store>, player: &PlayerId, text: &str) -> serde_
 /// server shutdown).
 async fn session(
     mut socket: WebSocket,
-    store: &Arc<dyn Store>,
+    state: &AppState,
     player: &PlayerId,
+    addr: Option<std::net::IpAddr>,
     mut events: mpsc::Receiver<Event>,
-    shutdown: CancellationToken,
 ) -> bool {
+    let store = &state.store;
+    let shutdown: &CancellationToken = &state.shutdown;
     let hello = serde_json::json!({"type": "session.ready", "player_id": player});
     if socket
         .send(Message::Text(hello.to_string().into()))
@@ -169,14 +178,19 @@ async fn session(
             }
             incoming = socket.recv() => match incoming {
                 None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return true,
-                Some(Ok(Message::Text(text))) => {
-                    let reply = handle(store, player, text.as_str()).await;
-                    if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
+                Some(Ok(msg @ (Message::Text(_) | Message::Binary(_)))) => {
+                    if let Err(e) = limits::check(state, Class::Messages, Some(player), addr).await {
+                        let wait = e.details.as_ref().and_then(|d| d.get("retry_after_ms")).cloned();
+                        let reply = serde_json::json!({"type": "error", "error": {"code": e.code, "message": e.message, "retry_after_ms": wait}});
+                        let _ = socket.send(Message::Text(reply.to_string().into())).await;
+                        let frame = CloseFrame { code: close_code::POLICY, reason: "rate limited".into() };
+                        let _ = socket.send(Message::Close(Some(frame))).await;
                         return true;
                     }
-                }
-                Some(Ok(Message::Binary(_))) => {
-                    let reply = serde_json::json!({"type": "error", "error": {"code": "not_supported", "message": "send JSON text frames"}});
+                    let reply = match msg {
+                        Message::Text(text) => handle(store, player, text.as_str()).await,
+                        _ => serde_json::json!({"type": "error", "error": {"code": "not_supported", "message": "send JSON text frames"}}),
+                    };
                     if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
                         return true;
                     }

@@ -330,6 +330,18 @@ impl Inner {
 pub struct MemoryStore {
     inner: Mutex<Inner>,
     hub: Hub,
+    /// Rate limits, apart from `inner` so checks never wait for the store's lock.
+    limits: crate::MemoryLimits,
+}
+
+#[async_trait]
+impl crate::Limits for MemoryStore {
+    async fn check_rates(
+        &self,
+        checks: &[(String, crate::Rate)],
+    ) -> Result<Vec<crate::Verdict>, StoreError> {
+        Ok(self.limits.check(checks))
+    }
 }
 
 impl MemoryStore {

@@ -343,6 +343,32 @@ async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, hub: Arc<Hub>
 }
 
 #[async_trait]
+impl crate::Limits for RedisStore {
+    async fn check_rates(
+        &self,
+        checks: &[(String, crate::Rate)],
+    ) -> Result<Vec<crate::Verdict>, StoreError> {
+        // One script per key, sent together (the connection pipelines them).
+        let calls = checks.iter().map(|(key, rate)| async move {
+            let wait: u64 = self
+                .scripts
+                .rate
+                .key(crate::keys::rate(key))
+                .arg(rate.interval().as_micros() as u64)
+                .arg(rate.count.max(1))
+                .invoke_async(&mut self.conn())
+                .await?;
+            Ok::<_, StoreError>(if wait == 0 {
+                crate::Verdict::Allowed
+            } else {
+                crate::Verdict::Limited(Duration::from_micros(wait))
+            })
+        });
+        try_join_all(calls).await
+    }
+}
+
+#[async_trait]
 impl Store for RedisStore {
     async fn ping(&self) -> Result<(), StoreError> {
         let _: String = redis::cmd("PING").query_async(&mut self.conn()).await?;

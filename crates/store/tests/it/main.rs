@@ -3,6 +3,7 @@
 
 mod conformance;
 mod lifecycle;
+mod limits;
 mod races;
 mod reservations;
 mod results;
