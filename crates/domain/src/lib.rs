@@ -6,6 +6,7 @@ mod event;
 mod ids;
 mod lifecycle;
 mod matches;
+mod orset;
 mod rating;
 mod ticket;
 
@@ -17,6 +18,7 @@ pub use lifecycle::{
     TicketFate, reasons,
 };
 pub use matches::{Match, MatchTicket};
+pub use orset::{OrSet, Tag};
 pub use rating::{Decay, MatchOn, RatingJob, RatingModel, RatingPolicy, Skill};
 pub use ticket::{
     MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket, TicketStatus, TicketView,

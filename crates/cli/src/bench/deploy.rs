@@ -83,6 +83,17 @@ impl Deployment {
     /// Starts `kind` with `workers` worker processes (Redis) and `settings`, its
     /// tickets rated per `ratings`.
     pub fn start(kind: Kind, settings: Settings, workers: usize, ratings: Ratings) -> Result<Self> {
+        Self::start_with(kind, settings, workers, ratings, &[])
+    }
+
+    /// The same with extra environment for the process serving the API.
+    pub fn start_with(
+        kind: Kind,
+        settings: Settings,
+        workers: usize,
+        ratings: Ratings,
+        front_env: &[(&str, String)],
+    ) -> Result<Self> {
         let redis = (kind == Kind::Redis).then(RedisServer::start);
         let postgres = (kind == Kind::Redis && ratings == Ratings::Service)
             .then(PostgresServer::start_durable);
@@ -110,6 +121,9 @@ impl Deployment {
         }
         if let Some(pg) = &postgres {
             front.env("DATABASE_URL", pg.create_database("bench"));
+        }
+        for (k, v) in front_env {
+            front.env(k, v);
         }
         let ingress = Proc::spawn("front", front, dir.path());
         let mut others = Vec::new();

@@ -19,6 +19,12 @@
 //!
 //! Baseline in the same command: the same deployment and traffic with seed 000's
 //! worker settings and formation ([`super::SEED000_WORKER`]).
+//!
+//! `--flood F` instead compares the run with itself plus one more player who
+//! queues tickets at F times their per-player limit the whole time (both runs
+//! with the per-player ticket limit [`FLOOD_LIMIT`], per-address limits off: every
+//! simulated player shares the load generator's address): how far one abusive
+//! client moves everyone else's latency.
 
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings, rss_kib};
@@ -66,6 +72,10 @@ pub struct LatencyArgs {
     /// Seed of the rating generator.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Compare with a run that adds one player flooding ticket creations at this
+    /// many times their limit (instead of the seed-000 baseline).
+    #[arg(long)]
+    pub flood: Option<u32>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -113,9 +123,25 @@ impl Step {
     }
 }
 
+/// The per-player ticket limit of the `--flood` runs (players queue every
+/// `--period`, at most 1 s, so they stay under it).
+const FLOOD_LIMIT: mm_store::Rate = mm_store::Rate {
+    count: 2,
+    period: Duration::from_secs(1),
+};
+
+/// What the flooder got back.
+#[derive(Default, Clone)]
+struct Flood {
+    sent: u64,
+    refused: u64,
+    other: u64,
+}
+
 struct Run {
     label: String,
     steps: Vec<Step>,
+    flood: Option<Flood>,
     /// Peak RSS of the process holding the sockets, KiB.
     ingress_rss_kib: Option<u64>,
 }
@@ -135,10 +161,42 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
     if *args.steps.last().expect("not empty") > 5000 {
         bail!("--steps above 5,000 players are beyond what one load generator measures well");
     }
+    if args.flood == Some(0) || (args.flood.is_some() && args.period > Duration::from_secs(1)) {
+        bail!(
+            "--flood must be above zero, with --period at most 1s (players stay under the limit)"
+        );
+    }
     let mut runs = Vec::new();
     if let Some(url) = &args.target.url {
         let d = Deployment::given(url)?;
-        runs.push(measure(&args, d, "given deployment").await?);
+        runs.push(measure(&args, d, "given deployment", None).await?);
+    } else if let Some(factor) = args.flood {
+        let per_player = format!(
+            "{}/{}s,off",
+            FLOOD_LIMIT.count,
+            FLOOD_LIMIT.period.as_secs()
+        );
+        let env = [
+            ("RATE_LIMIT_TICKETS", per_player),
+            ("RATE_LIMIT_ANSWERS", "30/1m,off".to_string()),
+            ("RATE_LIMIT_READS", "300/1m,off".to_string()),
+            ("RATE_LIMIT_CONNECTS", "20/1m,off".to_string()),
+            ("RATE_LIMIT_MESSAGES", "120/1m,off".to_string()),
+        ];
+        for flood in [None, Some(factor)] {
+            let d = Deployment::start_with(
+                args.deployment,
+                Settings::Ours,
+                args.workers,
+                Ratings::Client,
+                &env,
+            )?;
+            let label = match flood {
+                None => format!("limits ({})", args.deployment.name()),
+                Some(f) => format!("limits + flood {f}x ({})", args.deployment.name()),
+            };
+            runs.push(measure(&args, d, &label, flood).await?);
+        }
     } else {
         let mut settings = vec![Settings::Ours];
         if !args.no_baseline {
@@ -147,13 +205,62 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
         for s in settings {
             let d = Deployment::start(args.deployment, s, args.workers, Ratings::Client)?;
             let label = format!("{} ({})", s.label(), args.deployment.name());
-            runs.push(measure(&args, d, &label).await?);
+            runs.push(measure(&args, d, &label, None).await?);
         }
     }
     report(&args, &runs)
 }
 
-async fn measure(args: &LatencyArgs, mut d: Deployment, label: &str) -> Result<Run> {
+/// One player queuing tickets `factor` times faster than [`FLOOD_LIMIT`] allows
+/// until `stop`.
+async fn flooder(
+    base: String,
+    args: LatencyArgs,
+    factor: u32,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
+) -> Flood {
+    let client = reqwest::Client::new();
+    let every = FLOOD_LIMIT.interval() / factor;
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut calls = tokio::task::JoinSet::new();
+    let mut flood = Flood::default();
+    while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+        tick.tick().await;
+        let request = client
+            .post(format!("{base}/v1/tickets"))
+            .bearer_auth("flooder")
+            .json(&serde_json::json!({
+                "mode": args.target.mode,
+                "players": ["flooder"],
+                "rating": 1500,
+                "regions": [args.target.region],
+            }))
+            .send();
+        calls.spawn(async move { request.await.map(|r| r.status().as_u16()) });
+        flood.sent += 1;
+        while let Some(done) = calls.try_join_next() {
+            match done {
+                Ok(Ok(429)) => flood.refused += 1,
+                _ => flood.other += 1,
+            }
+        }
+    }
+    while let Some(done) = calls.join_next().await {
+        match done {
+            Ok(Ok(429)) => flood.refused += 1,
+            _ => flood.other += 1,
+        }
+    }
+    flood
+}
+
+async fn measure(
+    args: &LatencyArgs,
+    mut d: Deployment,
+    label: &str,
+    flood: Option<u32>,
+) -> Result<Run> {
     let players_max = *args.steps.last().expect("not empty");
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(256)
@@ -171,6 +278,8 @@ async fn measure(args: &LatencyArgs, mut d: Deployment, label: &str) -> Result<R
     let run_tag = &uuid::Uuid::new_v4().simple().to_string()[..6];
     let mut peak_rss = None;
     let mut joined = 0usize;
+    let flooding =
+        flood.map(|f| tokio::spawn(flooder(d.base.clone(), args.clone(), f, stopping.clone())));
     for &target in &args.steps {
         while joined < target {
             let player = format!("lat-{run_tag}-{joined}");
@@ -255,12 +364,17 @@ async fn measure(args: &LatencyArgs, mut d: Deployment, label: &str) -> Result<R
     };
     collect.await;
     while players.join_next().await.is_some() {}
+    let flood = match flooding {
+        Some(f) => Some(f.await.unwrap_or_default()),
+        None => None,
+    };
     bar.finish_and_clear();
     d.check_alive()?;
     d.stop();
     Ok(Run {
         label: label.to_string(),
         steps,
+        flood,
         ingress_rss_kib: peak_rss,
     })
 }
@@ -468,7 +582,27 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
             );
         }
     }
-    if let [ours, base] = runs {
+    for r in runs {
+        if let Some(f) = &r.flood {
+            println!(
+                "{}: the flooder sent {} tickets, {} refused with 429, {} answered otherwise",
+                r.label, f.sent, f.refused, f.other
+            );
+        }
+    }
+    if let [quiet, flooded] = runs
+        && flooded.flood.is_some()
+    {
+        println!("\nratio with the flooder / without (p99 of the other players):");
+        for (a, b) in flooded.steps.iter().zip(&quiet.steps) {
+            println!(
+                "  {:>5} players: creation {:.2}x, time to match {:.2}x",
+                a.players,
+                a.create.ms(0.99) / b.create.ms(0.99).max(1e-3),
+                a.matched.ms(0.99) / b.matched.ms(0.99).max(1e-3)
+            );
+        }
+    } else if let [ours, base] = runs {
         println!("\nratio ours / seed-000 settings (p99; below 1 is better):");
         for (a, b) in ours.steps.iter().zip(&base.steps) {
             println!(

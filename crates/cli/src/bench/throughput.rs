@@ -16,6 +16,12 @@
 //! carrying the client's rating, and tickets rated by the rating service (every
 //! request is a new player, so every lookup misses the ingress's cache and goes
 //! to the database, batched): the ratio between the two is the cost of lookups.
+//!
+//! `--auth dev,jwt` runs each again with signed tokens (`AUTH=jwt`, HS256, a token
+//! minted per player by the load generator) and every rate limit checked (set
+//! high enough never to refuse, so the checks cost what they cost and no request
+//! is turned away): the ratio to dev tokens is the cost of verifying and limiting.
+//! Signed tokens allow no client ratings, so those runs use the rating service.
 
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings};
@@ -58,10 +64,54 @@ pub struct ThroughputArgs {
         default_value = "client,service"
     )]
     pub ratings: Vec<Ratings>,
+    /// How callers are identified, comma-separated: each is a run of its own.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "dev")]
+    pub auth: Vec<Auth>,
     #[command(flatten)]
     pub target: Target,
     #[command(flatten)]
     pub output: Output,
+}
+
+/// Identity of the bench's callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Auth {
+    /// Dev tokens (the token is the player id), no rate limits.
+    Dev,
+    /// Signed HS256 tokens, and every rate limit checked.
+    Jwt,
+}
+
+/// The HS256 secret of the `jwt` runs.
+const BENCH_SECRET: &[u8] = b"bench-secret-0123456789abcdef-0123456789";
+/// A limit the bench never reaches.
+const UNREACHED: &str = "1000000000/1s,1000000000/1s";
+
+/// What the front process needs for `auth`, and the signer of its tokens.
+fn auth_env(
+    auth: Auth,
+    secret_file: &std::path::Path,
+) -> Result<(Vec<(&'static str, String)>, Option<mm_auth::TokenSigner>)> {
+    if auth == Auth::Dev {
+        return Ok((Vec::new(), None));
+    }
+    std::fs::write(secret_file, BENCH_SECRET)?;
+    let mut env = vec![
+        ("AUTH", "jwt".to_string()),
+        ("JWT_SECRET_FILE", secret_file.display().to_string()),
+        ("ALLOW_CLIENT_RATINGS", "false".to_string()),
+    ];
+    for var in [
+        "RATE_LIMIT_TICKETS",
+        "RATE_LIMIT_ANSWERS",
+        "RATE_LIMIT_READS",
+        "RATE_LIMIT_CONNECTS",
+        "RATE_LIMIT_MESSAGES",
+    ] {
+        env.push((var, UNREACHED.to_string()));
+    }
+    let signer = mm_auth::TokenSigner::hs256(BENCH_SECRET, "matchmaker", "matchmaker")?;
+    Ok((env, Some(signer)))
 }
 
 /// What one run counted.
@@ -95,38 +145,60 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
         "throughput: {} connections for {:?} per run",
         args.clients, args.duration
     );
-    // (name, what to start (none: --url), ratings, with the GET /healthz floor).
-    type Planned = (String, Option<(Kind, Settings)>, Ratings, bool);
+    // (name, what to start (none: --url), ratings, auth, with the GET /healthz floor).
+    type Planned = (String, Option<(Kind, Settings)>, Ratings, Auth, bool);
     let mut plan: Vec<Planned> = Vec::new();
-    let named = |name: &str, r: Ratings| format!("{name} ({})", r.label());
+    let named = |name: &str, r: Ratings, a: Auth| match a {
+        Auth::Dev => format!("{name} ({})", r.label()),
+        Auth::Jwt => format!("{name} ({}, jwt + limits)", r.label()),
+    };
+    // Signed tokens allow no client ratings.
+    let combos: Vec<(Ratings, Auth)> = args
+        .auth
+        .iter()
+        .flat_map(|&a| args.ratings.iter().map(move |&r| (r, a)))
+        .filter(|&(r, a)| !(a == Auth::Jwt && r == Ratings::Client))
+        .collect();
+    if combos.is_empty() {
+        bail!("--auth jwt needs --ratings service (signed tokens allow no client ratings)");
+    }
     if let Some(url) = &args.target.url {
-        for (i, &r) in args.ratings.iter().enumerate() {
-            plan.push((named(url, r), None, r, i == 0));
+        for (i, &(r, a)) in combos.iter().enumerate() {
+            plan.push((named(url, r, a), None, r, a, i == 0));
         }
     } else {
         for &kind in &args.deployments {
-            for (i, &r) in args.ratings.iter().enumerate() {
+            for (i, &(r, a)) in combos.iter().enumerate() {
                 plan.push((
-                    named(kind.name(), r),
+                    named(kind.name(), r, a),
                     Some((kind, Settings::Ours)),
                     r,
+                    a,
                     i == 0,
                 ));
             }
-            if kind == Kind::Embedded && !args.no_baseline {
+            if kind == Kind::Embedded
+                && !args.no_baseline
+                && args.ratings.contains(&Ratings::Client)
+            {
                 plan.push((
                     format!("{} {}", kind.name(), Settings::Seed000.label()),
                     Some((kind, Settings::Seed000)),
                     Ratings::Client,
+                    Auth::Dev,
                     false,
                 ));
             }
         }
     }
+    let secrets = tempfile::tempdir()?;
     let mut outcomes = Vec::new();
-    for (name, start, ratings, with_floor) in plan {
+    for (n, (name, start, ratings, auth, with_floor)) in plan.into_iter().enumerate() {
+        let (env, signer) = auth_env(auth, &secrets.path().join(format!("secret-{n}")))?;
         let mut d = match start {
-            Some((kind, settings)) => Deployment::start(kind, settings, args.workers, ratings)?,
+            Some((kind, settings)) => {
+                Deployment::start_with(kind, settings, args.workers, ratings, &env)?
+            }
             None => Deployment::given(args.target.url.as_deref().unwrap_or(&name))?,
         };
         let client = reqwest::Client::builder()
@@ -134,7 +206,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
             .build()?;
         let base = Arc::new(d.base.clone());
         if with_floor {
-            let (tally, wall, rate) = hammer(&args, &client, &base, &name, None).await;
+            let (tally, wall, rate) = hammer(&args, &client, &base, &name, None, None).await;
             outcomes.push(Outcome {
                 label: format!("{name}: GET /healthz"),
                 tally,
@@ -142,7 +214,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 rate,
             });
         }
-        let (tally, wall, rate) = hammer(&args, &client, &base, &name, Some(ratings)).await;
+        let (tally, wall, rate) = hammer(&args, &client, &base, &name, Some(ratings), signer).await;
         d.check_alive()?;
         d.stop();
         outcomes.push(Outcome {
@@ -163,7 +235,9 @@ async fn hammer(
     base: &Arc<String>,
     deployment: &str,
     create: Option<Ratings>,
+    signer: Option<mm_auth::TokenSigner>,
 ) -> (Tally, Duration, Vec<(f64, f64)>) {
+    let signer = Arc::new(signer);
     let what = if create.is_some() {
         "POST /v1/tickets"
     } else {
@@ -196,8 +270,16 @@ async fn hammer(
     let request = move |c: usize, i: u64| {
         let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
         let (mode, region, tag) = (mode.clone(), region.clone(), tag.clone());
+        let signer = signer.clone();
         async move {
             let player = format!("tp-{tag}-{c}-{i}");
+            let token = match &*signer {
+                Some(s) => match s.sign(&player, None, Duration::from_secs(3600)) {
+                    Ok(t) => t,
+                    Err(e) => return Err(e.to_string()),
+                },
+                None => player.clone(),
+            };
             let request = match create {
                 Some(ratings) => {
                     let mut body = serde_json::json!({
@@ -210,7 +292,7 @@ async fn hammer(
                     }
                     client
                         .post(format!("{base}/v1/tickets"))
-                        .bearer_auth(&player)
+                        .bearer_auth(&token)
                         .json(&body)
                 }
                 None => client.get(format!("{base}/healthz")),
@@ -307,6 +389,12 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
                 );
                 if let Some(c) = outcomes.iter().find(|x| x.label == ours) {
                     ratio(c, o);
+                }
+            } else if o.label.contains(", jwt + limits)") {
+                // Signed tokens and limits against dev tokens, same ratings.
+                let dev = o.label.replace(", jwt + limits)", ")");
+                if let Some(c) = outcomes.iter().find(|x| x.label == dev) {
+                    ratio(o, c);
                 }
             } else if o.label.contains(Ratings::Service.label()) {
                 // Lookups against client ratings on the same kind of deployment.
