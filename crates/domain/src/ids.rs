@@ -74,6 +74,14 @@ macro_rules! id_type {
 id_type!(PlayerId, "player id");
 id_type!(TicketId, "ticket id");
 id_type!(MatchId, "match id");
+id_type!(PartyId, "party id");
+
+impl PartyId {
+    /// A fresh random party id.
+    pub fn random(uuid_simple: &str) -> Self {
+        Self(format!("pt-{uuid_simple}"))
+    }
+}
 
 impl TicketId {
     /// A fresh random ticket id.

@@ -7,11 +7,12 @@ mod ids;
 mod lifecycle;
 mod matches;
 mod orset;
+mod party;
 mod rating;
 mod ticket;
 
 pub use event::{Event, EventEnvelope};
-pub use ids::{IdError, MatchId, PlayerId, TicketId};
+pub use ids::{IdError, MatchId, PartyId, PlayerId, TicketId};
 pub use lifecycle::{
     Answer, DEFAULT_PLACEMENT_TIMEOUT, Lifecycle, MatchRecord, MatchResult, MatchStatus, Outcome,
     PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS, ServerAssignment, TeamResult,
@@ -19,6 +20,7 @@ pub use lifecycle::{
 };
 pub use matches::{Match, MatchTicket};
 pub use orset::{OrSet, Tag};
+pub use party::{MAX_PARTY, Party, PartyView};
 pub use rating::{Decay, MatchOn, RatingJob, RatingModel, RatingPolicy, Skill};
 pub use ticket::{
     MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket, TicketStatus, TicketView,

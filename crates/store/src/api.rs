@@ -1,7 +1,7 @@
 //! The store contract shared by the Redis and in-memory implementations.
 
 use crate::StoreError;
-use crate::{Fleet, Lifecycle, Limits, Results};
+use crate::{Fleet, Lifecycle, Limits, Parties, Results};
 use async_trait::async_trait;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
@@ -59,7 +59,7 @@ pub struct Depths {
 /// game servers ([`Fleet`]). All methods are safe to call concurrently from any
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
-pub trait Store: Lifecycle + Fleet + Results + Limits + Send + Sync + 'static {
+pub trait Store: Lifecycle + Fleet + Results + Limits + Parties + Send + Sync + 'static {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
@@ -99,7 +99,22 @@ pub trait Store: Lifecycle + Fleet + Results + Limits + Send + Sync + 'static {
     ) -> Result<Option<TicketView>, StoreError>;
 
     /// Cancels a ticket of `player`'s unless it is already in a match.
-    async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError>;
+    async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
+        self.withdraw(player, id, None).await
+    }
+
+    /// Cancels a ticket of `player`'s unless it is already in a match; with a
+    /// `reason`, as the matchmaker's doing (the ticket reads as cancelled with it).
+    async fn withdraw(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+        reason: Option<&str>,
+    ) -> Result<CancelOutcome, StoreError>;
+
+    /// The player's current tickets, one per mode (some may have ended since: read
+    /// them to know).
+    async fn live_tickets(&self, player: &PlayerId) -> Result<Vec<TicketId>, StoreError>;
 
     /// The player's most recent matches, newest first.
     async fn player_matches(

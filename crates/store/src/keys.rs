@@ -31,6 +31,10 @@
 //! | `mm:{fleet}:on:SERVER` | set | allocation ids holding a slot on the server |
 //! | `mm:{fleet}:alloc` | hash | allocation id -> `server\|address\|ms\|request JSON` |
 //! | `mm:{fleet}:leaving` | set | servers that left: no new allocations |
+//! | `mm:{u:PLAYER}:party` | string | the party the player is in (checked against the party: a pointer to a party that no longer lists the player is stale) |
+//! | `mm:{pt:PARTY}:m`, `:i` | hash | member / invite adds: tag -> player id (OR-Sets) |
+//! | `mm:{pt:PARTY}:mr`, `:ir` | set | tombstoned member / invite tags |
+//! | `mm:{pt:PARTY}:meta` | hash | `created`, `leader`, `ltag` (the leader's tag: larger wins), `gone` (disbanded) |
 //! | `mm:{rl:KEY}` | string | a rate limiter's theoretical arrival time (µs, Redis clock); expires once idle |
 //! | `mm:events` | channel | event envelopes for every ingress |
 
@@ -104,6 +108,30 @@ pub struct PlayerKeys {
     pub in_match: String,
     pub ban: String,
     pub marks: String,
+    pub party: String,
+}
+
+/// Keys of one party (one slot: every merge is one script).
+#[derive(Debug, Clone)]
+pub struct PartyKeys {
+    pub members: String,
+    pub member_tombs: String,
+    pub invites: String,
+    pub invite_tombs: String,
+    pub meta: String,
+}
+
+impl PartyKeys {
+    pub fn new(party: &mm_domain::PartyId) -> Self {
+        let prefix = format!("mm:{{pt:{party}}}");
+        Self {
+            members: format!("{prefix}:m"),
+            member_tombs: format!("{prefix}:mr"),
+            invites: format!("{prefix}:i"),
+            invite_tombs: format!("{prefix}:ir"),
+            meta: format!("{prefix}:meta"),
+        }
+    }
 }
 
 impl PlayerKeys {
@@ -117,6 +145,7 @@ impl PlayerKeys {
             in_match: format!("{prefix}:match"),
             ban: format!("{prefix}:ban"),
             marks: format!("{prefix}:rv"),
+            party: format!("{prefix}:party"),
         }
     }
 }

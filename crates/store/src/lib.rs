@@ -16,7 +16,8 @@
 //! placement, result) that `mm_server::saga` drives, and game servers and their
 //! slots are kept through [`Fleet`]. Results wait for the rating service, and
 //! players' rating freshness is marked, through [`Results`]. Rate limits shared by
-//! every ingress are counted through [`Limits`].
+//! every ingress are counted through [`Limits`], and parties are kept through
+//! [`Parties`].
 
 mod api;
 mod error;
@@ -26,6 +27,7 @@ pub mod keys;
 mod lifecycle;
 mod limits;
 mod memory;
+mod parties;
 mod redis_store;
 mod results;
 mod scripts;
@@ -37,6 +39,7 @@ pub use hub::Hub;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use limits::{Limits, MemoryLimits, Rate, Verdict};
 pub use memory::MemoryStore;
+pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyMerge};
 pub use redis_store::RedisStore;
 pub use results::Results;
 

@@ -47,6 +47,9 @@ pub struct Scripts {
     pub results_queue: Script,
     pub skill_mark: Script,
     pub rate: Script,
+    pub party_merge: Script,
+    pub party_read: Script,
+    pub party_pointer: Script,
 }
 
 impl Scripts {
@@ -85,6 +88,9 @@ impl Scripts {
             results_queue: script!("results_queue.lua"),
             skill_mark: Script::new(include_str!("lua/skill_mark.lua")),
             rate: Script::new(include_str!("lua/rate.lua")),
+            party_merge: Script::new(include_str!("lua/party_merge.lua")),
+            party_read: Script::new(include_str!("lua/party_read.lua")),
+            party_pointer: Script::new(include_str!("lua/party_pointer.lua")),
         }
     }
 }

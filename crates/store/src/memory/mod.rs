@@ -332,6 +332,44 @@ pub struct MemoryStore {
     hub: Hub,
     /// Rate limits, apart from `inner` so checks never wait for the store's lock.
     limits: crate::MemoryLimits,
+    parties: crate::MemoryParties,
+}
+
+#[async_trait]
+impl crate::Parties for MemoryStore {
+    async fn party(&self, id: &mm_domain::PartyId) -> Result<Option<mm_domain::Party>, StoreError> {
+        Ok(self.parties.party(id))
+    }
+
+    async fn merge_party(
+        &self,
+        delta: &mm_domain::Party,
+        max: usize,
+    ) -> Result<crate::PartyMerge, StoreError> {
+        Ok(self.parties.merge(delta, max))
+    }
+
+    async fn player_party(&self, p: &PlayerId) -> Result<Option<mm_domain::PartyId>, StoreError> {
+        Ok(self.parties.player_party(p))
+    }
+
+    async fn claim_party(
+        &self,
+        p: &PlayerId,
+        party: &mm_domain::PartyId,
+        stale: Option<&mm_domain::PartyId>,
+    ) -> Result<Option<mm_domain::PartyId>, StoreError> {
+        Ok(self.parties.claim(p, party, stale))
+    }
+
+    async fn release_party(
+        &self,
+        p: &PlayerId,
+        party: &mm_domain::PartyId,
+    ) -> Result<(), StoreError> {
+        self.parties.release(p, party);
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -402,7 +440,21 @@ impl Store for MemoryStore {
         Ok(self.lock().view(player, id, now_ms()))
     }
 
-    async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
+    async fn live_tickets(&self, player: &PlayerId) -> Result<Vec<TicketId>, StoreError> {
+        Ok(self
+            .lock()
+            .players
+            .get(player)
+            .map(|p| p.active.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn withdraw(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+        reason: Option<&str>,
+    ) -> Result<CancelOutcome, StoreError> {
         let now = now_ms();
         let mut inner = self.lock();
         let Some(pools) = inner
@@ -425,7 +477,11 @@ impl Store for MemoryStore {
             let ps = inner.pool(&e.pool);
             let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
             ps.queue.remove(&(Score(rating), id.clone()));
-            ps.state.insert(id.clone(), State::Cancelled);
+            let ended = match reason {
+                Some(r) => State::Withdrawn(r.to_string()),
+                None => State::Cancelled,
+            };
+            ps.state.insert(id.clone(), ended);
             ps.done.insert(id.to_string(), now);
             cancelled = true;
         }

@@ -7,6 +7,7 @@ mod conn;
 mod cross;
 mod fleet;
 mod lifecycle;
+mod parties;
 mod results;
 
 use crate::api::{Entry, State, combine, view};
@@ -29,6 +30,8 @@ use tokio::sync::{OnceCell, mpsc};
 
 /// How long the player's ticket index and history live after their last write.
 const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
+/// How long an untouched party's keys live.
+const PARTY_TTL_MS: u64 = crate::PARTY_TTL.as_millis() as u64;
 /// Largest batch purged per script call.
 const PURGE_CHUNK: usize = 1000;
 
@@ -478,7 +481,20 @@ impl Store for RedisStore {
         )))
     }
 
-    async fn cancel(&self, player: &PlayerId, id: &TicketId) -> Result<CancelOutcome, StoreError> {
+    async fn live_tickets(&self, player: &PlayerId) -> Result<Vec<TicketId>, StoreError> {
+        let raw: Vec<String> = self.conn().hvals(PlayerKeys::new(player).active).await?;
+        raw.iter()
+            .filter_map(|v| v.split('|').next())
+            .map(|t| TicketId::new(t).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect()
+    }
+
+    async fn withdraw(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+        reason: Option<&str>,
+    ) -> Result<CancelOutcome, StoreError> {
         let pools = self.ticket_pools(player, id).await?;
         let cancels = pools.iter().map(|pool| async move {
             let keys = PoolKeys::new(pool);
@@ -489,6 +505,7 @@ impl Store for RedisStore {
                 .key(&keys.state)
                 .key(&keys.done)
                 .arg(id.as_str())
+                .arg(reason.unwrap_or(""))
                 .invoke_async(&mut self.conn())
                 .await?;
             Ok::<_, StoreError>(out)

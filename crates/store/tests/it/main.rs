@@ -4,6 +4,7 @@
 mod conformance;
 mod lifecycle;
 mod limits;
+mod parties;
 mod races;
 mod reservations;
 mod results;
