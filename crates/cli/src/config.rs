@@ -317,6 +317,9 @@ impl ServerManagerArgs {
                     self.grpc_listen
                 );
             }
+            tracing::info!(
+                "gRPC API open to any caller (dev mode: no FLEET_CREDENTIALS_FILE, loopback only)"
+            );
             return Ok(None);
         };
         let text = std::fs::read_to_string(path).map_err(|e| {

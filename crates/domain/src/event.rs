@@ -1,6 +1,8 @@
 //! Events pushed to players over the WebSocket, JSON objects tagged by `type`.
 
-use crate::{Match, MatchId, MatchResult, Millis, PlayerId, ServerAssignment, Skill, TicketId};
+use crate::{
+    Match, MatchId, MatchResult, Millis, PartyView, PlayerId, ServerAssignment, Skill, TicketId,
+};
 use serde::{Deserialize, Serialize};
 
 /// Something that happened to one of a player's tickets or matches. Every `match.*`
@@ -96,6 +98,20 @@ pub enum Event {
         match_id: MatchId,
         old: Skill,
         new: Skill,
+    },
+    /// The player was invited to a party (join with `POST /v1/parties/{id}/join`).
+    #[serde(rename = "party.invited")]
+    PartyInvited { party: PartyView, by: PlayerId },
+    /// A party the player is in (or was just removed from, or was invited to)
+    /// changed: `change` says how (`created`, `invited`, `joined`, `left`,
+    /// `kicked`, `disbanded`), `player_id` whom it concerned.
+    #[serde(rename = "party.updated")]
+    PartyUpdated {
+        party: PartyView,
+        change: String,
+        player_id: PlayerId,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        disbanded: bool,
     },
 }
 

@@ -87,11 +87,14 @@ const BENCH_SECRET: &[u8] = b"bench-secret-0123456789abcdef-0123456789";
 /// A limit the bench never reaches.
 const UNREACHED: &str = "1000000000/1s,1000000000/1s";
 
+/// Environment of the process serving the API.
+type FrontEnv = Vec<(&'static str, String)>;
+
 /// What the front process needs for `auth`, and the signer of its tokens.
 fn auth_env(
     auth: Auth,
     secret_file: &std::path::Path,
-) -> Result<(Vec<(&'static str, String)>, Option<mm_auth::TokenSigner>)> {
+) -> Result<(FrontEnv, Option<mm_auth::TokenSigner>)> {
     if auth == Auth::Dev {
         return Ok((Vec::new(), None));
     }

@@ -13,6 +13,8 @@ use std::time::Duration;
 async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
     let lead = d.client("p1");
     let mut p2_ws = d.socket("p2").await;
+    d.party("p1", &["p2", "p3"]).await;
+    d.party("p4", &["p5"]).await;
     let (status, party) = lead
         .send(
             Method::POST,

@@ -10,6 +10,7 @@ mod e2e;
 mod fleet_auth;
 mod lifecycle;
 mod limits;
+mod parties;
 mod ratings;
 
 use futures_util::StreamExt;
@@ -273,6 +274,38 @@ impl Deployment {
             base: format!("http://{}", self.addr),
             token: token.to_string(),
         }
+    }
+
+    /// Forms a party: `leader` creates it, invites each member, and each joins.
+    /// Returns the party's id.
+    pub async fn party(&self, leader: &str, members: &[&str]) -> String {
+        let (status, party) = self
+            .client(leader)
+            .send(reqwest::Method::POST, "/v1/parties", None)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{party}");
+        let id = party["id"].as_str().unwrap().to_string();
+        for m in members {
+            let (status, body) = self
+                .client(leader)
+                .send(
+                    reqwest::Method::POST,
+                    &format!("/v1/parties/{id}/invites"),
+                    Some(json!({"player_id": m})),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "invite {m}: {body}");
+            let (status, body) = self
+                .client(m)
+                .send(
+                    reqwest::Method::POST,
+                    &format!("/v1/parties/{id}/join"),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{m} joins: {body}");
+        }
+        id
     }
 
     /// Opens the player's event socket and waits for `session.ready`.

@@ -7,6 +7,7 @@ mod error;
 mod extract;
 mod limits;
 mod matches;
+mod parties;
 mod ratings;
 mod tickets;
 mod ws;
@@ -107,6 +108,22 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/players/{id}/matches", get(tickets::player_matches))
         .route("/v1/players/{id}/assignment", get(matches::assignment))
         .route("/v1/players/{id}/ratings", get(ratings::player))
+        .route("/v1/players/{id}/party", get(parties::mine))
+        .route("/v1/parties", axum::routing::post(parties::create))
+        .route(
+            "/v1/parties/{id}",
+            get(parties::get_one).delete(parties::disband),
+        )
+        .route(
+            "/v1/parties/{id}/invites",
+            axum::routing::post(parties::invite),
+        )
+        .route("/v1/parties/{id}/join", axum::routing::post(parties::join))
+        .route(
+            "/v1/parties/{id}/leave",
+            axum::routing::post(parties::leave),
+        )
+        .route("/v1/parties/{id}/kick", axum::routing::post(parties::kick))
         .route("/v1/players/{id}/ratings/history", get(ratings::history))
         .route("/v1/leaderboards/{mode}", get(ratings::leaderboard))
         .route("/v1/matches/{id}", get(matches::get_one))

@@ -385,6 +385,9 @@ pub async fn create(
     ApiJson(body): ApiJson<CreateTicket>,
 ) -> Result<Response, ApiError> {
     let (mut ticket, from_client) = body.validate(&actor, &state)?;
+    if !actor.trusted() && ticket.players.len() > 1 {
+        party_ticket(&state, &ticket.owner, &ticket.players).await?;
+    }
     let catalog = state.catalog.clone();
     let mode = catalog
         .mode(&ticket.mode)
@@ -440,6 +443,36 @@ pub async fn create(
         Json(view),
     )
         .into_response())
+}
+
+/// A ticket naming other players is a party's: only its leader queues it, and
+/// only with members.
+async fn party_ticket(
+    state: &AppState,
+    actor: &PlayerId,
+    players: &[PlayerId],
+) -> Result<(), ApiError> {
+    let forbidden = |code, message: String| ApiError::new(StatusCode::FORBIDDEN, code, message);
+    let Some(party) = super::parties::current(state, actor).await? else {
+        return Err(forbidden(
+            "not_in_party",
+            "a ticket may name other players only if they are in your party (POST /v1/parties, then invite them)".into(),
+        ));
+    };
+    if party.leader != *actor {
+        return Err(forbidden(
+            "not_party_leader",
+            format!("only the party's leader ({}) queues it", party.leader),
+        ));
+    }
+    if let Some(outsider) = players.iter().find(|p| !party.is_member(p)) {
+        return Err(forbidden(
+            "not_party_member",
+            format!("player {outsider} is not in your party"),
+        )
+        .with("player_id", outsider.to_string()));
+    }
+    Ok(())
 }
 
 fn ticket_id(raw: String) -> Result<TicketId, ApiError> {
