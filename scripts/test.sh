@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh Debian machine that has only the Rust
-# toolchain: installs what is missing (redis-server, PostgreSQL), then lints and
-# tests.
+# toolchain: installs what is missing (redis-server, PostgreSQL, Python with venv
+# for the API fuzzer, schemathesis from PyPI), then lints and tests.
 # Every server a test needs is started by the test itself on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +18,22 @@ missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # The rating tests start throwaway PostgreSQL servers (initdb + pg_ctl).
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+# The API fuzz test runs schemathesis (PyPI) from a virtualenv.
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3 python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing: ${missing[*]}"
   # The first apt call on a new machine can fail; retry once.
   apt_install "${missing[@]}" || { echo "apt-get failed; retrying once"; sleep 5; apt_install "${missing[@]}"; }
+fi
+
+# schemathesis, pinned, in target/fuzz-venv (the fuzz test installs it too when
+# run on its own).
+venv=target/fuzz-venv
+if [ ! -x "$venv/bin/schemathesis" ]; then
+  echo "== installing schemathesis into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "schemathesis==4.32.5" ||
+    { echo "pip failed; retrying once"; sleep 5; "$venv/bin/pip" install -q "schemathesis==4.32.5"; }
 fi
 
 echo "== formatting and lints"

@@ -57,6 +57,9 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Prints the shipped modes file (copy it to start your own MODES_FILE).
     Modes,
+    /// Prints the API's OpenAPI 3.1 document (what `/openapi.json` serves and
+    /// `docs/openapi.json` holds).
+    Openapi,
     /// Prints a signed token for a player (or, with --service, a trusted backend),
     /// as your login service would issue it: for trying the API and for scripts.
     Token(auth::TokenArgs),
@@ -72,6 +75,13 @@ fn main() {
         }
         Command::Simulate(args) => Some(simulate::simulate(args.clone())),
         Command::Token(args) => Some(auth::token(args.clone())),
+        Command::Openapi => {
+            print!(
+                "{}",
+                mm_server::ingress::openapi_json(&mm_server::ingress::openapi_document())
+            );
+            Some(Ok(()))
+        }
         _ => None,
     };
     if let Some(result) = direct {
@@ -110,7 +120,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             Command::RatingService(args) => run::rating_service(args).await,
             Command::ExampleGameServer(args) => game_server::run(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
-            Command::Simulate(_) | Command::Modes | Command::Token(_) => {
+            Command::Simulate(_) | Command::Modes | Command::Token(_) | Command::Openapi => {
                 unreachable!("handled without a runtime")
             }
         }

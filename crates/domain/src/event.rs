@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Something that happened to one of a player's tickets or matches. Every `match.*`
 /// event but `match.accepted` names the player's ticket in the match.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type")]
 pub enum Event {
     /// A worker looked at the ticket for the first time.

@@ -63,6 +63,22 @@ macro_rules! id_type {
                 id.0
             }
         }
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .description(Some(concat!(
+                        "A ",
+                        $kind,
+                        ": 1-64 letters, digits, '-', '_' or '.'."
+                    )))
+                    .min_length(Some(1))
+                    .max_length(Some(MAX_ID_LEN))
+                    .pattern(Some("^[A-Za-z0-9._-]{1,64}$"))
+                    .into()
+            }
+        }
+        impl utoipa::ToSchema for $name {}
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)

@@ -10,7 +10,7 @@ pub const STEP_GRACE_MS: Millis = 3_000;
 
 /// How a match proceeds once formed; copied from its mode when the match is made.
 /// The default (no ready check, no placement) ends matchmaking at the match itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Lifecycle {
     /// Every player must accept within this long; `None`: no ready check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,7 +53,7 @@ impl Default for Lifecycle {
 }
 
 /// Who finds the match a game server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// Nobody: matchmaking completes with the match (the studio's backend takes it
@@ -84,7 +84,7 @@ impl Lifecycle {
 }
 
 /// Where a match is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchStatus {
     /// Waiting for every player to accept.
@@ -161,7 +161,7 @@ pub mod reasons {
 }
 
 /// A player's answer to the ready check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     Accepted,
@@ -169,7 +169,7 @@ pub enum Answer {
 }
 
 /// A game server slot given to a match.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ServerAssignment {
     pub server_id: String,
     /// Where players connect.
@@ -177,7 +177,7 @@ pub struct ServerAssignment {
 }
 
 /// Win, loss or draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Win,
@@ -186,7 +186,7 @@ pub enum Outcome {
 }
 
 /// One team's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TeamResult {
     pub team: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,7 +197,7 @@ pub struct TeamResult {
 }
 
 /// One player's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PlayerResult {
     pub player_id: PlayerId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,7 +207,7 @@ pub struct PlayerResult {
 }
 
 /// What the game server reported at the end of a match.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MatchResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub teams: Vec<TeamResult>,
@@ -220,7 +220,7 @@ pub struct MatchResult {
 }
 
 /// A match and where it is in its life, as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MatchRecord {
     #[serde(rename = "match")]
     pub matched: Match,

@@ -4,7 +4,7 @@ use crate::{Lifecycle, MatchId, Millis, PlayerId, Skill, TicketId};
 use serde::{Deserialize, Serialize};
 
 /// One ticket's place in a match.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MatchTicket {
     pub ticket_id: TicketId,
     pub players: Vec<PlayerId>,
@@ -20,7 +20,7 @@ pub struct MatchTicket {
 }
 
 /// A formed match.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Match {
     pub id: MatchId,
     pub mode: String,

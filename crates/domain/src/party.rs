@@ -30,7 +30,7 @@ pub struct Party {
 }
 
 /// What clients see of a party.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PartyView {
     pub id: PartyId,
     pub leader: PlayerId,

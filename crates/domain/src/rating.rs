@@ -6,7 +6,7 @@ use crate::{Match, MatchResult, Millis};
 use serde::{Deserialize, Serialize};
 
 /// A player's skill in one mode, as the rating model keeps it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Skill {
     /// Elo rating, or the mean (mu) of a model with uncertainty, in rating points.
     pub rating: f64,

@@ -156,7 +156,7 @@ impl Ticket {
 
 /// Where a ticket is in its life. Once in a match the ticket follows the match's
 /// status; see [`crate::MatchStatus`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TicketStatus {
     /// Waiting in the queue, not yet looked at by any worker.
@@ -217,7 +217,7 @@ impl TicketStatus {
 }
 
 /// What the API shows of a ticket.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TicketView {
     pub id: TicketId,
     pub status: TicketStatus,

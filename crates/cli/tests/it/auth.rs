@@ -159,23 +159,32 @@ async fn every_endpoint_refuses_bad_tokens_and_changes_nothing() {
         ),
         ("dev token", Some("alice".to_string())),
     ];
-    let endpoints: Vec<(Method, String, Option<Value>)> = vec![
-        (Method::POST, "/v1/tickets".into(), Some(ticket(&["alice"]))),
-        (Method::GET, format!("/v1/tickets/{tid}"), None),
-        (Method::DELETE, format!("/v1/tickets/{tid}"), None),
-        (Method::GET, "/v1/players/me/matches".into(), None),
-        (Method::GET, "/v1/players/me/assignment".into(), None),
-        (Method::GET, "/v1/players/me/ratings".into(), None),
-        (
-            Method::GET,
-            "/v1/players/me/ratings/history?mode=1v1".into(),
-            None,
-        ),
-        (Method::GET, "/v1/leaderboards/1v1".into(), None),
-        (Method::GET, "/v1/matches/m-x".into(), None),
-        (Method::POST, "/v1/matches/m-x/accept".into(), None),
-        (Method::POST, "/v1/matches/m-x/decline".into(), None),
-    ];
+    // Every operation the published document declares as needing a token, with
+    // its path parameters filled in (so a new endpoint cannot be missed).
+    let doc: Value = reqwest::get(format!("http://{}/openapi.json", d.addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut endpoints: Vec<(Method, String, Option<Value>)> = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if op.get("security").is_none() || path == "/v1/ws" {
+                continue;
+            }
+            let concrete = path.replace("{id}", &tid).replace("{mode}", "1v1");
+            let body = match (method.as_str(), path.as_str()) {
+                ("post", "/v1/tickets") => Some(ticket(&["alice"])),
+                ("post", p) if p.ends_with("/invites") || p.ends_with("/kick") => {
+                    Some(json!({"player_id": "bob"}))
+                }
+                _ => None,
+            };
+            endpoints.push((method.to_uppercase().parse().unwrap(), concrete, body));
+        }
+    }
+    assert!(endpoints.len() >= 19, "{endpoints:?}");
     for (what, token) in &bad_tokens {
         for (method, path, body) in &endpoints {
             let (status, headers, body) = call(
@@ -246,6 +255,20 @@ async fn every_endpoint_refuses_bad_tokens_and_changes_nothing() {
         status,
         StatusCode::CONFLICT,
         "alice's one ticket is still live"
+    );
+    let (status, _, _) = call(
+        &d,
+        Some(&alice),
+        Method::GET,
+        "/v1/players/me/party",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "no party was created for alice"
     );
 }
 

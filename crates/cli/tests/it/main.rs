@@ -8,6 +8,7 @@ mod cli;
 mod crash;
 mod e2e;
 mod fleet_auth;
+mod fuzz;
 mod lifecycle;
 mod limits;
 mod parties;

@@ -9,6 +9,7 @@
 //! - `GET /v1/players/{id}/assignment` (`id` may be `me`): the caller's match that
 //!   is not over, with the server address once assigned; 404 when there is none.
 
+use super::openapi::Errors;
 use super::{ApiError, AppState, Player};
 use crate::saga;
 use axum::Json;
@@ -65,6 +66,10 @@ async fn read(
 }
 
 /// `GET /v1/matches/{id}`.
+#[utoipa::path(get, path = "/v1/matches/{id}", tag = "matches",
+    params(("id" = String, Path, description = "Match id")),
+    responses((status = 200, description = "The match", body = MatchRecord), Errors),
+    security(("bearer" = [])))]
 pub async fn get_one(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -76,6 +81,10 @@ pub async fn get_one(
 }
 
 /// `POST /v1/matches/{id}/accept`.
+#[utoipa::path(post, path = "/v1/matches/{id}/accept", tag = "matches",
+    params(("id" = String, Path, description = "Match id")),
+    responses((status = 200, description = "The match after the answer", body = MatchRecord), Errors),
+    security(("bearer" = [])))]
 pub async fn accept(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -88,6 +97,10 @@ pub async fn accept(
 }
 
 /// `POST /v1/matches/{id}/decline`.
+#[utoipa::path(post, path = "/v1/matches/{id}/decline", tag = "matches",
+    params(("id" = String, Path, description = "Match id")),
+    responses((status = 200, description = "The match after the answer", body = MatchRecord), Errors),
+    security(("bearer" = [])))]
 pub async fn decline(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -177,7 +190,7 @@ pub async fn respond(
 }
 
 /// Body of `GET /v1/players/{id}/assignment`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Assignment {
     pub match_id: MatchId,
     pub status: MatchStatus,
@@ -192,6 +205,10 @@ pub struct Assignment {
 }
 
 /// `GET /v1/players/{id}/assignment`.
+#[utoipa::path(get, path = "/v1/players/{id}/assignment", tag = "matches",
+    params(("id" = String, Path, description = "`me` or the caller's id")),
+    responses((status = 200, description = "The caller's match that is not over", body = Assignment), Errors),
+    security(("bearer" = [])))]
 pub async fn assignment(
     State(state): State<AppState>,
     Player(actor): Player,

@@ -7,6 +7,7 @@ mod error;
 mod extract;
 mod limits;
 mod matches;
+mod openapi;
 mod parties;
 mod ratings;
 mod tickets;
@@ -15,6 +16,7 @@ mod ws;
 pub use auth::{ACT_FOR, Actor, Authenticator, Caller, DevTokens, Player};
 pub use error::ApiError;
 pub use limits::{Class, Limit, RateLimits};
+pub use openapi::json as openapi_json;
 
 use crate::Catalog;
 use crate::ratings::Lookup;
@@ -97,47 +99,57 @@ impl AppState {
     }
 }
 
-/// All routes of API v1 plus health checks.
+/// The routes of API v1 with the OpenAPI document generated from them.
+fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    use utoipa::OpenApi;
+    use utoipa_axum::router::OpenApiRouter;
+    use utoipa_axum::routes;
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(tickets::create))
+        .routes(routes!(tickets::get_one, tickets::cancel))
+        .routes(routes!(tickets::player_matches))
+        .routes(routes!(matches::assignment))
+        .routes(routes!(ratings::player))
+        .routes(routes!(ratings::history))
+        .routes(routes!(ratings::leaderboard))
+        .routes(routes!(parties::mine))
+        .routes(routes!(parties::create))
+        .routes(routes!(parties::get_one, parties::disband))
+        .routes(routes!(parties::invite))
+        .routes(routes!(parties::join))
+        .routes(routes!(parties::leave))
+        .routes(routes!(parties::kick))
+        .routes(routes!(matches::get_one))
+        .routes(routes!(matches::accept))
+        .routes(routes!(matches::decline))
+        .routes(routes!(ws::upgrade))
+        .routes(routes!(health))
+        .routes(routes!(ready))
+        .split_for_parts()
+}
+
+/// The OpenAPI document of the API (what `/openapi.json` serves).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    routes().1
+}
+
+/// All routes of API v1, health checks and `/openapi.json`.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/v1/tickets", axum::routing::post(tickets::create))
+    let (routes, doc) = routes();
+    let doc = Arc::new(openapi::json(&doc));
+    routes
         .route(
-            "/v1/tickets/{id}",
-            get(tickets::get_one).delete(tickets::cancel),
+            "/openapi.json",
+            get(move || {
+                let doc = doc.clone();
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        doc.to_string(),
+                    )
+                }
+            }),
         )
-        .route("/v1/players/{id}/matches", get(tickets::player_matches))
-        .route("/v1/players/{id}/assignment", get(matches::assignment))
-        .route("/v1/players/{id}/ratings", get(ratings::player))
-        .route("/v1/players/{id}/party", get(parties::mine))
-        .route("/v1/parties", axum::routing::post(parties::create))
-        .route(
-            "/v1/parties/{id}",
-            get(parties::get_one).delete(parties::disband),
-        )
-        .route(
-            "/v1/parties/{id}/invites",
-            axum::routing::post(parties::invite),
-        )
-        .route("/v1/parties/{id}/join", axum::routing::post(parties::join))
-        .route(
-            "/v1/parties/{id}/leave",
-            axum::routing::post(parties::leave),
-        )
-        .route("/v1/parties/{id}/kick", axum::routing::post(parties::kick))
-        .route("/v1/players/{id}/ratings/history", get(ratings::history))
-        .route("/v1/leaderboards/{mode}", get(ratings::leaderboard))
-        .route("/v1/matches/{id}", get(matches::get_one))
-        .route(
-            "/v1/matches/{id}/accept",
-            axum::routing::post(matches::accept),
-        )
-        .route(
-            "/v1/matches/{id}/decline",
-            axum::routing::post(matches::decline),
-        )
-        .route("/v1/ws", get(ws::upgrade))
-        .route("/healthz", get(health))
-        .route("/readyz", get(ready))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
@@ -164,15 +176,28 @@ pub async fn serve(listener: TcpListener, state: AppState, drain: Duration) -> s
     Ok(())
 }
 
-async fn health() -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({"status": "ok"}))
+/// A probe's answer.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Probe {
+    /// `ok` (alive) or `ready`.
+    pub status: &'static str,
 }
 
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, description = "The process is alive", body = Probe)))]
+async fn health() -> axum::Json<Probe> {
+    axum::Json(Probe { status: "ok" })
+}
+
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses(
+        (status = 200, description = "The store answers", body = Probe),
+        (status = 503, description = "The store does not answer", body = openapi::ErrorBody)))]
 async fn ready(
     axum::extract::State(state): axum::extract::State<AppState>,
-) -> Result<axum::Json<serde_json::Value>, ApiError> {
+) -> Result<axum::Json<Probe>, ApiError> {
     match tokio::time::timeout(Duration::from_secs(2), state.store.ping()).await {
-        Ok(Ok(())) => Ok(axum::Json(serde_json::json!({"status": "ready"}))),
+        Ok(Ok(())) => Ok(axum::Json(Probe { status: "ready" })),
         Ok(Err(e)) => Err(ApiError::unavailable(format!("store does not answer: {e}"))),
         Err(_) => Err(ApiError::unavailable("store did not answer within 2s")),
     }

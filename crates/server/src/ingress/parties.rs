@@ -17,6 +17,7 @@
 //! (reason `party_changed`).
 
 use super::extract::ApiJson;
+use super::openapi::Errors;
 use super::{ApiError, AppState, Player};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -30,9 +31,10 @@ use serde::Deserialize;
 pub const PARTY_CHANGED: &str = "party_changed";
 
 /// Body of invites and kicks.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
+    #[schema(value_type = PlayerId)]
     pub player_id: String,
 }
 
@@ -187,6 +189,9 @@ pub async fn cancel_party_tickets(state: &AppState, player: &PlayerId) -> Result
 }
 
 /// `POST /v1/parties` -> 201 with the party, the caller leading.
+#[utoipa::path(post, path = "/v1/parties", tag = "parties",
+    responses((status = 201, description = "The new party, led by the caller", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn create(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -219,6 +224,9 @@ pub async fn create(
 }
 
 /// `GET /v1/parties/{id}`: members and invitees only.
+#[utoipa::path(get, path = "/v1/parties/{id}", tag = "parties", params(("id" = String, Path, description = "Party id")),
+    responses((status = 200, description = "The party", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn get_one(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -232,6 +240,10 @@ pub async fn get_one(
 }
 
 /// `GET /v1/players/{id}/party` (`me`).
+#[utoipa::path(get, path = "/v1/players/{id}/party", tag = "parties",
+    params(("id" = String, Path, description = "`me` or the caller's id")),
+    responses((status = 200, description = "The caller's party", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn mine(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -263,6 +275,9 @@ async fn led(state: &AppState, actor: &PlayerId, id: String) -> Result<Party, Ap
 }
 
 /// `POST /v1/parties/{id}/invites`: the leader invites a player.
+#[utoipa::path(post, path = "/v1/parties/{id}/invites", tag = "parties", params(("id" = String, Path, description = "Party id")), request_body = Target,
+    responses((status = 200, description = "The party with the invite", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn invite(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -294,6 +309,9 @@ pub async fn invite(
 }
 
 /// `POST /v1/parties/{id}/join`: an invitee accepts.
+#[utoipa::path(post, path = "/v1/parties/{id}/join", tag = "parties", params(("id" = String, Path, description = "Party id")),
+    responses((status = 200, description = "The party joined", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn join(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -342,6 +360,9 @@ async fn remove(
 }
 
 /// `POST /v1/parties/{id}/leave`.
+#[utoipa::path(post, path = "/v1/parties/{id}/leave", tag = "parties", params(("id" = String, Path, description = "Party id")),
+    responses((status = 200, description = "The party without the caller", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn leave(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -355,6 +376,9 @@ pub async fn leave(
 }
 
 /// `POST /v1/parties/{id}/kick`: the leader removes a member.
+#[utoipa::path(post, path = "/v1/parties/{id}/kick", tag = "parties", params(("id" = String, Path, description = "Party id")), request_body = Target,
+    responses((status = 200, description = "The party without the player", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn kick(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -370,7 +394,8 @@ pub async fn kick(
         ));
     }
     if !party.is_member(&who) && !party.is_invited(&who) {
-        return Err(ApiError::not_found(
+        // 409, not 404: the party (the resource named) exists.
+        return Err(ApiError::conflict(
             "player_not_in_party",
             format!("player {who} is not in the party"),
         ));
@@ -379,6 +404,9 @@ pub async fn kick(
 }
 
 /// `DELETE /v1/parties/{id}`: the leader disbands the party.
+#[utoipa::path(delete, path = "/v1/parties/{id}", tag = "parties", params(("id" = String, Path, description = "Party id")),
+    responses((status = 200, description = "The disbanded party", body = PartyView), Errors),
+    security(("bearer" = [])))]
 pub async fn disband(
     State(state): State<AppState>,
     Player(actor): Player,

@@ -39,7 +39,7 @@ fn own(actor: &PlayerId, id: &str) -> Result<(), ApiError> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ModeRatingView {
     pub mode: String,
     /// `elo` or `weng_lin`.
@@ -57,7 +57,7 @@ pub struct ModeRatingView {
     pub last_played: Option<Millis>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct RatingsView {
     pub player_id: PlayerId,
     pub ratings: Vec<ModeRatingView>,
@@ -86,6 +86,10 @@ fn view(
 
 /// `GET /v1/players/{id}/ratings`: every mode's rating (the default for modes the
 /// player never played).
+#[utoipa::path(get, path = "/v1/players/{id}/ratings", tag = "ratings",
+    params(("id" = String, Path, description = "`me` or the caller's id")),
+    responses((status = 200, description = "The caller's rating in every mode", body = RatingsView), crate::ingress::openapi::Errors),
+    security(("bearer" = [])))]
 pub async fn player(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -109,14 +113,15 @@ pub async fn player(
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryQuery {
     pub mode: String,
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HistoryItem {
     pub match_id: MatchId,
     pub old: Skill,
@@ -127,7 +132,7 @@ pub struct HistoryItem {
     pub at: Millis,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HistoryView {
     pub player_id: PlayerId,
     pub mode: String,
@@ -158,6 +163,10 @@ fn known_mode<'a>(state: &'a AppState, mode: &str) -> Result<&'a mm_engine::Mode
 }
 
 /// `GET /v1/players/{id}/ratings/history?mode=&limit=`: scored matches, newest first.
+#[utoipa::path(get, path = "/v1/players/{id}/ratings/history", tag = "ratings",
+    params(("id" = String, Path, description = "`me` or the caller's id"), HistoryQuery),
+    responses((status = 200, description = "The caller's scored matches in a mode, newest first", body = HistoryView), crate::ingress::openapi::Errors),
+    security(("bearer" = [])))]
 pub async fn history(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -189,7 +198,8 @@ pub async fn history(
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct BoardQuery {
     pub limit: Option<usize>,
@@ -197,7 +207,7 @@ pub struct BoardQuery {
     pub around: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct BoardEntry {
     pub rank: u64,
     pub player_id: PlayerId,
@@ -208,7 +218,7 @@ pub struct BoardEntry {
     pub games: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct BoardView {
     pub mode: String,
     /// When the page was read from the rating database (ms since the epoch).
@@ -223,6 +233,10 @@ pub struct BoardView {
 }
 
 /// `GET /v1/leaderboards/{mode}?limit=&around=me`.
+#[utoipa::path(get, path = "/v1/leaderboards/{mode}", tag = "ratings",
+    params(("mode" = String, Path, description = "A mode"), BoardQuery),
+    responses((status = 200, description = "A page of the leaderboard", body = BoardView), crate::ingress::openapi::Errors),
+    security(("bearer" = [])))]
 pub async fn leaderboard(
     State(state): State<AppState>,
     Player(actor): Player,

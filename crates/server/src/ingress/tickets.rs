@@ -1,6 +1,7 @@
 //! Ticket endpoints: create, read, cancel, and a player's matches.
 
 use super::extract::{ApiJson, ApiQuery};
+use super::openapi::Errors;
 use super::{Actor, ApiError, AppState, Player};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -21,52 +22,60 @@ const MAX_LATENCY_MS: u32 = 10_000;
 
 /// A player of a ticket: just the id (the ticket's `rating` applies), or the id
 /// with the player's own rating.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum PlayerSpec {
     Id(String),
     Rated(RatedPlayer),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RatedPlayer {
+    #[schema(value_type = PlayerId)]
     pub id: String,
+    /// Trusted backends only (or dev mode with ALLOW_CLIENT_RATINGS).
+    #[schema(minimum = 0, maximum = 10000)]
     pub rating: Option<f64>,
 }
 
 /// A region a ticket accepts: just the name, or the name with the latency the
 /// client measured to it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum RegionSpec {
     Name(String),
     Measured(MeasuredRegion),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MeasuredRegion {
     pub region: String,
+    #[schema(maximum = 10000)]
     pub latency_ms: Option<u32>,
 }
 
 /// Body of `POST /v1/tickets`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTicket {
     /// The players of the ticket: the caller alone, or a party of up to 5
     /// (at most the mode's team size) that always plays on one team.
     #[serde(default)]
+    #[schema(min_items = 1, max_items = 5)]
     pub players: Vec<PlayerSpec>,
     pub mode: String,
     /// Acceptable regions (`region` is shorthand for one).
     #[serde(default)]
+    #[schema(max_items = 8)]
     pub regions: Vec<RegionSpec>,
     #[serde(default)]
     pub region: Option<String>,
-    /// Rating of players listed without their own.
+    /// Rating of players listed without their own (trusted backends only, or
+    /// dev mode with ALLOW_CLIENT_RATINGS).
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 10000)]
     pub rating: Option<f64>,
 }
 
@@ -379,6 +388,10 @@ async fn finish(
 }
 
 /// `POST /v1/tickets` -> 201 with the ticket.
+#[utoipa::path(post, path = "/v1/tickets", tag = "tickets", request_body = CreateTicket,
+    params(("X-Player-Id" = Option<String>, Header, description = "Trusted backends only: the player to act for")),
+    responses((status = 201, description = "Queued", body = TicketView), Errors),
+    security(("bearer" = [])))]
 pub async fn create(
     State(state): State<AppState>,
     actor: Actor,
@@ -494,6 +507,10 @@ async fn read(
 }
 
 /// `GET /v1/tickets/{id}`.
+#[utoipa::path(get, path = "/v1/tickets/{id}", tag = "tickets",
+    params(("id" = String, Path, description = "Ticket id")),
+    responses((status = 200, description = "The ticket", body = TicketView), Errors),
+    security(("bearer" = [])))]
 pub async fn get_one(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -504,6 +521,10 @@ pub async fn get_one(
 }
 
 /// `DELETE /v1/tickets/{id}` -> the cancelled ticket; 409 once it is in a match.
+#[utoipa::path(delete, path = "/v1/tickets/{id}", tag = "tickets",
+    params(("id" = String, Path, description = "Ticket id")),
+    responses((status = 200, description = "The cancelled ticket", body = TicketView), Errors),
+    security(("bearer" = [])))]
 pub async fn cancel(
     State(state): State<AppState>,
     Player(actor): Player,
@@ -544,19 +565,24 @@ pub async fn cancel(
     read(&state, &actor, &id).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct MatchesQuery {
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct MatchList {
     pub player_id: PlayerId,
     pub matches: Vec<Match>,
 }
 
 /// `GET /v1/players/{id}/matches` (`id` may be `me`): the caller's own matches.
+#[utoipa::path(get, path = "/v1/players/{id}/matches", tag = "matches",
+    params(("id" = String, Path, description = "`me` or the caller's id"), MatchesQuery),
+    responses((status = 200, description = "The caller's matches, newest first", body = MatchList), Errors),
+    security(("bearer" = [])))]
 pub async fn player_matches(
     State(state): State<AppState>,
     Player(actor): Player,

@@ -41,6 +41,13 @@ const READ_BUFFER: usize = 1024;
 /// Largest message a client may send; anything bigger closes the socket.
 const MAX_MESSAGE: usize = 64 * 1024;
 
+#[utoipa::path(get, path = "/v1/ws", tag = "events",
+    params(("token" = Option<String>, Query, description = "The bearer token, for clients that cannot set headers")),
+    responses(
+        (status = 101, description = "Switching to a WebSocket of the caller's events (`Event` schema)"),
+        (status = 426, description = "Not a WebSocket upgrade", body = crate::ingress::openapi::ErrorBody),
+        crate::ingress::openapi::Errors),
+    security(("bearer" = [])))]
 pub async fn upgrade(
     State(state): State<AppState>,
     Player(player): Player,
