@@ -291,6 +291,17 @@ pub struct ServerManagerArgs {
     /// allowed on a loopback address only.
     #[arg(long, env = "FLEET_CREDENTIALS_FILE")]
     pub fleet_credentials_file: Option<PathBuf>,
+    /// The server manager's TLS certificate chain (PEM); with GRPC_TLS_KEY, gRPC
+    /// is served over TLS.
+    #[arg(long, env = "GRPC_TLS_CERT", requires = "grpc_tls_key")]
+    pub grpc_tls_cert: Option<PathBuf>,
+    /// The private key of GRPC_TLS_CERT (PEM).
+    #[arg(long, env = "GRPC_TLS_KEY", requires = "grpc_tls_cert")]
+    pub grpc_tls_key: Option<PathBuf>,
+    /// CA (PEM) that game servers' client certificates must chain to: mutual TLS,
+    /// callers without such a certificate cannot connect. Needs GRPC_TLS_CERT.
+    #[arg(long, env = "GRPC_CLIENT_CA", requires = "grpc_tls_cert")]
+    pub grpc_client_ca: Option<PathBuf>,
 }
 
 impl ServerManagerArgs {
@@ -306,6 +317,31 @@ impl ServerManagerArgs {
             heartbeat_interval: self.server_heartbeat_interval,
             heartbeat_timeout: self.server_heartbeat_timeout,
         })
+    }
+
+    /// TLS for the gRPC listener, mutual with GRPC_CLIENT_CA.
+    pub fn tls(&self) -> Result<Option<tonic::transport::ServerTlsConfig>> {
+        let (Some(cert), Some(key)) = (&self.grpc_tls_cert, &self.grpc_tls_key) else {
+            return Ok(None);
+        };
+        let read = |var: &str, path: &PathBuf| {
+            std::fs::read(path).map_err(|e| anyhow::anyhow!("{var} {}: {e}", path.display()))
+        };
+        let identity = tonic::transport::Identity::from_pem(
+            read("GRPC_TLS_CERT (--grpc-tls-cert)", cert)?,
+            read("GRPC_TLS_KEY (--grpc-tls-key)", key)?,
+        );
+        let mut tls = tonic::transport::ServerTlsConfig::new().identity(identity);
+        if let Some(ca) = &self.grpc_client_ca {
+            let ca = read("GRPC_CLIENT_CA (--grpc-client-ca)", ca)?;
+            tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+            tracing::info!(
+                "gRPC over mutual TLS: callers need a client certificate from GRPC_CLIENT_CA"
+            );
+        } else {
+            tracing::info!("gRPC over TLS");
+        }
+        Ok(Some(tls))
     }
 
     /// The credentials gRPC calls must carry; `None` (dev mode) only on loopback.

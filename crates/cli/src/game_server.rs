@@ -46,14 +46,59 @@ pub struct GameServerArgs {
     /// to this server's id); not needed when the manager runs in dev mode.
     #[arg(long, env = "GAME_SERVER_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// CA (PEM) to trust for the server manager's certificate (with an https://
+    /// SERVER_MANAGER_URL).
+    #[arg(long, env = "GAME_SERVER_TLS_CA")]
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// This server's client certificate (PEM), for a manager that asks for mutual TLS.
+    #[arg(long, env = "GAME_SERVER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of GAME_SERVER_TLS_CERT (PEM).
+    #[arg(long, env = "GAME_SERVER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+}
+
+impl GameServerArgs {
+    /// TLS to the manager, if configured.
+    fn tls(&self) -> Result<Option<tonic::transport::ClientTlsConfig>> {
+        if self.tls_ca.is_none() && self.tls_cert.is_none() {
+            return Ok(None);
+        }
+        let read = |var: &str, path: &std::path::PathBuf| {
+            std::fs::read(path).with_context(|| format!("{var} {}", path.display()))
+        };
+        let mut tls = tonic::transport::ClientTlsConfig::new();
+        if let Some(ca) = &self.tls_ca {
+            tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(read(
+                "GAME_SERVER_TLS_CA",
+                ca,
+            )?));
+        }
+        if let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) {
+            tls = tls.identity(tonic::transport::Identity::from_pem(
+                read("GAME_SERVER_TLS_CERT", cert)?,
+                read("GAME_SERVER_TLS_KEY", key)?,
+            ));
+        }
+        Ok(Some(tls))
+    }
 }
 
 /// Connects, retrying for a while (the manager may still be starting).
-async fn connect(url: &str, token: Option<&str>) -> Result<Client> {
+async fn connect(
+    url: &str,
+    token: Option<&str>,
+    tls: Option<tonic::transport::ClientTlsConfig>,
+) -> Result<Client> {
     let credential =
         Credential::new(token).map_err(|e| anyhow::anyhow!("GAME_SERVER_TOKEN (--token): {e}"))?;
-    let endpoint = Endpoint::from_shared(url.to_string())
+    let mut endpoint = Endpoint::from_shared(url.to_string())
         .with_context(|| format!("SERVER_MANAGER_URL (--manager) {url:?}"))?;
+    if let Some(tls) = tls {
+        endpoint = endpoint
+            .tls_config(tls)
+            .context("GAME_SERVER_TLS_* settings")?;
+    }
     let mut last = None;
     for _ in 0..50 {
         match endpoint.connect().await {
@@ -149,7 +194,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
         .id
         .clone()
         .unwrap_or_else(|| format!("gs-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
-    let mut client = connect(&args.manager, args.token.as_deref()).await?;
+    let mut client = connect(&args.manager, args.token.as_deref(), args.tls()?).await?;
     let mut every = register(&mut client, &args, &id).await?;
     let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
     loop {

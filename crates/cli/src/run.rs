@@ -207,6 +207,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
     let servers_cfg = args.servers.config()?;
     let fleet = args.servers.credentials()?;
+    let grpc_tls = args.servers.tls()?;
     let consumer_cfg = args.consumer.config()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
     let rating_store = args.ratings.open(true).await?;
@@ -255,7 +256,12 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     ));
     let manager = server_manager::Service::new(store.clone(), state.catalog.clone(), servers_cfg)
         .with_credentials(fleet);
-    let grpc = tokio::spawn(server_manager::serve(grpc, manager, shutdown.clone()));
+    let grpc = tokio::spawn(server_manager::serve(
+        grpc,
+        manager,
+        shutdown.clone(),
+        grpc_tls,
+    ));
     let sup = tokio::spawn(supervisor::run(
         store.clone(),
         supervisor_cfg,
@@ -279,10 +285,11 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.servers.config()?;
     let fleet = args.servers.credentials()?;
+    let tls = args.servers.tls()?;
     let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
     let listener = listen_grpc(&args.servers).await?;
     let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
-    server_manager::serve(listener, service, shutdown_on_signal())
+    server_manager::serve(listener, service, shutdown_on_signal(), tls)
         .await
         .context("server manager failed")
 }

@@ -416,13 +416,19 @@ impl ServerManager for Service {
     }
 }
 
-/// Serves the gRPC service on `listener` until `shutdown` is cancelled.
+/// Serves the gRPC service on `listener` until `shutdown` is cancelled; over TLS
+/// (mutual when the config names a client CA) when `tls` is given.
 pub async fn serve(
     listener: TcpListener,
     service: Service,
     shutdown: CancellationToken,
+    tls: Option<tonic::transport::ServerTlsConfig>,
 ) -> Result<(), tonic::transport::Error> {
-    tonic::transport::Server::builder()
+    let mut server = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        server = server.tls_config(tls)?;
+    }
+    server
         .add_service(ServerManagerServer::new(service))
         .serve_with_incoming_shutdown(
             tonic::transport::server::TcpIncoming::from(listener),

@@ -19,6 +19,18 @@ pub mod keys {
     pub const ED1: &[u8] = include_bytes!("../keys/ed1.pem");
     /// An HS256 secret (32 bytes or more).
     pub const SECRET: &[u8] = b"test-secret-0123456789abcdef-0123456789";
+
+    /// A test CA, a server certificate for 127.0.0.1/localhost and a client
+    /// certificate it signed, and a client certificate from another CA.
+    pub mod tls {
+        pub const CA: &[u8] = include_bytes!("../keys/tls/ca.pem");
+        pub const SERVER_CERT: &[u8] = include_bytes!("../keys/tls/server.pem");
+        pub const SERVER_KEY: &[u8] = include_bytes!("../keys/tls/server.key");
+        pub const CLIENT_CERT: &[u8] = include_bytes!("../keys/tls/client.pem");
+        pub const CLIENT_KEY: &[u8] = include_bytes!("../keys/tls/client.key");
+        pub const ROGUE_CLIENT_CERT: &[u8] = include_bytes!("../keys/tls/rogue-client.pem");
+        pub const ROGUE_CLIENT_KEY: &[u8] = include_bytes!("../keys/tls/rogue-client.key");
+    }
 }
 
 pub use postgres::PostgresServer;

@@ -367,3 +367,140 @@ async fn the_example_game_server_plays_with_its_token() {
     }
     assert!(gs.log().contains("\"reported\":true"), "{}", gs.log());
 }
+
+/// A client of `url` over TLS trusting the test CA, with `identity` as its
+/// client certificate; `Err` if it cannot connect.
+async fn tls_client(
+    url: &str,
+    identity: Option<(&[u8], &[u8])>,
+    token: Option<&str>,
+) -> Result<Client, String> {
+    use mm_testkit::keys::tls::CA;
+    use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
+    let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(CA));
+    if let Some((cert, key)) = identity {
+        tls = tls.identity(Identity::from_pem(cert, key));
+    }
+    let channel = Endpoint::from_shared(url.to_string())
+        .unwrap()
+        .tls_config(tls)
+        .map_err(|e| e.to_string())?
+        .connect()
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    Ok(mm_proto::client(channel, Credential::new(token).unwrap()))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mutual_tls_admits_only_certificates_from_the_client_ca() {
+    use mm_testkit::keys::tls::*;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (ca, cert, key) = (
+        write("ca.pem", CA),
+        write("server.pem", SERVER_CERT),
+        write("server.key", SERVER_KEY),
+    );
+    let creds = write("fleet.toml", CREDENTIALS.as_bytes());
+    let d = Deployment::embedded_with(&[
+        ("FLEET_CREDENTIALS_FILE", &creds),
+        ("GRPC_TLS_CERT", &cert),
+        ("GRPC_TLS_KEY", &key),
+        ("GRPC_CLIENT_CA", &ca),
+    ])
+    .await;
+    let https = d.grpc.replacen("http://", "https://", 1);
+    let try_register = |c: Result<Client, String>| async move {
+        match c {
+            Err(e) => Err(e),
+            Ok(mut c) => c
+                .register(register("gs-eu-tls"))
+                .await
+                .map(|_| ())
+                .map_err(|s| format!("{:?}: {}", s.code(), s.message())),
+        }
+    };
+    // Plaintext, TLS without a client certificate, and a certificate from
+    // another CA: none gets a call through, even with a valid token.
+    let plain = tonic::transport::Endpoint::from_shared(d.grpc.clone())
+        .unwrap()
+        .connect()
+        .await
+        .map(|ch| mm_proto::client(ch, Credential::new(Some(EU)).unwrap()))
+        .map_err(|e| e.to_string());
+    assert!(try_register(plain).await.is_err(), "plaintext got through");
+    let anonymous = tls_client(&https, None, Some(EU)).await;
+    assert!(
+        try_register(anonymous).await.is_err(),
+        "no client certificate got through"
+    );
+    let rogue = tls_client(
+        &https,
+        Some((ROGUE_CLIENT_CERT, ROGUE_CLIENT_KEY)),
+        Some(EU),
+    )
+    .await;
+    assert!(
+        try_register(rogue).await.is_err(),
+        "another CA's certificate got through"
+    );
+    // The right certificate still needs the token.
+    let no_token = tls_client(&https, Some((CLIENT_CERT, CLIENT_KEY)), None).await;
+    let err = try_register(no_token).await.unwrap_err();
+    assert!(err.starts_with("Unauthenticated"), "{err}");
+    let mut good = tls_client(&https, Some((CLIENT_CERT, CLIENT_KEY)), Some(EU))
+        .await
+        .expect("connects with the right certificate");
+    good.register(register("gs-eu-tls"))
+        .await
+        .expect("certificate and token");
+    // Out of the pool again, so the match below goes to the example server.
+    good.release(pb::ReleaseRequest {
+        server_id: "gs-eu-tls".into(),
+        match_id: String::new(),
+    })
+    .await
+    .unwrap();
+
+    // The example game server over mutual TLS plays a match.
+    let (client_cert, client_key) = (
+        write("client.pem", CLIENT_CERT),
+        write("client.key", CLIENT_KEY),
+    );
+    let mut cmd = Command::new(BIN);
+    cmd.arg("example-game-server")
+        .env("SERVER_MANAGER_URL", &https)
+        .env("GAME_SERVER_ID", "gs-eu-mtls")
+        .env("GAME_SERVER_REGION", "eu")
+        .env("GAME_SERVER_MODES", "rush")
+        .env("GAME_SERVER_TOKEN", EU)
+        .env("GAME_SERVER_TLS_CA", &ca)
+        .env("GAME_SERVER_TLS_CERT", &client_cert)
+        .env("GAME_SERVER_TLS_KEY", &client_key)
+        .env("MATCH_DURATION", "100ms");
+    let gs = Proc::spawn("gs-eu-mtls", cmd, d.logs.path());
+    let (a, b) = (d.client("ta"), d.client("tb"));
+    for p in [&a, &b] {
+        let (s, t) = p
+            .send(
+                Method::POST,
+                "/v1/tickets",
+                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{t}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !gs.log().contains("\"reported\":true") {
+        assert!(
+            Instant::now() < deadline,
+            "no match played over mutual TLS:\n{}",
+            gs.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
