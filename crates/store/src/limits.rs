@@ -1,18 +1,26 @@
 //! Rate limits shared by every ingress: [`Limits::check_rates`] counts one call
 //! against each key's [`Rate`] with GCRA (a call is allowed while the key's
 //! theoretical arrival time is within a burst of now). On Redis it is one script
-//! per key (`rate.lua`, keys `mm:{rl:KEY}` expiring once idle), timed by the
+//! per request (`rate.lua`; one per key on a cluster, where keys `mm:{rl:KEY}`
+//! live in their own slots; keys expire once idle), timed by the
 //! server's clock; in memory, `governor`'s keyed limiters.
 
 use crate::StoreError;
 use async_trait::async_trait;
-use governor::clock::{Clock, DefaultClock};
+use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota};
-use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
+
+/// Keys come from clients (player ids, addresses): a seeded hash that is fast.
+type Hasher = foldhash::quality::RandomState;
+type Limiter = DefaultKeyedRateLimiter<
+    String,
+    governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>,
+    Hasher,
+>;
 
 /// `count` calls per `period`, in bursts of up to `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,45 +57,62 @@ const SWEEP_EVERY: u64 = 1 << 16;
 /// In-process limits for [`crate::MemoryStore`].
 #[derive(Default)]
 pub struct MemoryLimits {
-    limiters: Mutex<HashMap<Rate, Arc<DefaultKeyedRateLimiter<String>>>>,
+    /// One keyed limiter per rate (a handful: a short list beats a map).
+    limiters: RwLock<Vec<(Rate, Arc<Limiter>)>>,
     checks: AtomicU64,
 }
 
 impl MemoryLimits {
-    fn limiter(&self, rate: Rate) -> Arc<DefaultKeyedRateLimiter<String>> {
-        let mut limiters = self.limiters.lock().unwrap_or_else(|p| p.into_inner());
-        limiters
-            .entry(rate)
-            .or_insert_with(|| {
-                let burst = NonZeroU32::new(rate.count.max(1)).expect("at least one");
-                let quota = Quota::with_period(rate.interval())
-                    .expect("a positive interval")
-                    .allow_burst(burst);
-                Arc::new(DefaultKeyedRateLimiter::dashmap(quota))
-            })
-            .clone()
+    fn limiter(&self, rate: Rate) -> Arc<Limiter> {
+        let found = self
+            .limiters
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(r, _)| *r == rate)
+            .map(|(_, l)| l.clone());
+        if let Some(l) = found {
+            return l;
+        }
+        let mut limiters = self.limiters.write().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, l)) = limiters.iter().find(|(r, _)| *r == rate) {
+            return l.clone();
+        }
+        let burst = NonZeroU32::new(rate.count.max(1)).expect("at least one");
+        let quota = Quota::with_period(rate.interval())
+            .expect("a positive interval")
+            .allow_burst(burst);
+        let l = Arc::new(Limiter::dashmap_with_hasher(quota, Hasher::default()));
+        limiters.push((rate, l.clone()));
+        l
     }
 
     pub fn check(&self, checks: &[(String, Rate)]) -> Vec<Verdict> {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             let all: Vec<_> = self
                 .limiters
-                .lock()
+                .read()
                 .unwrap_or_else(|p| p.into_inner())
-                .values()
-                .cloned()
+                .iter()
+                .map(|(_, l)| l.clone())
                 .collect();
             for l in all {
                 l.retain_recent();
                 l.shrink_to_fit();
             }
         }
-        let clock = DefaultClock::default();
         checks
             .iter()
-            .map(|(key, rate)| match self.limiter(*rate).check_key(key) {
-                Ok(()) => Verdict::Allowed,
-                Err(not_until) => Verdict::Limited(not_until.wait_time_from(clock.now())),
+            .map(|(key, rate)| {
+                let limiter = self.limiter(*rate);
+                match limiter.check_key(key) {
+                    Ok(()) => Verdict::Allowed,
+                    // The limiter's own clock: making one reads the CPU's
+                    // features (CPUID), which is slow, in a VM very slow.
+                    Err(not_until) => {
+                        Verdict::Limited(not_until.wait_time_from(limiter.clock().now()))
+                    }
+                }
             })
             .collect()
     }

@@ -159,7 +159,11 @@ fn limited(class: Class, scope: &str, wait: Duration) -> ApiError {
 }
 
 /// The middleware: authenticates once, checks the limits, and passes on.
-pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn layer(
+    State(state): State<std::sync::Arc<AppState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let addr = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

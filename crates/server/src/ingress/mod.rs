@@ -153,7 +153,8 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            // One Arc per request rather than a clone of every field.
+            Arc::new(state.clone()),
             limits::layer,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

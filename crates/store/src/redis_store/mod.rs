@@ -351,23 +351,31 @@ impl crate::Limits for RedisStore {
         &self,
         checks: &[(String, crate::Rate)],
     ) -> Result<Vec<crate::Verdict>, StoreError> {
-        // One script per key, sent together (the connection pipelines them).
-        let calls = checks.iter().map(|(key, rate)| async move {
-            let wait: u64 = self
-                .scripts
-                .rate
-                .key(crate::keys::rate(key))
-                .arg(rate.interval().as_micros() as u64)
-                .arg(rate.count.max(1))
-                .invoke_async(&mut self.conn())
-                .await?;
-            Ok::<_, StoreError>(if wait == 0 {
+        let verdict = |wait: u64| {
+            if wait == 0 {
                 crate::Verdict::Allowed
             } else {
                 crate::Verdict::Limited(Duration::from_micros(wait))
-            })
+            }
+        };
+        // One script for every key of a request on a single node; on a cluster
+        // the keys live in different slots: one script each, sent together.
+        let groups: Vec<&[(String, crate::Rate)]> = match &self.conn {
+            Conn::Cluster(_) => checks.chunks(1).collect(),
+            _ => vec![checks],
+        };
+        let calls = groups.into_iter().map(|group| async move {
+            let mut inv = self.scripts.rate.prepare_invoke();
+            for (key, rate) in group {
+                inv.key(crate::keys::rate(key))
+                    .arg(rate.interval().as_micros() as u64)
+                    .arg(rate.count.max(1));
+            }
+            let waits: Vec<u64> = inv.invoke_async(&mut self.conn()).await?;
+            Ok::<_, StoreError>(waits)
         });
-        try_join_all(calls).await
+        let waits = try_join_all(calls).await?;
+        Ok(waits.into_iter().flatten().map(verdict).collect())
     }
 }
 
