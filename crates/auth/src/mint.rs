@@ -58,15 +58,7 @@ impl TokenSigner {
         issuer: &str,
         audience: &str,
     ) -> Result<Self, MintError> {
-        let key = match alg.family() {
-            AlgorithmFamily::Rsa => EncodingKey::from_rsa_pem(pem),
-            AlgorithmFamily::Ec => EncodingKey::from_ec_pem(pem),
-            AlgorithmFamily::Ed => EncodingKey::from_ed_pem(pem),
-            AlgorithmFamily::Hmac => {
-                return Err(MintError::Key("HMAC keys are secrets, not PEM".into()));
-            }
-        }
-        .map_err(|e| MintError::Key(e.to_string()))?;
+        let key = private_key(pem, alg)?;
         Ok(Self {
             alg,
             key,
@@ -116,20 +108,25 @@ impl TokenSigner {
 
 /// The public JWK (with `kid`, `alg` and `"use": "sig"`) of a private key in PEM.
 pub fn public_jwk(pem: &[u8], alg: Algorithm, kid: &str) -> Result<Value, MintError> {
-    let key = match alg.family() {
-        AlgorithmFamily::Rsa => EncodingKey::from_rsa_pem(pem),
-        AlgorithmFamily::Ec => EncodingKey::from_ec_pem(pem),
-        AlgorithmFamily::Ed => EncodingKey::from_ed_pem(pem),
-        AlgorithmFamily::Hmac => {
-            return Err(MintError::Key("HMAC keys have no public half".into()));
-        }
-    }
-    .map_err(|e| MintError::Key(e.to_string()))?;
+    let key = private_key(pem, alg)?;
     let mut jwk = Jwk::from_encoding_key(&key, alg).map_err(|e| MintError::Key(e.to_string()))?;
     jwk.common.key_id = Some(kid.to_string());
     jwk.common.public_key_use = Some(PublicKeyUse::Signature);
     jwk.common.key_algorithm = Some(key_algorithm(alg)?);
     serde_json::to_value(jwk).map_err(|e| MintError::Key(e.to_string()))
+}
+
+/// A private key in PEM for `alg` (RSA, EC or Ed25519; HMAC keys are secrets).
+fn private_key(pem: &[u8], alg: Algorithm) -> Result<EncodingKey, MintError> {
+    match alg.family() {
+        AlgorithmFamily::Rsa => EncodingKey::from_rsa_pem(pem),
+        AlgorithmFamily::Ec => EncodingKey::from_ec_pem(pem),
+        AlgorithmFamily::Ed => EncodingKey::from_ed_pem(pem),
+        AlgorithmFamily::Hmac => {
+            return Err(MintError::Key("HMAC keys are secrets, not PEM".into()));
+        }
+    }
+    .map_err(|e| MintError::Key(e.to_string()))
 }
 
 fn key_algorithm(alg: Algorithm) -> Result<KeyAlgorithm, MintError> {

@@ -34,6 +34,20 @@ name = "lobby"
 token = "lobby-allocator-token-0123456789"
 "#;
 
+/// Queues each player for `rush` (no ready check: the match goes to a server).
+async fn queue_rush(players: &[&crate::Client]) {
+    for p in players {
+        let (s, t) = p
+            .send(
+                Method::POST,
+                "/v1/tickets",
+                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{t}");
+    }
+}
+
 async fn client(d: &Deployment, token: Option<&str>) -> Client {
     let channel = tonic::transport::Endpoint::from_shared(d.grpc.clone())
         .unwrap()
@@ -161,16 +175,7 @@ async fn game_servers_act_only_with_their_credential_on_their_matches() {
             .expect("the allocator allocates");
     }
     let (a, b) = (d.client("fa"), d.client("fb"));
-    for p in [&a, &b] {
-        let (s, t) = p
-            .send(
-                Method::POST,
-                "/v1/tickets",
-                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
-            )
-            .await;
-        assert_eq!(s, StatusCode::CREATED, "{t}");
-    }
+    queue_rush(&[&a, &b]).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let (server, allocation) = loop {
         let mut found = None;
@@ -340,16 +345,7 @@ async fn the_example_game_server_plays_with_its_token() {
     );
     let gs = spawn("gs-eu-2", EU);
     let (a, b) = (d.client("ga"), d.client("gb"));
-    for p in [&a, &b] {
-        let (s, t) = p
-            .send(
-                Method::POST,
-                "/v1/tickets",
-                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
-            )
-            .await;
-        assert_eq!(s, StatusCode::CREATED, "{t}");
-    }
+    queue_rush(&[&a, &b]).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let (_, m) = a.get("/v1/players/me/matches").await;
@@ -484,16 +480,7 @@ async fn mutual_tls_admits_only_certificates_from_the_client_ca() {
         .env("MATCH_DURATION", "100ms");
     let gs = Proc::spawn("gs-eu-mtls", cmd, d.logs.path());
     let (a, b) = (d.client("ta"), d.client("tb"));
-    for p in [&a, &b] {
-        let (s, t) = p
-            .send(
-                Method::POST,
-                "/v1/tickets",
-                Some(json!({"mode": "rush", "players": [p.token], "rating": 1500, "regions": ["eu"]})),
-            )
-            .await;
-        assert_eq!(s, StatusCode::CREATED, "{t}");
-    }
+    queue_rush(&[&a, &b]).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     while !gs.log().contains("\"reported\":true") {
         assert!(

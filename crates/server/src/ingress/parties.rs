@@ -169,20 +169,8 @@ pub async fn cancel_party_tickets(state: &AppState, player: &PlayerId) -> Result
             .await?
             == mm_store::CancelOutcome::Cancelled
         {
-            let events: Vec<EventEnvelope> = view
-                .players
-                .iter()
-                .map(|p| EventEnvelope {
-                    player: p.clone(),
-                    event: Event::Cancelled {
-                        ticket_id: id.clone(),
-                        reason: Some(PARTY_CHANGED.to_string()),
-                    },
-                })
-                .collect();
-            if let Err(e) = state.store.publish(&events).await {
-                tracing::warn!(error = %e, "could not publish ticket.cancelled");
-            }
+            super::tickets::announce_cancelled(state, &view.players, &id, Some(PARTY_CHANGED))
+                .await;
         }
     }
     Ok(())

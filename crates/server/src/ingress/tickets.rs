@@ -488,6 +488,29 @@ async fn party_ticket(
     Ok(())
 }
 
+/// Tells each of `players` that ticket `id` was cancelled (with the matchmaker's
+/// `reason`, if it withdrew it).
+pub async fn announce_cancelled(
+    state: &AppState,
+    players: &[PlayerId],
+    id: &TicketId,
+    reason: Option<&str>,
+) {
+    let events: Vec<EventEnvelope> = players
+        .iter()
+        .map(|p| EventEnvelope {
+            player: p.clone(),
+            event: Event::Cancelled {
+                ticket_id: id.clone(),
+                reason: reason.map(String::from),
+            },
+        })
+        .collect();
+    if let Err(e) = state.store.publish(&events).await {
+        tracing::warn!(error = %e, "could not publish ticket.cancelled");
+    }
+}
+
 fn ticket_id(raw: String) -> Result<TicketId, ApiError> {
     TicketId::new(raw).map_err(|_| ApiError::not_found("ticket_not_found", "no such ticket"))
 }
@@ -535,20 +558,7 @@ pub async fn cancel(
         CancelOutcome::Cancelled => {
             // Every player of the ticket hears of it (any of them may cancel).
             let view = read(&state, &actor, &id).await?;
-            let events: Vec<EventEnvelope> = view
-                .players
-                .iter()
-                .map(|p| EventEnvelope {
-                    player: p.clone(),
-                    event: Event::Cancelled {
-                        ticket_id: id.clone(),
-                        reason: None,
-                    },
-                })
-                .collect();
-            if let Err(e) = state.store.publish(&events).await {
-                tracing::warn!(error = %e, "could not publish ticket.cancelled");
-            }
+            announce_cancelled(&state, &view.players, &id, None).await;
             return Ok(view);
         }
         CancelOutcome::AlreadyCancelled => {}
