@@ -324,12 +324,7 @@ impl RatingStore for PgRatings {
         let rows = sqlx::query("SELECT player_id, mode, version FROM ratings WHERE version > 0")
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                let (player, version, mode) = versioned(r, "mode")?;
-                Ok((player, mode, version))
-            })
-            .collect()
+        Ok(crate::rows::versions(&rows)?)
     }
 
     async fn is_applied(&self, id: &MatchId) -> Result<bool, RatingError> {

@@ -140,6 +140,22 @@ where
     ))
 }
 
+/// Every `(player, mode, version)` of rows with `player_id`, `mode`, `version`.
+pub(crate) fn versions<'r, R>(rows: &'r [R]) -> Result<Vec<(PlayerId, String, u64)>, sqlx::Error>
+where
+    R: Row,
+    &'static str: ColumnIndex<R>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    rows.iter()
+        .map(|r| {
+            let (player, version, mode) = versioned(r, "mode")?;
+            Ok((player, mode, version))
+        })
+        .collect()
+}
+
 /// The rated rows among `rows` (with `player_id`), in the order of `players`.
 pub(crate) fn in_order<'r, R>(
     players: &[PlayerId],

@@ -590,28 +590,31 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
             );
         }
     }
+    let ratios = |title: &str, a: &Run, b: &Run| {
+        println!("\n{title}");
+        for (x, y) in a.steps.iter().zip(&b.steps) {
+            println!(
+                "  {:>5} players: creation {:.2}x, time to match {:.2}x",
+                x.players,
+                x.create.ms(0.99) / y.create.ms(0.99).max(1e-3),
+                x.matched.ms(0.99) / y.matched.ms(0.99).max(1e-3)
+            );
+        }
+    };
     if let [quiet, flooded] = runs
         && flooded.flood.is_some()
     {
-        println!("\nratio with the flooder / without (p99 of the other players):");
-        for (a, b) in flooded.steps.iter().zip(&quiet.steps) {
-            println!(
-                "  {:>5} players: creation {:.2}x, time to match {:.2}x",
-                a.players,
-                a.create.ms(0.99) / b.create.ms(0.99).max(1e-3),
-                a.matched.ms(0.99) / b.matched.ms(0.99).max(1e-3)
-            );
-        }
+        ratios(
+            "ratio with the flooder / without (p99 of the other players):",
+            flooded,
+            quiet,
+        );
     } else if let [ours, base] = runs {
-        println!("\nratio ours / seed-000 settings (p99; below 1 is better):");
-        for (a, b) in ours.steps.iter().zip(&base.steps) {
-            println!(
-                "  {:>5} players: creation {:.2}x, time to match {:.2}x",
-                a.players,
-                a.create.ms(0.99) / b.create.ms(0.99).max(1e-3),
-                a.matched.ms(0.99) / b.matched.ms(0.99).max(1e-3)
-            );
-        }
+        ratios(
+            "ratio ours / seed-000 settings (p99; below 1 is better):",
+            ours,
+            base,
+        );
     }
     let mut rows = Vec::new();
     for r in runs {

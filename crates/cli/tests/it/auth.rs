@@ -422,14 +422,12 @@ async fn players_act_only_on_their_own_and_a_backend_acts_for_them() {
     assert!(hello.to_text().unwrap().contains("\"player_id\":\"alice\""));
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_token_command_signs_and_a_rotated_jwks_takes_effect() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = deployment(dir.path()).await;
-    // `matchmaker token` with the same secret, issuer and audience.
+/// The token `matchmaker token ARGS` prints, for this suite's issuer and audience.
+fn token_command(args: &[&str]) -> String {
     let out = Command::new(BIN)
-        .args(["token", "dora", "--ttl", "10m"])
-        .env("JWT_SECRET_FILE", dir.path().join("secret"))
+        .arg("token")
+        .args(args)
+        .env_remove("JWT_SECRET_FILE")
         .env("JWT_ISSUER", ISSUER)
         .env("JWT_AUDIENCE", AUDIENCE)
         .output()
@@ -439,7 +437,22 @@ async fn the_token_command_signs_and_a_rotated_jwks_takes_effect() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_command_signs_and_a_rotated_jwks_takes_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = deployment(dir.path()).await;
+    // `matchmaker token` with the same secret, issuer and audience.
+    let secret = dir.path().join("secret");
+    let token = token_command(&[
+        "dora",
+        "--ttl",
+        "10m",
+        "--secret-file",
+        secret.to_str().unwrap(),
+    ]);
     let (s, _, body) = call(
         &d,
         Some(&token),
@@ -454,26 +467,13 @@ async fn the_token_command_signs_and_a_rotated_jwks_takes_effect() {
     // With a private key and kid.
     let pem = dir.path().join("rsa1.pem");
     std::fs::write(&pem, RSA1).unwrap();
-    let out = Command::new(BIN)
-        .args([
-            "token",
-            "erin",
-            "--key-file",
-            pem.to_str().unwrap(),
-            "--kid",
-            "rsa-1",
-        ])
-        .env_remove("JWT_SECRET_FILE")
-        .env("JWT_ISSUER", ISSUER)
-        .env("JWT_AUDIENCE", AUDIENCE)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let erin = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let erin = token_command(&[
+        "erin",
+        "--key-file",
+        pem.to_str().unwrap(),
+        "--kid",
+        "rsa-1",
+    ]);
     let (s, _, _) = call(
         &d,
         Some(&erin),
