@@ -35,7 +35,7 @@
 //! | `mm:{pt:PARTY}:m`, `:i` | hash | member / invite adds: tag -> player id (OR-Sets) |
 //! | `mm:{pt:PARTY}:mr`, `:ir` | set | tombstoned member / invite tags |
 //! | `mm:{pt:PARTY}:meta` | hash | `created`, `leader`, `ltag` (the leader's tag: larger wins), `gone` (disbanded) |
-//! | `mm:{rl:KEY}` | string | a rate limiter's theoretical arrival time (µs, Redis clock); expires once idle |
+//! | `mm:{rl:SHARD}:KEY` | string | a rate limiter's theoretical arrival time (µs, Redis clock); expires once idle. SHARD is a stable hash of KEY modulo 64 |
 //! | `mm:events` | channel | event envelopes for every ingress |
 
 use mm_domain::{PlayerId, Pool};
@@ -43,9 +43,13 @@ use mm_domain::{PlayerId, Pool};
 /// The Pub/Sub channel that carries player events between processes.
 pub const EVENTS_CHANNEL: &str = "mm:events";
 
-/// A rate limiter's key (its own slot: limiters are independent).
-pub fn rate(key: &str) -> String {
-    format!("mm:{{rl:{key}}}")
+/// How many slots the rate limiters are spread over (a cluster spreads them over
+/// its nodes; the checks of one shard share a script call).
+pub const RATE_SHARDS: u64 = 64;
+
+/// A rate limiter's key, in its shard's slot (`shard` < [`RATE_SHARDS`]).
+pub fn rate(shard: u64, key: &str) -> String {
+    format!("mm:{{rl:{shard}}}:{key}")
 }
 
 /// Keys of one pool.

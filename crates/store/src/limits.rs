@@ -1,9 +1,9 @@
 //! Rate limits shared by every ingress: [`Limits::check_rates`] counts one call
 //! against each key's [`Rate`] with GCRA (a call is allowed while the key's
-//! theoretical arrival time is within a burst of now). On Redis it is one script
-//! per request (`rate.lua`; one per key on a cluster, where keys `mm:{rl:KEY}`
-//! live in their own slots; keys expire once idle), timed by the
-//! server's clock; in memory, `governor`'s keyed limiters.
+//! theoretical arrival time is within a burst of now). On Redis it is `rate.lua`,
+//! timed by the server's clock, with the checks of concurrent requests batched
+//! into one call (one per limiter shard on a cluster; keys `mm:{rl:SHARD}:KEY`
+//! expire once idle); in memory, `governor`'s keyed limiters.
 
 use crate::StoreError;
 use async_trait::async_trait;

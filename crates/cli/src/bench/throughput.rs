@@ -18,10 +18,13 @@
 //! to the database, batched): the ratio between the two is the cost of lookups.
 //!
 //! `--auth dev,jwt` runs each again with signed tokens (`AUTH=jwt`, HS256, a token
-//! minted per player by the load generator) and every rate limit checked (set
+//! per player, minted before the clock starts) and every rate limit checked (set
 //! high enough never to refuse, so the checks cost what they cost and no request
 //! is turned away): the ratio to dev tokens is the cost of verifying and limiting.
 //! Signed tokens allow no client ratings, so those runs use the rating service.
+//!
+//! `--rounds N` runs the whole plan N times, interleaved, and prints the median of
+//! each ratio: on a shared machine one pair of runs can be far off.
 
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings};
@@ -67,6 +70,10 @@ pub struct ThroughputArgs {
     /// How callers are identified, comma-separated: each is a run of its own.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "dev")]
     pub auth: Vec<Auth>,
+    /// Runs every comparison this many times, interleaved, and reports the median
+    /// of each ratio (a shared machine drifts between runs).
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
     #[command(flatten)]
     pub target: Target,
     #[command(flatten)]
@@ -117,6 +124,62 @@ fn auth_env(
     Ok((env, Some(signer)))
 }
 
+/// Tokens the load generator mints per connection and second of the run before
+/// the clock starts (more than the Redis deployment answers here).
+const MINTED_PER_CLIENT_PER_S: f64 = 400.0;
+
+/// Signed tokens for the run's players, minted before the clock starts, as the
+/// studio's login service would have issued them: signing is its work, not the
+/// matchmaker's, and the load generator shares the machine with what it
+/// measures. A connection that uses up its share signs more on the spot.
+struct Tokens {
+    signer: mm_auth::TokenSigner,
+    /// Per connection, the tokens of its players 0, 1, ...
+    minted: Vec<Vec<String>>,
+}
+
+impl Tokens {
+    const TTL: Duration = Duration::from_secs(3600);
+
+    /// Mints `per_client` tokens for each of `clients` connections, on every core.
+    fn mint(signer: mm_auth::TokenSigner, tag: &str, clients: usize, per_client: u64) -> Self {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut minted: Vec<Vec<String>> = vec![Vec::new(); clients];
+        std::thread::scope(|scope| {
+            for (part, chunk) in minted
+                .chunks_mut(clients.div_ceil(threads).max(1))
+                .enumerate()
+            {
+                let (signer, first) = (&signer, part * clients.div_ceil(threads).max(1));
+                scope.spawn(move || {
+                    for (k, tokens) in chunk.iter_mut().enumerate() {
+                        let c = first + k;
+                        *tokens = (0..per_client)
+                            .map_while(|i| {
+                                signer
+                                    .sign(&format!("tp-{tag}-{c}-{i}"), None, Self::TTL)
+                                    .ok()
+                            })
+                            .collect();
+                    }
+                });
+            }
+        });
+        Self { signer, minted }
+    }
+
+    /// Connection `c`'s token for its `i`th player, `player`.
+    fn get(&self, c: usize, i: u64, player: &str) -> Result<String, String> {
+        match self.minted.get(c).and_then(|t| t.get(i as usize)) {
+            Some(token) => Ok(token.clone()),
+            None => self
+                .signer
+                .sign(player, None, Self::TTL)
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// What one run counted.
 #[derive(Default)]
 struct Tally {
@@ -141,8 +204,8 @@ impl Outcome {
 }
 
 pub async fn run(args: ThroughputArgs) -> Result<()> {
-    if args.clients == 0 || args.duration.is_zero() {
-        bail!("--clients and --duration must be more than zero");
+    if args.clients == 0 || args.duration.is_zero() || args.rounds == 0 {
+        bail!("--clients, --duration and --rounds must be more than zero");
     }
     println!(
         "throughput: {} connections for {:?} per run",
@@ -151,9 +214,16 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
     // (name, what to start (none: --url), ratings, auth, with the GET /healthz floor).
     type Planned = (String, Option<(Kind, Settings)>, Ratings, Auth, bool);
     let mut plan: Vec<Planned> = Vec::new();
-    let named = |name: &str, r: Ratings, a: Auth| match a {
-        Auth::Dev => format!("{name} ({})", r.label()),
-        Auth::Jwt => format!("{name} ({}, jwt + limits)", r.label()),
+    let named = |name: &str, r: Ratings, a: Auth, round: usize| {
+        let run = match a {
+            Auth::Dev => format!("{name} ({})", r.label()),
+            Auth::Jwt => format!("{name} ({}, jwt + limits)", r.label()),
+        };
+        if args.rounds > 1 {
+            format!("{run} #{round}")
+        } else {
+            run
+        }
     };
     // Signed tokens allow no client ratings.
     let combos: Vec<(Ratings, Auth)> = args
@@ -165,32 +235,34 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
     if combos.is_empty() {
         bail!("--auth jwt needs --ratings service (signed tokens allow no client ratings)");
     }
-    if let Some(url) = &args.target.url {
-        for (i, &(r, a)) in combos.iter().enumerate() {
-            plan.push((named(url, r, a), None, r, a, i == 0));
-        }
-    } else {
-        for &kind in &args.deployments {
+    for round in 1..=args.rounds {
+        if let Some(url) = &args.target.url {
             for (i, &(r, a)) in combos.iter().enumerate() {
-                plan.push((
-                    named(kind.name(), r, a),
-                    Some((kind, Settings::Ours)),
-                    r,
-                    a,
-                    i == 0,
-                ));
+                plan.push((named(url, r, a, round), None, r, a, i == 0));
             }
-            if kind == Kind::Embedded
-                && !args.no_baseline
-                && args.ratings.contains(&Ratings::Client)
-            {
-                plan.push((
-                    format!("{} {}", kind.name(), Settings::Seed000.label()),
-                    Some((kind, Settings::Seed000)),
-                    Ratings::Client,
-                    Auth::Dev,
-                    false,
-                ));
+        } else {
+            for &kind in &args.deployments {
+                for (i, &(r, a)) in combos.iter().enumerate() {
+                    plan.push((
+                        named(kind.name(), r, a, round),
+                        Some((kind, Settings::Ours)),
+                        r,
+                        a,
+                        i == 0,
+                    ));
+                }
+                if kind == Kind::Embedded
+                    && !args.no_baseline
+                    && args.ratings.contains(&Ratings::Client)
+                {
+                    plan.push((
+                        format!("{} {}", kind.name(), Settings::Seed000.label()),
+                        Some((kind, Settings::Seed000)),
+                        Ratings::Client,
+                        Auth::Dev,
+                        false,
+                    ));
+                }
             }
         }
     }
@@ -240,12 +312,14 @@ async fn hammer(
     create: Option<Ratings>,
     signer: Option<mm_auth::TokenSigner>,
 ) -> (Tally, Duration, Vec<(f64, f64)>) {
-    let signer = Arc::new(signer);
     let what = if create.is_some() {
         "POST /v1/tickets"
     } else {
         "GET /healthz"
     };
+    let tag = uuid::Uuid::new_v4().simple().to_string()[..6].to_string();
+    let per_client = (args.duration.as_secs_f64() * MINTED_PER_CLIENT_PER_S).ceil() as u64;
+    let tokens = Arc::new(signer.map(|s| Tokens::mint(s, &tag, args.clients, per_client)));
     let started = Instant::now();
     let deadline = started + args.duration;
     let answered = Arc::new(AtomicU64::new(0));
@@ -264,7 +338,6 @@ async fn hammer(
             rate
         })
     };
-    let tag = uuid::Uuid::new_v4().simple().to_string()[..6].to_string();
     let (client, base) = (client.clone(), base.clone());
     let (mode, region) = (
         Arc::new(args.target.mode.clone()),
@@ -273,14 +346,11 @@ async fn hammer(
     let request = move |c: usize, i: u64| {
         let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
         let (mode, region, tag) = (mode.clone(), region.clone(), tag.clone());
-        let signer = signer.clone();
+        let tokens = tokens.clone();
         async move {
             let player = format!("tp-{tag}-{c}-{i}");
-            let token = match &*signer {
-                Some(s) => match s.sign(&player, None, Duration::from_secs(3600)) {
-                    Ok(t) => t,
-                    Err(e) => return Err(e.to_string()),
-                },
+            let token = match &*tokens {
+                Some(t) => t.get(c, i, &player)?,
                 None => player.clone(),
             };
             let request = match create {
@@ -346,6 +416,17 @@ impl callers::Tally for Tally {
     }
 }
 
+/// A run's label without its round number.
+fn unround(label: &str) -> String {
+    match label.split_once(" #") {
+        Some((run, rest)) => match rest.split_once(':') {
+            Some((_, what)) => format!("{run}:{what}"),
+            None => run.to_string(),
+        },
+        None => label.to_string(),
+    }
+}
+
 fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
@@ -370,14 +451,18 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
         println!("  {:<46} {}", o.label, o.tally.latency.summary());
     }
     println!();
-    let ratio = |a: &Outcome, b: &Outcome| {
+    // Each comparison's rate ratios, one per round.
+    let mut ratios: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut ratio = |a: &Outcome, b: &Outcome| {
+        let rate = a.rate() / b.rate().max(f64::MIN_POSITIVE);
         println!(
-            "ratio {} / {}: {:.2}x the rate, {:.2}x the p99",
+            "ratio {} / {}: {rate:.2}x the rate, {:.2}x the p99",
             a.label,
             b.label,
-            a.rate() / b.rate().max(f64::MIN_POSITIVE),
             a.tally.latency.ms(0.99) / b.tally.latency.ms(0.99).max(f64::MIN_POSITIVE)
         );
+        let comparison = format!("{} / {}", unround(&a.label), unround(&b.label));
+        ratios.entry(comparison).or_default().push(rate);
     };
     for (i, o) in outcomes.iter().enumerate() {
         if o.label.ends_with("POST /v1/tickets") && i > 0 {
@@ -408,6 +493,23 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
                     ratio(o, c);
                 }
             }
+        }
+    }
+    if args.rounds > 1 {
+        println!();
+        for (comparison, mut r) in ratios {
+            r.sort_by(f64::total_cmp);
+            let median = if r.len() % 2 == 1 {
+                r[r.len() / 2]
+            } else {
+                (r[r.len() / 2 - 1] + r[r.len() / 2]) / 2.0
+            };
+            let each: Vec<String> = r.iter().map(|x| format!("{x:.2}")).collect();
+            println!(
+                "median of {} rounds, {comparison}: {median:.2}x the rate (sorted: {})",
+                r.len(),
+                each.join(", ")
+            );
         }
     }
     args.output.csv(

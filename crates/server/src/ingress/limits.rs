@@ -1,9 +1,9 @@
 //! Rate limits on the API, per player and per client address, for five kinds of
 //! call: ticket writes, ready-check answers, reads, socket connects and socket
-//! messages. Counted in the store ([`mm_store::Limits`]: one Redis script per key,
-//! so the limits hold across every ingress; in memory for `serve`). Over a limit:
-//! `429` with `Retry-After` and the JSON error body; on a socket, an error message
-//! and a close. Trusted backends are not limited. A store that cannot be reached
+//! messages. Counted in the store ([`mm_store::Limits`]: Redis scripts that
+//! concurrent requests share, so the limits hold across every ingress; in memory
+//! for `serve`). Over a limit: `429` with `Retry-After` and the JSON error body; on
+//! a socket, an error message and a close. Trusted backends are not limited. A store that cannot be reached
 //! lets the call through (it fails on its own if it needs the store).
 //!
 //! [`layer`] authenticates the caller once (the extractors reuse the result),

@@ -7,6 +7,7 @@ mod conn;
 mod cross;
 mod fleet;
 mod lifecycle;
+mod limits;
 mod parties;
 mod results;
 
@@ -75,6 +76,8 @@ pub struct RedisStore {
     scripts: Scripts,
     hub: Arc<Hub>,
     listener: OnceCell<()>,
+    /// Started on the first check (it needs the runtime).
+    rates: std::sync::OnceLock<limits::RateChecks>,
 }
 
 impl RedisStore {
@@ -240,6 +243,7 @@ impl RedisStore {
             scripts: Scripts::new(),
             hub: Arc::new(Hub::default()),
             listener: OnceCell::new(),
+            rates: std::sync::OnceLock::new(),
         }
     }
 
@@ -351,31 +355,10 @@ impl crate::Limits for RedisStore {
         &self,
         checks: &[(String, crate::Rate)],
     ) -> Result<Vec<crate::Verdict>, StoreError> {
-        let verdict = |wait: u64| {
-            if wait == 0 {
-                crate::Verdict::Allowed
-            } else {
-                crate::Verdict::Limited(Duration::from_micros(wait))
-            }
-        };
-        // One script for every key of a request on a single node; on a cluster
-        // the keys live in different slots: one script each, sent together.
-        let groups: Vec<&[(String, crate::Rate)]> = match &self.conn {
-            Conn::Cluster(_) => checks.chunks(1).collect(),
-            _ => vec![checks],
-        };
-        let calls = groups.into_iter().map(|group| async move {
-            let mut inv = self.scripts.rate.prepare_invoke();
-            for (key, rate) in group {
-                inv.key(crate::keys::rate(key))
-                    .arg(rate.interval().as_micros() as u64)
-                    .arg(rate.count.max(1));
-            }
-            let waits: Vec<u64> = inv.invoke_async(&mut self.conn()).await?;
-            Ok::<_, StoreError>(waits)
-        });
-        let waits = try_join_all(calls).await?;
-        Ok(waits.into_iter().flatten().map(verdict).collect())
+        self.rates
+            .get_or_init(|| limits::RateChecks::start(self.conn(), self.scripts.rate.clone()))
+            .check(checks)
+            .await
     }
 }
 

@@ -1,7 +1,8 @@
 //! Rate limits on the memory store, Redis and a Redis Cluster: a key gets its
 //! burst and then waits, keys are independent, a limited call is not charged,
-//! the allowance comes back with time, and two connections (two ingress
-//! processes) share one limit.
+//! the allowance comes back with time, concurrent checks (batched on Redis) each
+//! get their own verdicts, and two connections (two ingress processes) share one
+//! limit.
 
 use crate::Harness;
 use mm_store::{Limits, Rate, RedisStore, Verdict};
@@ -79,9 +80,57 @@ async fn the_allowance_comes_back_with_time(h: Harness) {
     assert!(matches!(one(s, "fast", fast).await, Verdict::Limited(_)));
 }
 
+/// Many requests at once (which the Redis store batches into shared calls, a key
+/// possibly several times in one call): each gets its own verdicts, and every key
+/// allows exactly its burst.
+async fn concurrent_checks_count_exactly(h: Harness) {
+    let rate = Rate {
+        count: 10,
+        period: Duration::from_secs(600),
+    };
+    let requests = (0..400).map(|i| {
+        let store = h.store.clone();
+        tokio::spawn(async move {
+            // A shared key (an address) and one of 20 players' keys.
+            let checks = vec![
+                (
+                    "t:a:10.0.0.1".to_string(),
+                    Rate {
+                        count: 1_000,
+                        ..rate
+                    },
+                ),
+                (format!("t:p:player-{}", i % 20), rate),
+            ];
+            let verdicts = store.check_rates(&checks).await.unwrap();
+            assert_eq!(verdicts.len(), 2);
+            (i % 20, verdicts)
+        })
+    });
+    let mut allowed = [0; 20];
+    let mut address_allowed = 0;
+    for answer in futures_util::future::join_all(requests).await {
+        let (player, verdicts) = answer.unwrap();
+        if verdicts[0] == Verdict::Allowed {
+            address_allowed += 1;
+        }
+        if verdicts[1] == Verdict::Allowed {
+            allowed[player] += 1;
+        }
+    }
+    assert_eq!(allowed, [10; 20], "each player's burst, no more, no less");
+    assert_eq!(address_allowed, 400, "the address is under its limit");
+    // The keys are charged: each player is now limited, the address is not.
+    for p in 0..20 {
+        let v = one(&*h.store, &format!("t:p:player-{p}"), rate).await;
+        assert!(matches!(v, Verdict::Limited(_)), "player-{p}: {v:?}");
+    }
+}
+
 crate::every_deployment!(
     a_key_gets_its_burst_then_waits,
     the_allowance_comes_back_with_time,
+    concurrent_checks_count_exactly,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
