@@ -7,6 +7,7 @@ mod config;
 mod game_server;
 mod run;
 mod simulate;
+mod telemetry;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +26,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    telemetry: telemetry::TelemetryArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -91,33 +94,39 @@ fn main() {
         }
         return;
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    cli.telemetry.init_logs();
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)
-        .and_then(|runtime| runtime.block_on(run(cli.command)));
+        .and_then(|runtime| runtime.block_on(run(cli.command, cli.telemetry)));
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
 }
 
-async fn run(command: Command) -> anyhow::Result<()> {
+async fn run(command: Command, telemetry: telemetry::TelemetryArgs) -> anyhow::Result<()> {
     {
         match command {
-            Command::Serve(args) => run::serve(*args).await,
-            Command::Ingress(args) => run::ingress(*args).await,
-            Command::Worker(args) => run::worker(args).await,
-            Command::Supervisor(args) => run::supervisor(args).await,
-            Command::ServerManager(args) => run::server_manager(args).await,
-            Command::RatingService(args) => run::rating_service(args).await,
+            Command::Serve(args) => run::serve(*args, telemetry.start_metrics().await?).await,
+            Command::Ingress(args) => run::ingress(*args, telemetry.start_metrics().await?).await,
+            Command::Worker(args) => {
+                telemetry.start_metrics().await?;
+                run::worker(args).await
+            }
+            Command::Supervisor(args) => {
+                telemetry.start_metrics().await?;
+                run::supervisor(args).await
+            }
+            Command::ServerManager(args) => {
+                telemetry.start_metrics().await?;
+                run::server_manager(args).await
+            }
+            Command::RatingService(args) => {
+                telemetry.start_metrics().await?;
+                run::rating_service(args).await
+            }
             Command::ExampleGameServer(args) => game_server::run(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
             Command::Simulate(_) | Command::Modes | Command::Token(_) | Command::Openapi => {

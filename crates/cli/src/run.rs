@@ -201,7 +201,7 @@ fn identity(
     Ok(identity)
 }
 
-pub async fn serve(args: ServeArgs) -> Result<()> {
+pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let worker_cfg = args.worker.config(&catalog)?;
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
@@ -246,7 +246,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     )
     .with_client_ratings(args.ratings.allow_client_ratings)
     .with_limits(args.limits.limits())
-    .with_complete_marks(complete_marks);
+    .with_complete_marks(complete_marks)
+    .with_metrics(metrics);
     let consumer = tokio::spawn(ratings::consumer::run(
         store.clone(),
         rating_store,
@@ -294,7 +295,7 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
         .context("server manager failed")
 }
 
-pub async fn ingress(args: IngressArgs) -> Result<()> {
+pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
     let rating_store = args.ratings.open(false).await?;
@@ -305,7 +306,8 @@ pub async fn ingress(args: IngressArgs) -> Result<()> {
     let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
     let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
         .with_client_ratings(args.ratings.allow_client_ratings)
-        .with_limits(args.limits.limits());
+        .with_limits(args.limits.limits())
+        .with_metrics(metrics);
     ingress::serve(listener, state, DRAIN)
         .await
         .context("HTTP server failed")

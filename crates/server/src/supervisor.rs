@@ -8,8 +8,9 @@
 use crate::saga;
 use mm_domain::Pool;
 use mm_store::Store;
+use mm_telemetry::names;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Clone)]
@@ -74,6 +75,8 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
 pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
     let mut report = CycleReport::default();
     for pool in &cfg.pools {
+        metrics::counter!(names::RECLAIM_ATTEMPTS).increment(1);
+        let started = Instant::now();
         match store.expired_workers(pool).await {
             Ok(workers) => {
                 for w in workers {
@@ -83,14 +86,31 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
                                 tracing::info!(worker = %w, pool = %pool.name(), tickets = n, "reclaimed tickets of a dead worker");
                             }
                             report.reclaimed += n;
+                            metrics::counter!(names::RECLAIMED_TICKETS, "pool" => pool.name())
+                                .increment(n as u64);
                         }
                         Ok(None) => {}
-                        Err(e) => tracing::warn!(error = %e, worker = %w, "reclaim failed"),
+                        Err(e) => {
+                            metrics::counter!(names::RECLAIM_FAILURES).increment(1);
+                            tracing::warn!(error = %e, worker = %w, "reclaim failed")
+                        }
                     }
                 }
             }
             Err(e) => {
+                metrics::counter!(names::RECLAIM_FAILURES).increment(1);
                 tracing::warn!(error = %e, pool = %pool.name(), "listing expired leases failed")
+            }
+        }
+        metrics::histogram!(names::RECLAIM_DURATION).record(started.elapsed().as_secs_f64());
+        // Shared state, reported from here rather than by every worker.
+        match store.depths(pool).await {
+            Ok(d) => {
+                metrics::gauge!(names::QUEUE_DEPTH, "pool" => pool.name()).set(d.queued as f64);
+                metrics::gauge!(names::QUEUE_HELD, "pool" => pool.name()).set(d.processing as f64);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, pool = %pool.name(), "reading the queue depth failed")
             }
         }
         match store.stale_outbox(pool, cfg.outbox_grace).await {
@@ -121,6 +141,7 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
             for server in servers {
                 match store.remove_lapsed(&server).await {
                     Ok(Some(allocations)) => {
+                        metrics::counter!(names::GAME_SERVERS_LOST).increment(1);
                         tracing::warn!(server = %server, matches = allocations.len(), "game server stopped heartbeating; removed");
                         report.servers_lost += 1;
                         report.matches_failed += saga::server_lost(store, &allocations).await;

@@ -13,6 +13,7 @@ use mm_domain::{
 };
 use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
 use mm_store::{Claimed, Store, StoreError};
+use mm_telemetry::names;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,11 +129,17 @@ async fn heartbeat_loop(store: Arc<dyn Store>, cfg: Arc<WorkerConfig>, stop: Can
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let mut held = 0;
         for pool in &cfg.pools {
-            if let Err(e) = store.heartbeat(&cfg.id, pool, cfg.lease).await {
-                tracing::warn!(error = %e, pool = %pool.name(), "heartbeat failed");
+            match store.heartbeat(&cfg.id, pool, cfg.lease).await {
+                Ok(n) => held += n,
+                Err(e) => {
+                    metrics::counter!(names::HEARTBEAT_FAILURES).increment(1);
+                    tracing::warn!(error = %e, pool = %pool.name(), "heartbeat failed");
+                }
             }
         }
+        metrics::gauge!(names::LOCKS_REFRESHED).set(held as f64);
     }
 }
 
@@ -275,6 +282,7 @@ pub async fn cycle(
         tracing::warn!(pool = %pool.name(), "pool of an unknown mode; skipped");
         return Ok(Formed::default());
     };
+    let started = Instant::now();
     let claimed = store
         .claim(
             &cfg.id,
@@ -290,6 +298,8 @@ pub async fn cycle(
     stats
         .claimed
         .fetch_add(claimed.len() as u64, Ordering::Relaxed);
+    metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
+        .increment(claimed.len() as u64);
     let searching: Vec<EventEnvelope> = claimed
         .iter()
         .filter(|c| c.first_claim)
@@ -339,6 +349,9 @@ pub async fn cycle(
     );
     let released = released?;
     stats.released.fetch_add(released as u64, Ordering::Relaxed);
+    metrics::counter!(names::TICKETS_RELEASED, "pool" => pool.name()).increment(released as u64);
+    record_matches(&done);
+    metrics::histogram!(names::WORKER_CYCLE).record(started.elapsed().as_secs_f64());
     stats
         .matched_tickets
         .fetch_add(matched as u64, Ordering::Relaxed);
@@ -358,6 +371,25 @@ pub async fn cycle(
         committed_at,
         matches: done,
     })
+}
+
+/// Matches formed, each ticket's time to match and each match's rating spread.
+fn record_matches(done: &[Match]) {
+    for m in done {
+        let mode = m.mode.clone();
+        metrics::counter!(names::MATCHES_FORMED, "mode" => mode.clone()).increment(1);
+        let waited = metrics::histogram!(names::TIME_TO_MATCH, "mode" => mode.clone());
+        for t in &m.tickets {
+            waited.record(m.created_at.saturating_sub(t.enqueued_at) as f64 / 1000.0);
+        }
+        let ratings = m.tickets.iter().map(|t| t.rating);
+        let (lo, hi) = ratings.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+            (lo.min(r), hi.max(r))
+        });
+        if lo.is_finite() {
+            metrics::histogram!(names::MATCH_RATING_SPREAD, "mode" => mode).record(hi - lo);
+        }
+    }
 }
 
 /// Turns a claimed batch into matches with seed 000's tightest-spread formation.

@@ -11,6 +11,7 @@ mod fleet_auth;
 mod fuzz;
 mod lifecycle;
 mod limits;
+mod metrics;
 mod parties;
 mod ratings;
 

@@ -142,7 +142,9 @@ pub async fn check(
     }
 }
 
-fn limited(class: Class, scope: &str, wait: Duration) -> ApiError {
+fn limited(class: Class, scope: &'static str, wait: Duration) -> ApiError {
+    metrics::counter!(mm_telemetry::names::RATE_LIMITED, "class" => class.name(), "scope" => scope)
+        .increment(1);
     let ms = wait.as_millis().max(1) as u64;
     ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,

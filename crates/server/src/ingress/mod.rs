@@ -7,6 +7,7 @@ mod error;
 mod extract;
 mod limits;
 mod matches;
+mod observe;
 mod openapi;
 mod parties;
 mod ratings;
@@ -53,6 +54,8 @@ pub struct AppState {
     pub boards: Arc<ratings::Boards>,
     /// Calls allowed per player and per client address.
     pub limits: Arc<RateLimits>,
+    /// The process's metrics, rendered at `/metrics` (off: 404).
+    pub metrics: mm_telemetry::Metrics,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
     pub shutdown: CancellationToken,
@@ -75,6 +78,7 @@ impl AppState {
             complete_marks: false,
             boards: Arc::new(ratings::Boards::default()),
             limits: Arc::new(RateLimits::default()),
+            metrics: mm_telemetry::Metrics::off(),
             sockets: TaskTracker::new(),
             shutdown,
         }
@@ -89,6 +93,12 @@ impl AppState {
     /// Limits calls per player and per address (default: none).
     pub fn with_limits(mut self, limits: RateLimits) -> Self {
         self.limits = Arc::new(limits);
+        self
+    }
+
+    /// Serves the process's metrics at `/metrics`.
+    pub fn with_metrics(mut self, metrics: mm_telemetry::Metrics) -> Self {
+        self.metrics = metrics;
         self
     }
 
@@ -133,8 +143,10 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     routes().1
 }
 
-/// All routes of API v1, health checks and `/openapi.json`.
+/// All routes of API v1, health checks, `/openapi.json` and `/metrics` (not
+/// limited, not counted).
 pub fn router(state: AppState) -> Router {
+    let metrics = state.metrics.router();
     let (routes, doc) = routes();
     let doc = Arc::new(openapi::json(&doc));
     routes
@@ -158,7 +170,9 @@ pub fn router(state: AppState) -> Router {
             limits::layer,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(observe::layer))
         .with_state(state)
+        .merge(metrics)
 }
 
 /// Serves the API on `listener` until `state.shutdown` is cancelled, then closes

@@ -13,6 +13,7 @@ use mm_domain::{
 };
 use mm_engine::{Mode, RegionChoice};
 use mm_store::{CancelOutcome, EnqueueOutcome};
+use mm_telemetry::names;
 use serde::{Deserialize, Serialize};
 
 /// Most regions a ticket may list.
@@ -397,6 +398,7 @@ pub async fn create(
     actor: Actor,
     ApiJson(body): ApiJson<CreateTicket>,
 ) -> Result<Response, ApiError> {
+    let started = std::time::Instant::now();
     let (mut ticket, from_client) = body.validate(&actor, &state)?;
     if !actor.trusted() && ticket.players.len() > 1 {
         party_ticket(&state, &ticket.owner, &ticket.players).await?;
@@ -450,6 +452,9 @@ pub async fn create(
     // Just queued: no need to read it back from the store.
     let view = TicketView::new(&ticket, TicketStatus::Queued, ticket.enqueued_at);
     let location = format!("/v1/tickets/{}", ticket.id);
+    metrics::counter!(names::TICKETS_CREATED, "mode" => ticket.mode.clone()).increment(1);
+    metrics::histogram!(names::TICKET_CREATE_DURATION, "mode" => ticket.mode.clone())
+        .record(started.elapsed().as_secs_f64());
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],

@@ -22,6 +22,7 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_
 use axum::response::Response;
 use mm_domain::{Answer, Event, MatchId, MatchStatus, PlayerId, now_ms};
 use mm_store::Store;
+use mm_telemetry::names;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,7 +67,10 @@ pub async fn upgrade(
     Ok(upgrade.on_upgrade(move |socket| async move {
         sockets.spawn(async move {
             presence(&store, &player, true).await;
+            let open = metrics::gauge!(names::WS_CONNECTIONS);
+            open.increment(1.0);
             let closed_by_client = session(socket, &state, &player, addr, events).await;
+            open.decrement(1.0);
             if closed_by_client {
                 presence(&store, &player, false).await;
             }
@@ -148,6 +152,14 @@ async fn handle(store: &Arc<dyn Store>, player: &PlayerId, text: &str) -> serde_
     }
 }
 
+/// The `type` of a serialized event (serde writes an enum's tag first).
+fn event_type(json: &str) -> String {
+    json.strip_prefix(r#"{"type":""#)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or("unknown")
+        .to_owned()
+}
+
 /// Runs the socket until it closes. Returns true if the client went away (not a
 /// server shutdown).
 async fn session(
@@ -179,6 +191,7 @@ async fn session(
             event = events.recv() => {
                 let Some(event) = event else { return true };
                 let Ok(text) = serde_json::to_string(&event) else { continue };
+                metrics::counter!(names::WS_EVENTS, "event" => event_type(&text)).increment(1);
                 if socket.send(Message::Text(text.into())).await.is_err() {
                     return true;
                 }

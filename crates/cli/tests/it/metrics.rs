@@ -1,0 +1,172 @@
+//! Metrics and logs from real processes: `serve` exports Prometheus text on its
+//! HTTP port (route templates, never ids; real histograms), every process of a
+//! Redis deployment serves `/metrics` on `METRICS_ADDR` with what it did, shared
+//! gauges come from the supervisor, `METRICS=false` turns them off, and
+//! `LOG_FORMAT=json` writes one JSON object per line.
+
+use crate::Deployment;
+use mm_testkit::free_port;
+use reqwest::StatusCode;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+async fn scrape(addr: &str) -> (StatusCode, String) {
+    let resp = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap();
+    (resp.status(), resp.text().await.unwrap())
+}
+
+/// The value of the sample line `series` (name and labels exactly as rendered).
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Scrapes `addr` until `series` reads `want` (gauges and counters of other
+/// tasks settle a little after the call that caused them).
+async fn settle(addr: &str, series: &str, want: f64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, text) = scrape(addr).await;
+        assert_eq!(status, StatusCode::OK);
+        if sample(&text, series) == Some(want) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{series} is {:?}, not {want}:\n{text}",
+            sample(&text, series)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_exports_metrics_on_its_port_and_logs_json() {
+    let d = Deployment::embedded_with(&[("LOG_FORMAT", "json")]).await;
+    let mut socket = d.socket("alice").await;
+    assert_eq!(
+        d.client("alice").create(1500.0).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(d.client("bob").create(1510.0).await.0, StatusCode::CREATED);
+    socket
+        .wait_for("match.completed", Duration::from_secs(10))
+        .await;
+    let (status, _) = d.client("bob").get("/v1/tickets/no-such-ticket-42").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let text = settle(&d.addr, r#"matchmaker_queue_depth{pool="1v1:eu"}"#, 0.0).await;
+    let has = |series: &str, want: f64| {
+        assert_eq!(sample(&text, series), Some(want), "{series} in:\n{text}");
+    };
+    has(r#"matchmaker_tickets_created_total{mode="1v1"}"#, 2.0);
+    has(
+        r#"matchmaker_http_requests_total{route="/v1/tickets",method="POST",status="201"}"#,
+        2.0,
+    );
+    has(
+        r#"matchmaker_http_requests_total{route="/v1/tickets/{id}",method="GET",status="404"}"#,
+        1.0,
+    );
+    assert!(!text.contains("no-such-ticket-42"), "an id became a label");
+    has(r#"matchmaker_matches_formed_total{mode="1v1"}"#, 1.0);
+    has(r#"matchmaker_tickets_claimed_total{pool="1v1:eu"}"#, 2.0);
+    has("matchmaker_websocket_connections", 1.0);
+    assert!(
+        sample(
+            &text,
+            r#"matchmaker_websocket_events_total{event="match.completed"}"#
+        )
+        .is_some()
+    );
+    // Real histograms (buckets), so they sum across processes: the two tickets'
+    // times to match, and the match's rating spread of 10 points.
+    assert!(text.contains("# TYPE matchmaker_time_to_match_seconds histogram"));
+    has(r#"matchmaker_time_to_match_seconds_count{mode="1v1"}"#, 2.0);
+    has(
+        r#"matchmaker_time_to_match_seconds_bucket{mode="1v1",le="+Inf"}"#,
+        2.0,
+    );
+    has(
+        r#"matchmaker_match_rating_spread_bucket{mode="1v1",le="10"}"#,
+        1.0,
+    );
+    socket.close().await;
+    settle(&d.addr, "matchmaker_websocket_connections", 0.0).await;
+
+    // The log: one JSON object per line, with the event's fields at the top.
+    let log = d.procs[0].log();
+    let lines: Vec<Value> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["level"] == "INFO"
+            && l["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("listening"))),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_process_serves_its_own_metrics() {
+    let ports: Vec<String> = (0..4)
+        .map(|_| format!("127.0.0.1:{}", free_port()))
+        .collect();
+    let d = Deployment::redis_processes_env(&[
+        ("worker", "METRICS_ADDR", &ports[0]),
+        ("supervisor", "METRICS_ADDR", &ports[1]),
+        ("server-manager", "METRICS_ADDR", &ports[2]),
+        ("rating-service", "METRICS_ADDR", &ports[3]),
+    ])
+    .await;
+    let mut socket = d.socket("alice").await;
+    assert_eq!(
+        d.client("alice").create(1500.0).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(d.client("bob").create(1600.0).await.0, StatusCode::CREATED);
+    socket
+        .wait_for("match.completed", Duration::from_secs(10))
+        .await;
+
+    // Each process reports what it did itself.
+    let ingress = settle(
+        &d.addr,
+        r#"matchmaker_tickets_created_total{mode="1v1"}"#,
+        2.0,
+    )
+    .await;
+    assert!(!ingress.contains("matchmaker_tickets_claimed_total"));
+    let worker = settle(
+        &ports[0],
+        r#"matchmaker_matches_formed_total{mode="1v1"}"#,
+        1.0,
+    )
+    .await;
+    assert_eq!(
+        sample(&worker, r#"matchmaker_match_rating_spread_sum{mode="1v1"}"#),
+        Some(100.0)
+    );
+    // Queue depth is shared state: the supervisor reports it, the workers do not.
+    assert!(!worker.contains("matchmaker_queue_depth"));
+    let supervisor = settle(&ports[1], r#"matchmaker_queue_depth{pool="1v1:eu"}"#, 0.0).await;
+    assert!(sample(&supervisor, "matchmaker_reclaim_attempts_total").unwrap() > 0.0);
+    for port in &ports[2..] {
+        assert_eq!(scrape(port).await.0, StatusCode::OK, "{port}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_can_be_turned_off() {
+    let d = Deployment::embedded_with(&[("METRICS", "false")]).await;
+    assert_eq!(
+        d.client("alice").create(1500.0).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(scrape(&d.addr).await.0, StatusCode::NOT_FOUND);
+}

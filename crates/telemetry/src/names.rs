@@ -1,0 +1,171 @@
+//! Every metric's name, with its help text and unit ([`describe`]): the one list
+//! the dashboard, the alert rules and their test are checked against. Names
+//! follow Prometheus conventions (`matchmaker_` prefix, `_seconds`, `_total`);
+//! seed 000's reclaim and heartbeat metrics keep its names.
+//!
+//! Labels: `pool` is `MODE:REGION`; `mode`, `region`; `route` is the matched
+//! route template (`/v1/tickets/{id}`), never a raw path.
+
+use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+
+// Ingress.
+pub const HTTP_REQUESTS: &str = "matchmaker_http_requests_total";
+pub const HTTP_DURATION: &str = "matchmaker_http_request_duration_seconds";
+pub const TICKETS_CREATED: &str = "matchmaker_tickets_created_total";
+pub const TICKET_CREATE_DURATION: &str = "matchmaker_ticket_create_duration_seconds";
+pub const RATE_LIMITED: &str = "matchmaker_rate_limited_total";
+pub const WS_CONNECTIONS: &str = "matchmaker_websocket_connections";
+pub const WS_EVENTS: &str = "matchmaker_websocket_events_total";
+
+// Workers.
+pub const TICKETS_CLAIMED: &str = "matchmaker_tickets_claimed_total";
+pub const TICKETS_RELEASED: &str = "matchmaker_tickets_released_total";
+pub const MATCHES_FORMED: &str = "matchmaker_matches_formed_total";
+pub const TIME_TO_MATCH: &str = "matchmaker_time_to_match_seconds";
+pub const MATCH_RATING_SPREAD: &str = "matchmaker_match_rating_spread";
+pub const WORKER_CYCLE: &str = "matchmaker_worker_cycle_duration_seconds";
+pub const HEARTBEAT_FAILURES: &str = "matchmaker_heartbeat_failures_total";
+pub const LOCKS_REFRESHED: &str = "matchmaker_locks_refreshed";
+
+// Supervisor.
+pub const RECLAIM_ATTEMPTS: &str = "matchmaker_reclaim_attempts_total";
+pub const RECLAIM_FAILURES: &str = "matchmaker_reclaim_failures_total";
+pub const RECLAIMED_TICKETS: &str = "matchmaker_reclaimed_tickets_total";
+pub const RECLAIM_DURATION: &str = "matchmaker_reclaim_duration_seconds";
+pub const QUEUE_DEPTH: &str = "matchmaker_queue_depth";
+pub const QUEUE_HELD: &str = "matchmaker_queue_held";
+
+// Game servers.
+pub const GAME_SERVERS_LOST: &str = "matchmaker_game_servers_lost_total";
+
+/// Every metric: (name, kind, help).
+pub const ALL: &[(&str, Kind, &str)] = &[
+    (
+        HTTP_REQUESTS,
+        Kind::Counter,
+        "HTTP responses, by route, method and status.",
+    ),
+    (
+        HTTP_DURATION,
+        Kind::Histogram,
+        "Time to answer an HTTP request, by route and method.",
+    ),
+    (
+        TICKETS_CREATED,
+        Kind::Counter,
+        "Tickets accepted (201), by mode.",
+    ),
+    (
+        TICKET_CREATE_DURATION,
+        Kind::Histogram,
+        "Time to accept a ticket, by mode.",
+    ),
+    (
+        RATE_LIMITED,
+        Kind::Counter,
+        "Calls refused by a rate limit, by class and scope.",
+    ),
+    (WS_CONNECTIONS, Kind::Gauge, "Open WebSockets."),
+    (
+        WS_EVENTS,
+        Kind::Counter,
+        "Events pushed to WebSockets, by event type.",
+    ),
+    (
+        TICKETS_CLAIMED,
+        Kind::Counter,
+        "Tickets a worker claimed, by pool.",
+    ),
+    (
+        TICKETS_RELEASED,
+        Kind::Counter,
+        "Claimed tickets a worker gave back unmatched, by pool.",
+    ),
+    (
+        MATCHES_FORMED,
+        Kind::Counter,
+        "Matches committed by workers, by mode.",
+    ),
+    (
+        TIME_TO_MATCH,
+        Kind::Histogram,
+        "From a ticket's creation to its match, by mode.",
+    ),
+    (
+        MATCH_RATING_SPREAD,
+        Kind::Histogram,
+        "Highest minus lowest rating in a match, by mode.",
+    ),
+    (
+        WORKER_CYCLE,
+        Kind::Histogram,
+        "One worker cycle: claim, form, commit, release.",
+    ),
+    (
+        HEARTBEAT_FAILURES,
+        Kind::Counter,
+        "Worker lease refreshes that failed.",
+    ),
+    (
+        LOCKS_REFRESHED,
+        Kind::Gauge,
+        "Tickets whose lease the worker's last heartbeat refreshed.",
+    ),
+    (
+        RECLAIM_ATTEMPTS,
+        Kind::Counter,
+        "Supervisor reclaim passes (one per pool per cycle).",
+    ),
+    (
+        RECLAIM_FAILURES,
+        Kind::Counter,
+        "Supervisor reclaim steps that failed.",
+    ),
+    (
+        RECLAIMED_TICKETS,
+        Kind::Counter,
+        "Tickets returned to the queue from dead workers.",
+    ),
+    (
+        RECLAIM_DURATION,
+        Kind::Histogram,
+        "One supervisor reclaim pass over a pool.",
+    ),
+    (
+        QUEUE_DEPTH,
+        Kind::Gauge,
+        "Tickets waiting, by pool (reported by supervisors only).",
+    ),
+    (
+        QUEUE_HELD,
+        Kind::Gauge,
+        "Tickets held by workers, by pool (reported by supervisors only).",
+    ),
+    (
+        GAME_SERVERS_LOST,
+        Kind::Counter,
+        "Game servers dropped after missing their heartbeats.",
+    ),
+];
+
+/// What kind of metric a name is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+/// Registers every metric's help text and unit with the recorder.
+pub fn describe() {
+    for &(name, kind, help) in ALL {
+        match kind {
+            Kind::Counter => describe_counter!(name, Unit::Count, help),
+            Kind::Gauge => describe_gauge!(name, help),
+            Kind::Histogram if name.ends_with("_seconds") => {
+                describe_histogram!(name, Unit::Seconds, help)
+            }
+            Kind::Histogram => describe_histogram!(name, help),
+        }
+    }
+}
