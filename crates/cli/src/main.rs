@@ -107,26 +107,29 @@ fn main() {
 }
 
 async fn run(command: Command, telemetry: telemetry::TelemetryArgs) -> anyhow::Result<()> {
+    // The services record metrics; the bench and the example game server do not.
+    let service = matches!(
+        command,
+        Command::Serve(_)
+            | Command::Ingress(_)
+            | Command::Worker(_)
+            | Command::Supervisor(_)
+            | Command::ServerManager(_)
+            | Command::RatingService(_)
+    );
+    let metrics = if service {
+        telemetry.start_metrics().await?
+    } else {
+        mm_telemetry::Metrics::off()
+    };
     {
         match command {
-            Command::Serve(args) => run::serve(*args, telemetry.start_metrics().await?).await,
-            Command::Ingress(args) => run::ingress(*args, telemetry.start_metrics().await?).await,
-            Command::Worker(args) => {
-                telemetry.start_metrics().await?;
-                run::worker(args).await
-            }
-            Command::Supervisor(args) => {
-                telemetry.start_metrics().await?;
-                run::supervisor(args).await
-            }
-            Command::ServerManager(args) => {
-                telemetry.start_metrics().await?;
-                run::server_manager(args).await
-            }
-            Command::RatingService(args) => {
-                telemetry.start_metrics().await?;
-                run::rating_service(args).await
-            }
+            Command::Serve(args) => run::serve(*args, metrics).await,
+            Command::Ingress(args) => run::ingress(*args, metrics).await,
+            Command::Worker(args) => run::worker(args).await,
+            Command::Supervisor(args) => run::supervisor(args).await,
+            Command::ServerManager(args) => run::server_manager(args).await,
+            Command::RatingService(args) => run::rating_service(args).await,
             Command::ExampleGameServer(args) => game_server::run(args).await,
             Command::Bench(scenario) => bench::run(scenario).await,
             Command::Simulate(_) | Command::Modes | Command::Token(_) | Command::Openapi => {
