@@ -20,6 +20,7 @@ use mm_domain::{
     TicketFate, now_ms, reasons,
 };
 use mm_store::{AllocateOutcome, Allocation, Store, StoreError, Transition};
+use mm_telemetry::names;
 use std::time::Duration;
 
 /// What one call to [`advance`] left behind.
@@ -72,6 +73,11 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
             MatchStatus::RequiresAcceptance => {
                 let gone = record.gone(now);
                 let expired = record.deadline.is_some_and(|d| now >= d);
+                let outcome = if !gone.is_empty() {
+                    "disconnected"
+                } else {
+                    "timed_out"
+                };
                 let t = if !gone.is_empty() {
                     let mut t =
                         Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::Cancelled)
@@ -89,7 +95,9 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
                     }
                     return Ok(Progress::Waiting(record.status));
                 };
-                store.transition(pool, id, t).await?;
+                if store.transition(pool, id, t).await? {
+                    metrics::counter!(names::READY_CHECKS, "outcome" => outcome).increment(1);
+                }
             }
             MatchStatus::Placing => {
                 if !place(store, pool, &record).await? {
@@ -131,6 +139,7 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
                 pause_if("unwind", id).await;
                 store.publish(&ended_events(&record, ban_until)).await?;
                 store.step_done(pool, id, status).await?;
+                metrics::counter!(names::MATCHES_ENDED, "status" => status.as_str()).increment(1);
                 return Ok(Progress::Over(status));
             }
         }

@@ -35,8 +35,21 @@ pub const RECLAIM_DURATION: &str = "matchmaker_reclaim_duration_seconds";
 pub const QUEUE_DEPTH: &str = "matchmaker_queue_depth";
 pub const QUEUE_HELD: &str = "matchmaker_queue_held";
 
+// Match lifecycle.
+pub const READY_CHECKS: &str = "matchmaker_ready_checks_total";
+pub const MATCHES_ENDED: &str = "matchmaker_matches_ended_total";
+
 // Game servers.
 pub const GAME_SERVERS_LOST: &str = "matchmaker_game_servers_lost_total";
+
+// Store.
+pub const STORE_CALL_DURATION: &str = "matchmaker_store_call_duration_seconds";
+pub const STORE_ERRORS: &str = "matchmaker_store_errors_total";
+
+// Ratings.
+pub const RATING_UPDATES: &str = "matchmaker_rating_updates_total";
+pub const RATING_LAG: &str = "matchmaker_rating_lag_seconds";
+pub const RATING_BATCH_DURATION: &str = "matchmaker_rating_batch_duration_seconds";
 
 /// Every metric: (name, kind, help).
 pub const ALL: &[(&str, Kind, &str)] = &[

@@ -40,7 +40,7 @@ async fn game_server(d: &Deployment, name: &str, match_duration: &str) -> Proc {
 
 /// Queues `a` and `b` for `mode` and returns their sockets and the event each got
 /// when the match formed (`first`: `match.ready_check` or `match.placing`).
-async fn pair(
+pub async fn pair(
     d: &Deployment,
     mode: &str,
     a: &str,
@@ -88,7 +88,7 @@ async fn started_once(gs: &Proc) {
     assert_eq!(gs.log().matches("match_started").count(), 1, "{}", gs.log());
 }
 
-fn path(ev: &Value, tail: &str) -> String {
+pub fn path(ev: &Value, tail: &str) -> String {
     format!("/v1/matches/{}{tail}", ev["match_id"].as_str().unwrap())
 }
 

@@ -2,15 +2,17 @@
 //! HTTP port (route templates, never ids; real histograms), every process of a
 //! Redis deployment serves `/metrics` on `METRICS_ADDR` with what it did, shared
 //! gauges come from the supervisor, `METRICS=false` turns them off, and
-//! `LOG_FORMAT=json` writes one JSON object per line.
+//! `LOG_FORMAT=json` writes one JSON object per line; ready-check outcomes and
+//! match ends are counted once each.
 
+use crate::lifecycle::{pair, path};
 use crate::{Deployment, Socket};
 use mm_testkit::free_port;
 use reqwest::StatusCode;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-async fn scrape(addr: &str) -> (StatusCode, String) {
+pub async fn scrape(addr: &str) -> (StatusCode, String) {
     let resp = reqwest::get(format!("http://{addr}/metrics"))
         .await
         .unwrap();
@@ -155,6 +157,15 @@ async fn every_process_serves_its_own_metrics() {
         sample(&worker, r#"matchmaker_match_rating_spread_sum{mode="1v1"}"#),
         Some(100.0)
     );
+    // Every call to Redis is timed, by command.
+    assert!(
+        sample(
+            &worker,
+            r#"matchmaker_store_call_duration_seconds_count{command="EVALSHA"}"#
+        )
+        .is_some_and(|n| n > 0.0),
+        "{worker}"
+    );
     // Queue depth is shared state: the supervisor reports it, the workers do not.
     assert!(!worker.contains("matchmaker_queue_depth"));
     let supervisor = settle(&ports[1], r#"matchmaker_queue_depth{pool="1v1:eu"}"#, 0.0).await;
@@ -162,6 +173,44 @@ async fn every_process_serves_its_own_metrics() {
     for port in &ports[2..] {
         assert_eq!(scrape(port).await.0, StatusCode::OK, "{port}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ready_checks_and_match_ends_are_counted() {
+    let d = Deployment::embedded().await;
+    // One ready check declined, one left to time out (3 s).
+    let (_wa, _wb, declined) = pair(&d, "duel", "da", "db", "match.ready_check").await;
+    let (status, body) = d
+        .client("db")
+        .send(reqwest::Method::POST, &path(&declined, "/decline"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_ta, _tb, _) = pair(&d, "duel", "ta", "tb", "match.ready_check").await;
+    let text = settle(
+        &d.addr,
+        r#"matchmaker_ready_checks_total{outcome="timed_out"}"#,
+        1.0,
+    )
+    .await;
+    assert_eq!(
+        sample(
+            &text,
+            r#"matchmaker_ready_checks_total{outcome="declined"}"#
+        ),
+        Some(1.0)
+    );
+    settle(
+        &d.addr,
+        r#"matchmaker_matches_ended_total{status="cancelled"}"#,
+        1.0,
+    )
+    .await;
+    settle(
+        &d.addr,
+        r#"matchmaker_matches_ended_total{status="timed_out"}"#,
+        1.0,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -198,6 +198,23 @@ async fn results_become_ratings(d: &Deployment) {
 async fn results_become_ratings_on_serve() {
     let d = Deployment::embedded_with(&[NO_CLIENT_RATINGS]).await;
     results_become_ratings(&d).await;
+    // The consumer counts what it applied and how long results waited.
+    let (_, text) = crate::metrics::scrape(&d.addr).await;
+    let total = |prefix: &str| -> f64 {
+        text.lines()
+            .filter(|l| l.starts_with(prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    assert!(total("matchmaker_rating_updates_total{") >= 2.0, "{text}");
+    assert!(
+        total("matchmaker_rating_lag_seconds_count") >= 1.0,
+        "{text}"
+    );
+    assert!(
+        total("matchmaker_rating_batch_duration_seconds_count") >= 1.0,
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

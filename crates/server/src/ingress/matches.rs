@@ -165,9 +165,15 @@ pub async fn respond(
                     })
                 }));
             }
+            metrics::counter!(mm_telemetry::names::READY_CHECKS, "outcome" => "accepted")
+                .increment(1);
             step = true;
         }
-        AnswerOutcome::Declined => step = true,
+        AnswerOutcome::Declined => {
+            metrics::counter!(mm_telemetry::names::READY_CHECKS, "outcome" => "declined")
+                .increment(1);
+            step = true
+        }
         AnswerOutcome::Closed(status) => return Err(closed(status)),
         AnswerOutcome::NotFound => return Err(not_found()),
     }

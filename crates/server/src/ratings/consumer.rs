@@ -15,6 +15,7 @@ use crate::Catalog;
 use mm_domain::{Event, EventEnvelope, Millis, Pool, RatingJob, now_ms};
 use mm_ratings::{Applied, Policies, RatingStore};
 use mm_store::Store;
+use mm_telemetry::names;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -82,6 +83,7 @@ pub async fn apply(
     jobs: &[RatingJob],
     now: Millis,
 ) -> Result<Vec<Applied>, BatchError> {
+    let started = std::time::Instant::now();
     let pending = ratings.begin(jobs, policies, now).await?;
     let marks: Vec<_> = pending
         .applied()
@@ -119,7 +121,22 @@ pub async fn apply(
     }
     let ids: Vec<_> = jobs.iter().map(|j| j.matched.id.clone()).collect();
     store.ack_results(pool, &ids).await?;
+    record(jobs, &applied, now, started);
     Ok(applied)
+}
+
+/// Ratings updated, each result's time from its report to its ratings, and the
+/// batch's duration.
+fn record(jobs: &[RatingJob], applied: &[Applied], now: Millis, started: std::time::Instant) {
+    for a in applied.iter().filter(|a| a.now) {
+        metrics::counter!(names::RATING_UPDATES, "mode" => a.mode.clone())
+            .increment(a.changes.len() as u64);
+    }
+    let lag = metrics::histogram!(names::RATING_LAG);
+    for job in jobs {
+        lag.record(now.saturating_sub(job.result.reported_at) as f64 / 1000.0);
+    }
+    metrics::histogram!(names::RATING_BATCH_DURATION).record(started.elapsed().as_secs_f64());
 }
 
 /// Runs the consumer over every pool of the catalog until `shutdown`.

@@ -2,14 +2,18 @@
 //! or a Redis Cluster (through the cluster client, which routes each command and
 //! script to the node owning its keys' slot and follows resharding).
 //!
+//! Every call is timed and its failures counted, by command (metrics).
+//!
 //! A pipeline must stay within one slot on a cluster, so cross-slot work is grouped
 //! with [`Batches`]: one pipeline per slot tag, all sent concurrently.
 
 use crate::keys::tag;
+use mm_telemetry::names;
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// A cheap-to-clone handle on the Redis deployment.
 #[derive(Clone)]
@@ -18,12 +22,58 @@ pub(crate) enum Conn {
     Cluster(ClusterConnection),
 }
 
+/// The command's name (`EVALSHA` for scripts): a label from a short, fixed set.
+fn command_name(cmd: &Cmd) -> &'static str {
+    const KNOWN: &[&str] = &[
+        "EVALSHA",
+        "EVAL",
+        "SCRIPT",
+        "GET",
+        "SET",
+        "HGET",
+        "HGETALL",
+        "HMGET",
+        "HSET",
+        "ZADD",
+        "ZRANGE",
+        "ZRANGEBYSCORE",
+        "ZSCORE",
+        "ZCARD",
+        "PUBLISH",
+        "TIME",
+        "PING",
+        "EXPIRE",
+        "DEL",
+    ];
+    let Some(redis::Arg::Simple(name)) = cmd.args_iter().next() else {
+        return "other";
+    };
+    KNOWN
+        .iter()
+        .find(|k| k.as_bytes().eq_ignore_ascii_case(name))
+        .copied()
+        .unwrap_or("other")
+}
+
+/// Times one call and counts its failure.
+async fn observed<T>(command: &'static str, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
+    let started = Instant::now();
+    let result = call.await;
+    metrics::histogram!(names::STORE_CALL_DURATION, "command" => command)
+        .record(started.elapsed().as_secs_f64());
+    if result.is_err() {
+        metrics::counter!(names::STORE_ERRORS, "command" => command).increment(1);
+    }
+    result
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
+        let call = match self {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
-        }
+        };
+        Box::pin(observed(command_name(cmd), call))
     }
 
     fn req_packed_commands<'a>(
@@ -32,10 +82,11 @@ impl ConnectionLike for Conn {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        match self {
+        let call = match self {
             Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
-        }
+        };
+        Box::pin(observed("pipeline", call))
     }
 
     fn get_db(&self) -> i64 {
