@@ -185,6 +185,20 @@ async fn ready_checks_and_match_ends_are_counted() {
         .send(reqwest::Method::POST, &path(&declined, "/decline"), None)
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // The player who did not decline goes back to the queue: take them out, so
+    // that the next pair is matched with each other.
+    settle(
+        &d.addr,
+        r#"matchmaker_matches_ended_total{status="cancelled"}"#,
+        1.0,
+    )
+    .await;
+    let ticket = declined["ticket_id"].as_str().unwrap();
+    let (status, body) = d
+        .client("da")
+        .delete(&format!("/v1/tickets/{ticket}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (_ta, _tb, _) = pair(&d, "duel", "ta", "tb", "match.ready_check").await;
     let text = settle(
         &d.addr,
