@@ -1,5 +1,5 @@
-//! Every metric's name, with its help text and unit ([`describe`]): the one list
-//! the dashboard, the alert rules and their test are checked against. Names
+//! Every metric's name, with its help text and unit ([`describe`]): one list, for
+//! the dashboard and alert rules to be checked against once they ship. Names
 //! follow Prometheus conventions (`matchmaker_` prefix, `_seconds`, `_total`);
 //! seed 000's reclaim and heartbeat metrics keep its names.
 //!

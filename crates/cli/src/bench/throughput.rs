@@ -144,13 +144,11 @@ impl Tokens {
     /// Mints `per_client` tokens for each of `clients` connections, on every core.
     fn mint(signer: mm_auth::TokenSigner, tag: &str, clients: usize, per_client: u64) -> Self {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let per_thread = clients.div_ceil(threads).max(1);
         let mut minted: Vec<Vec<String>> = vec![Vec::new(); clients];
         std::thread::scope(|scope| {
-            for (part, chunk) in minted
-                .chunks_mut(clients.div_ceil(threads).max(1))
-                .enumerate()
-            {
-                let (signer, first) = (&signer, part * clients.div_ceil(threads).max(1));
+            for (part, chunk) in minted.chunks_mut(per_thread).enumerate() {
+                let (signer, first) = (&signer, part * per_thread);
                 scope.spawn(move || {
                     for (k, tokens) in chunk.iter_mut().enumerate() {
                         let c = first + k;
