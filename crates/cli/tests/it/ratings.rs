@@ -360,11 +360,15 @@ async fn postgres_down_mid_stream_loses_nothing_and_applies_nothing_twice() {
             }));
         }
         for (p, w) in players.iter().zip(sockets.iter_mut()) {
-            let e = w.until("match.completed", Duration::from_secs(30)).await;
-            completed
-                .entry(p.clone())
-                .or_default()
-                .insert(e["match_id"].as_str().unwrap().to_string());
+            // This round's match: events may come twice (a saga step that two
+            // processes both finish announces twice), so skip ones already seen.
+            let done = completed.entry(p.clone()).or_default();
+            loop {
+                let e = w.until("match.completed", Duration::from_secs(30)).await;
+                if done.insert(e["match_id"].as_str().unwrap().to_string()) {
+                    break;
+                }
+            }
         }
         if round == 2 {
             // The round's results were acknowledged while the database was down:
