@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh Debian machine that has only the Rust
 # toolchain: installs what is missing (redis-server, PostgreSQL, Python with venv
-# for the API fuzzer, schemathesis from PyPI), then lints and tests.
+# for the API fuzzer, schemathesis from PyPI, promtool), then lints and tests.
 # Every server a test needs is started by the test itself on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 # The API fuzz test runs schemathesis (PyPI) from a virtualenv.
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3 python3-venv)
+# The deploy test checks the shipped alert rules with promtool (Debian's prometheus).
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing: ${missing[*]}"
   # The first apt call on a new machine can fail; retry once.

@@ -11,6 +11,7 @@ use clap::Args;
 use mm_server::ingress::{self, AppState};
 use mm_server::ratings::{self, Lookup};
 use mm_server::{server_manager, supervisor, worker};
+use mm_store::outage::Backoff;
 use mm_store::{MemoryStore, RedisStore, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,10 @@ pub struct RedisArgs {
     /// REDIS_URL names nodes of a Redis Cluster.
     #[arg(long = "redis-cluster", env = "REDIS_CLUSTER", default_value_t = false)]
     pub redis_cluster: bool,
+    /// How long a process starting while Redis is unreachable waits for it
+    /// before giving up (it retries with backoff meanwhile).
+    #[arg(long = "redis-startup-wait", env = "REDIS_STARTUP_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub redis_startup_wait: Duration,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -39,6 +44,10 @@ pub struct ServeArgs {
     /// REDIS_URL names nodes of a Redis Cluster.
     #[arg(long = "redis-cluster", env = "REDIS_CLUSTER", default_value_t = false)]
     pub redis_cluster: bool,
+    /// How long a process starting while Redis is unreachable waits for it
+    /// before giving up (it retries with backoff meanwhile).
+    #[arg(long = "redis-startup-wait", env = "REDIS_STARTUP_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub redis_startup_wait: Duration,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -120,25 +129,50 @@ pub struct SupervisorCmd {
     pub lock_ttl: Duration,
 }
 
-async fn redis(url: &str, cluster: bool) -> Result<Arc<dyn Store>> {
-    let store = if cluster {
-        let nodes: Vec<String> = url
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(String::from)
-            .collect();
-        RedisStore::connect_cluster(&nodes).await.with_context(|| {
-            format!(
-                "REDIS_URL (--redis-url) with REDIS_CLUSTER: cannot connect to the cluster at {url}"
-            )
-        })?
-    } else {
-        RedisStore::connect(url)
-            .await
-            .with_context(|| format!("REDIS_URL (--redis-url): cannot connect to {url}"))?
-    };
-    Ok(Arc::new(store))
+/// Connects to Redis, waiting for it up to `wait` (with backoff, logged once) while
+/// it is unreachable: a process may start before Redis or during its restart. Any
+/// other failure (a bad URL, refused credentials) ends the process at once.
+async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<Arc<dyn Store>> {
+    let give_up = tokio::time::Instant::now() + wait;
+    let nodes: Vec<String> = url
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(String::from)
+        .collect();
+    let mut backoff = Backoff::new(Duration::from_millis(200), mm_server::MAX_BACKOFF);
+    let mut waited = false;
+    loop {
+        let attempt = if cluster {
+            RedisStore::connect_cluster(&nodes).await
+        } else {
+            RedisStore::connect(url).await
+        };
+        match attempt {
+            Ok(store) => {
+                if waited {
+                    tracing::info!(url, "Redis answers; starting");
+                }
+                return Ok(Arc::new(store));
+            }
+            Err(e) if e.is_unreachable() && tokio::time::Instant::now() < give_up => {
+                if !waited {
+                    tracing::warn!(error = %e, url, ?wait, "Redis is unreachable; waiting for it (REDIS_STARTUP_WAIT)");
+                    waited = true;
+                }
+                tokio::time::sleep(backoff.failed()).await;
+            }
+            Err(e) if cluster => {
+                return Err(e).with_context(|| {
+                    format!("REDIS_URL (--redis-url) with REDIS_CLUSTER: cannot connect to the cluster at {url}")
+                });
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("REDIS_URL (--redis-url): cannot connect to {url}"));
+            }
+        }
+    }
 }
 
 /// Cancels the returned token on SIGTERM or Ctrl-C.
@@ -212,7 +246,7 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
     let rating_store = args.ratings.open(true).await?;
     let store: Arc<dyn Store> = match &args.redis_url {
-        Some(url) => redis(url, args.redis_cluster).await?,
+        Some(url) => redis(url, args.redis_cluster, args.redis_startup_wait).await?,
         None => {
             tracing::info!("using the in-memory store (state is lost when the process stops)");
             Arc::new(MemoryStore::new())
@@ -287,7 +321,7 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
     let cfg = args.servers.config()?;
     let fleet = args.servers.credentials()?;
     let tls = args.servers.tls()?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
     let listener = listen_grpc(&args.servers).await?;
     let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
     server_manager::serve(listener, service, shutdown_on_signal(), tls)
@@ -299,7 +333,7 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
     let catalog = args.catalog.catalog()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
     let rating_store = args.ratings.open(false).await?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let shutdown = shutdown_on_signal();
     identity.watch(&args.auth, shutdown.clone());
@@ -316,7 +350,7 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
 pub async fn worker(args: WorkerCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.worker.config(&catalog)?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
     worker::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -324,7 +358,7 @@ pub async fn worker(args: WorkerCmd) -> Result<()> {
 pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
     supervisor::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -333,7 +367,7 @@ pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.consumer.config()?;
     let rating_store = args.ratings.open(false).await?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster).await?;
+    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
     ratings::consumer::run(store, rating_store, catalog, cfg, shutdown_on_signal()).await;
     Ok(())
 }

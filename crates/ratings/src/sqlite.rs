@@ -37,28 +37,32 @@ impl SqliteRatings {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?;
         // Several processes may open one file at once (tests, one-machine
-        // deployments) and SQLite has no migration lock: the loser of a race finds
-        // the migration applied when it tries again.
+        // deployments): switching a new file to WAL takes a lock the busy timeout
+        // does not cover, and SQLite has no migration lock. The loser of either
+        // race finds the work done when it tries again.
         let mut tries = 0;
-        loop {
-            match migrator(include_str!("../migrations/sqlite/0001_ratings.sql"))
-                .run(&pool)
-                .await
-            {
-                Ok(()) => break,
+        let pool = loop {
+            let attempt = async {
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options.clone())
+                    .await?;
+                migrator(include_str!("../migrations/sqlite/0001_ratings.sql"))
+                    .run(&pool)
+                    .await?;
+                Ok::<_, RatingError>(pool)
+            };
+            match attempt.await {
+                Ok(pool) => break pool,
                 Err(e) if tries < 10 => {
                     tries += 1;
-                    tracing::debug!(error = %e, "SQLite migration raced another process; retrying");
+                    tracing::debug!(error = %e, "opening SQLite raced another process; retrying");
                     tokio::time::sleep(Duration::from_millis(50 * tries)).await;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
-        }
+        };
         Ok(Self { pool })
     }
 }

@@ -12,6 +12,33 @@
 //!
 //! `matchmaker serve` runs all of them in one process over one store.
 
+/// Logs a failed store call: at warn, or at debug when the store could not be
+/// reached (the outage itself is logged once, by `mm_store::outage`).
+macro_rules! warn_store {
+    ($e:expr, $($rest:tt)+) => {{
+        let e = &$e;
+        if $crate::Unreachable::unreachable(e) {
+            tracing::debug!(error = %e, $($rest)+)
+        } else {
+            tracing::warn!(error = %e, $($rest)+)
+        }
+    }};
+}
+
+/// The longest a loop waits between tries while the store is unreachable.
+pub const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Errors that may mean the store could not be reached.
+pub trait Unreachable {
+    fn unreachable(&self) -> bool;
+}
+
+impl Unreachable for mm_store::StoreError {
+    fn unreachable(&self) -> bool {
+        self.is_unreachable()
+    }
+}
+
 pub mod catalog;
 pub mod ingress;
 pub mod ratings;

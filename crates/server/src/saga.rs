@@ -68,83 +68,126 @@ pub async fn advance(store: &dyn Store, pool: &Pool, id: &MatchId) -> Result<Pro
         if in_outbox {
             return Ok(Progress::Unsettled);
         }
-        let now = now_ms();
-        match record.status {
-            MatchStatus::RequiresAcceptance => {
-                let gone = record.gone(now);
-                let expired = record.deadline.is_some_and(|d| now >= d);
-                let outcome = if !gone.is_empty() {
-                    "disconnected"
-                } else {
-                    "timed_out"
-                };
-                let t = if !gone.is_empty() {
-                    let mut t =
-                        Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::Cancelled)
-                            .reason(reasons::DISCONNECTED)
-                            .due(now);
-                    t.answers = gone.into_iter().map(|p| (p, Answer::Declined)).collect();
-                    t
-                } else if expired {
-                    Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::TimedOut)
-                        .reason(reasons::READY_CHECK_EXPIRED)
-                        .due(now)
-                } else {
-                    if let Some(at) = record.next_check() {
-                        store.reschedule(pool, id, at).await?;
-                    }
-                    return Ok(Progress::Waiting(record.status));
-                };
-                if store.transition(pool, id, t).await? {
-                    metrics::counter!(names::READY_CHECKS, "outcome" => outcome).increment(1);
-                }
-            }
-            MatchStatus::Placing => {
-                if !place(store, pool, &record).await? {
-                    return Ok(Progress::Waiting(MatchStatus::Placing));
-                }
-            }
-            MatchStatus::Assigned => {
-                if let Some(server) = &record.server {
-                    let events: Vec<EventEnvelope> = record
-                        .matched
-                        .tickets
-                        .iter()
-                        .flat_map(|t| {
-                            t.players.iter().map(|p| EventEnvelope {
-                                player: p.clone(),
-                                event: Event::Assigned {
-                                    ticket_id: t.ticket_id.clone(),
-                                    match_id: id.clone(),
-                                    server: server.clone(),
-                                    matched: record.matched.clone(),
-                                },
-                            })
-                        })
-                        .collect();
-                    store.publish(&events).await?;
-                }
-                store.step_done(pool, id, MatchStatus::Assigned).await?;
-                return Ok(Progress::Waiting(MatchStatus::Assigned));
-            }
-            status if record.settled => return Ok(Progress::Over(status)),
-            status => {
-                // Only a match that failed could have been placing when a driver
-                // took a slot; the others were never placing or hold their slot.
-                if status == MatchStatus::Failed {
-                    release_orphan(store, &record).await?;
-                }
-                let ban_until = now + record.matched.lifecycle.decline_ban_ms;
-                store.unwind(pool, &record, ban_until).await?;
-                pause_if("unwind", id).await;
-                store.publish(&ended_events(&record, ban_until)).await?;
-                store.step_done(pool, id, status).await?;
-                metrics::counter!(names::MATCHES_ENDED, "status" => status.as_str()).increment(1);
-                return Ok(Progress::Over(status));
-            }
+        let resting = !matches!(
+            record.status,
+            MatchStatus::RequiresAcceptance | MatchStatus::Placing | MatchStatus::Assigned
+        );
+        if record.settled && resting {
+            return Ok(Progress::Over(record.status));
+        }
+        let name = step_name(record.status);
+        let started = std::time::Instant::now();
+        let result = step(store, pool, id, record, now_ms()).await;
+        metrics::histogram!(names::SAGA_STEP_DURATION, "step" => name)
+            .record(started.elapsed().as_secs_f64());
+        let outcome = match &result {
+            Ok(None) => "applied",
+            Ok(Some(Progress::Waiting(_))) => "waiting",
+            Ok(Some(_)) => "ended",
+            Err(_) => "failed",
+        };
+        metrics::counter!(names::SAGA_STEPS, "step" => name, "outcome" => outcome).increment(1);
+        if let Some(progress) = result? {
+            return Ok(progress);
         }
     }
     Ok(Progress::Waiting(MatchStatus::Placing))
+}
+
+/// The saga step a match in `status` is due for (a metric label).
+fn step_name(status: MatchStatus) -> &'static str {
+    match status {
+        MatchStatus::RequiresAcceptance => "ready_check",
+        MatchStatus::Placing => "allocate",
+        MatchStatus::Assigned => "notify",
+        _ => "unwind",
+    }
+}
+
+/// Applies the one move a match in `record.status` is due for. `None` when it
+/// moved and the next pass should look again.
+async fn step(
+    store: &dyn Store,
+    pool: &Pool,
+    id: &MatchId,
+    record: MatchRecord,
+    now: mm_domain::Millis,
+) -> Result<Option<Progress>, StoreError> {
+    match record.status {
+        MatchStatus::RequiresAcceptance => {
+            let gone = record.gone(now);
+            let expired = record.deadline.is_some_and(|d| now >= d);
+            let outcome = if !gone.is_empty() {
+                "disconnected"
+            } else {
+                "timed_out"
+            };
+            let t = if !gone.is_empty() {
+                let mut t =
+                    Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::Cancelled)
+                        .reason(reasons::DISCONNECTED)
+                        .due(now);
+                t.answers = gone.into_iter().map(|p| (p, Answer::Declined)).collect();
+                t
+            } else if expired {
+                Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::TimedOut)
+                    .reason(reasons::READY_CHECK_EXPIRED)
+                    .due(now)
+            } else {
+                if let Some(at) = record.next_check() {
+                    store.reschedule(pool, id, at).await?;
+                }
+                return Ok(Some(Progress::Waiting(record.status)));
+            };
+            if store.transition(pool, id, t).await? {
+                metrics::counter!(names::READY_CHECKS, "outcome" => outcome).increment(1);
+            }
+        }
+        MatchStatus::Placing => {
+            if !place(store, pool, &record).await? {
+                return Ok(Some(Progress::Waiting(MatchStatus::Placing)));
+            }
+        }
+        MatchStatus::Assigned => {
+            if let Some(server) = &record.server {
+                let events: Vec<EventEnvelope> = record
+                    .matched
+                    .tickets
+                    .iter()
+                    .flat_map(|t| {
+                        t.players.iter().map(|p| EventEnvelope {
+                            player: p.clone(),
+                            event: Event::Assigned {
+                                ticket_id: t.ticket_id.clone(),
+                                match_id: id.clone(),
+                                server: server.clone(),
+                                matched: record.matched.clone(),
+                            },
+                        })
+                    })
+                    .collect();
+                store.publish(&events).await?;
+            }
+            store.step_done(pool, id, MatchStatus::Assigned).await?;
+            return Ok(Some(Progress::Waiting(MatchStatus::Assigned)));
+        }
+        status if record.settled => return Ok(Some(Progress::Over(status))),
+        status => {
+            // Only a match that failed could have been placing when a driver
+            // took a slot; the others were never placing or hold their slot.
+            if status == MatchStatus::Failed {
+                release_orphan(store, &record).await?;
+            }
+            let ban_until = now + record.matched.lifecycle.decline_ban_ms;
+            store.unwind(pool, &record, ban_until).await?;
+            pause_if("unwind", id).await;
+            store.publish(&ended_events(&record, ban_until)).await?;
+            store.step_done(pool, id, status).await?;
+            metrics::counter!(names::MATCHES_ENDED, "status" => status.as_str()).increment(1);
+            return Ok(Some(Progress::Over(status)));
+        }
+    }
+    Ok(None)
 }
 
 /// Gives back a slot held under the match's id that the match does not use: a
@@ -186,7 +229,14 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<b
         allocated_at: 0,
     };
     let now = now_ms();
-    match store.allocate(&request).await? {
+    let outcome = store.allocate(&request).await?;
+    let label = match outcome {
+        AllocateOutcome::Allocated(_) => "allocated",
+        AllocateOutcome::NoCapacity => "no_capacity",
+    };
+    metrics::counter!(names::ALLOCATIONS, "region" => m.region.clone(), "outcome" => label)
+        .increment(1);
+    match outcome {
         AllocateOutcome::Allocated(a) => {
             pause_if("allocate", &m.id).await;
             let mut t = Transition::new(&[MatchStatus::Placing], MatchStatus::Assigned).due(now);
@@ -301,11 +351,11 @@ pub async fn server_lost(store: &dyn Store, allocations: &[Allocation]) -> usize
             Ok(true) => {
                 failed += 1;
                 if let Err(e) = advance(store, &pool, &id).await {
-                    tracing::warn!(error = %e, match_id = %id, "could not finish a failed match; the supervisor will");
+                    warn_store!(e, match_id = %id, "could not finish a failed match; the supervisor will");
                 }
             }
             Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e, match_id = %id, "could not fail a match"),
+            Err(e) => warn_store!(e, match_id = %id, "could not fail a match"),
         }
     }
     failed

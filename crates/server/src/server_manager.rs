@@ -174,7 +174,7 @@ impl Service {
 
     async fn step(&self, pool: &Pool, id: &MatchId) {
         if let Err(e) = saga::advance(&*self.store, pool, id).await {
-            tracing::warn!(error = %e, match_id = %id, "saga step failed; the supervisor will retry");
+            warn_store!(e, match_id = %id, "saga step failed; the supervisor will retry");
         }
     }
 }
@@ -403,7 +403,14 @@ impl ServerManager for Service {
             teams: Vec::new(),
             allocated_at: 0,
         };
-        match self.store.allocate(&request).await.map_err(internal)? {
+        let outcome = self.store.allocate(&request).await.map_err(internal)?;
+        let label = match outcome {
+            AllocateOutcome::Allocated(_) => "allocated",
+            AllocateOutcome::NoCapacity => "no_capacity",
+        };
+        metrics::counter!(mm_telemetry::names::ALLOCATIONS, "region" => request.region.clone(), "outcome" => label)
+            .increment(1);
+        match outcome {
             AllocateOutcome::Allocated(a) => Ok(Response::new(pb::AllocateResponse {
                 server_id: a.server.server_id,
                 address: a.server.address,

@@ -8,6 +8,7 @@
 use crate::saga;
 use mm_domain::Pool;
 use mm_store::Store;
+use mm_store::outage::Backoff;
 use mm_telemetry::names;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,14 +45,30 @@ const SAGAS_PER_CYCLE: usize = 500;
 /// Runs supervisor cycles until `shutdown` is cancelled.
 pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: CancellationToken) {
     tracing::info!(pools = cfg.pools.len(), interval = ?cfg.interval, "supervisor started");
+    // Counters exist from the start, so rates and alerts see a zero, not no series.
+    metrics::counter!(names::RECLAIM_FAILURES).increment(0);
+    metrics::counter!(names::GAME_SERVERS_LOST).increment(0);
+    for pool in &cfg.pools {
+        metrics::counter!(names::RECLAIMED_TICKETS, "pool" => pool.name()).increment(0);
+    }
     let mut tick = tokio::time::interval(cfg.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut backoff = Backoff::new(Duration::ZERO, crate::MAX_BACKOFF);
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = tick.tick() => {}
         }
         let report = cycle(&*store, &cfg).await;
+        if mm_store::outage::is_down() {
+            // Each pass while the store is unreachable waits longer before the next.
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep(backoff.failed()) => {}
+            }
+            continue;
+        }
+        backoff.reset();
         if report.reclaimed > 0
             || report.fanned_out > 0
             || report.saga_steps > 0
@@ -92,14 +109,14 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
                         Ok(None) => {}
                         Err(e) => {
                             metrics::counter!(names::RECLAIM_FAILURES).increment(1);
-                            tracing::warn!(error = %e, worker = %w, "reclaim failed")
+                            warn_store!(e, worker = %w, "reclaim failed")
                         }
                     }
                 }
             }
             Err(e) => {
                 metrics::counter!(names::RECLAIM_FAILURES).increment(1);
-                tracing::warn!(error = %e, pool = %pool.name(), "listing expired leases failed")
+                warn_store!(e, pool = %pool.name(), "listing expired leases failed")
             }
         }
         metrics::histogram!(names::RECLAIM_DURATION).record(started.elapsed().as_secs_f64());
@@ -108,32 +125,37 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
             Ok(d) => {
                 metrics::gauge!(names::QUEUE_DEPTH, "pool" => pool.name()).set(d.queued as f64);
                 metrics::gauge!(names::QUEUE_HELD, "pool" => pool.name()).set(d.processing as f64);
+                let oldest = d
+                    .oldest_enqueued_at
+                    .map_or(0, |at| mm_domain::now_ms().saturating_sub(at));
+                metrics::gauge!(names::QUEUE_OLDEST_WAIT, "pool" => pool.name())
+                    .set(oldest as f64 / 1000.0);
             }
             Err(e) => {
-                tracing::warn!(error = %e, pool = %pool.name(), "reading the queue depth failed")
+                warn_store!(e, pool = %pool.name(), "reading the queue depth failed")
             }
         }
         match store.stale_outbox(pool, cfg.outbox_grace).await {
             Ok(matches) => match store.fan_out(pool, &matches).await {
                 Ok(()) => report.fanned_out += matches.len(),
-                Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "fan-out retry failed"),
+                Err(e) => warn_store!(e, pool = %pool.name(), "fan-out retry failed"),
             },
-            Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "reading the outbox failed"),
+            Err(e) => warn_store!(e, pool = %pool.name(), "reading the outbox failed"),
         }
         match store.due(pool, SAGAS_PER_CYCLE).await {
             Ok(ids) => {
                 for id in ids {
                     match saga::advance(store, pool, &id).await {
                         Ok(_) => report.saga_steps += 1,
-                        Err(e) => tracing::warn!(error = %e, match_id = %id, "saga step failed"),
+                        Err(e) => warn_store!(e, match_id = %id, "saga step failed"),
                     }
                 }
             }
-            Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "reading due sagas failed"),
+            Err(e) => warn_store!(e, pool = %pool.name(), "reading due sagas failed"),
         }
         match store.purge(pool, cfg.retention).await {
             Ok(n) => report.purged += n,
-            Err(e) => tracing::warn!(error = %e, pool = %pool.name(), "purge failed"),
+            Err(e) => warn_store!(e, pool = %pool.name(), "purge failed"),
         }
     }
     match store.lapsed_servers().await {
@@ -148,12 +170,35 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        tracing::warn!(error = %e, server = %server, "removing a lapsed server failed")
+                        warn_store!(e, server = %server, "removing a lapsed server failed")
                     }
                 }
             }
         }
-        Err(e) => tracing::warn!(error = %e, "listing lapsed game servers failed"),
+        Err(e) => warn_store!(e, "listing lapsed game servers failed"),
     }
+    report_fleet(store, cfg).await;
     report
+}
+
+/// Game servers and free slots by region: shared state, reported from here. Every
+/// region of the pools gets a figure, zero when it has no live server.
+async fn report_fleet(store: &dyn Store, cfg: &SupervisorConfig) {
+    let census = match store.census().await {
+        Ok(c) => c,
+        Err(e) => {
+            warn_store!(e, "counting game servers failed");
+            return;
+        }
+    };
+    let mut regions: std::collections::BTreeSet<String> =
+        cfg.pools.iter().map(|p| p.region.clone()).collect();
+    regions.extend(census.iter().map(|c| c.region.clone()));
+    for region in regions {
+        let c = census.iter().find(|c| c.region == region);
+        metrics::gauge!(names::GAME_SERVERS, "region" => region.clone())
+            .set(c.map_or(0, |c| c.servers) as f64);
+        metrics::gauge!(names::FREE_SLOTS, "region" => region)
+            .set(c.map_or(0, |c| c.free_slots) as f64);
+    }
 }

@@ -7,11 +7,13 @@
 //! match without a ready check at once, and wakes up at a ready check's deadline
 //! to expire it (the supervisor does both for matches whose worker died).
 
+use crate::MAX_BACKOFF;
 use crate::saga;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool, TicketId, now_ms,
 };
 use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
+use mm_store::outage::Backoff;
 use mm_store::{Claimed, Store, StoreError};
 use mm_telemetry::names;
 use std::collections::HashSet;
@@ -87,6 +89,13 @@ pub async fn run(
     let stats = Arc::new(WorkerStats::default());
     let cfg = Arc::new(cfg);
     tracing::info!(worker = %cfg.id, pools = cfg.pools.len(), consumers = cfg.pool_size, "worker started");
+    // Counters exist from the start, so rates and alerts see a zero, not no series.
+    metrics::counter!(names::HEARTBEAT_FAILURES).increment(0);
+    for pool in &cfg.pools {
+        metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name()).increment(0);
+        metrics::counter!(names::TICKETS_RELEASED, "pool" => pool.name()).increment(0);
+        metrics::counter!(names::MATCHES_FORMED, "mode" => pool.mode.clone()).increment(0);
+    }
     let heartbeat_stop = CancellationToken::new();
     let heartbeater = tokio::spawn(heartbeat_loop(
         store.clone(),
@@ -114,7 +123,7 @@ pub async fn run(
         match store.release(&cfg.id, pool, None).await {
             Ok(n) => released += n,
             Err(e) => {
-                tracing::warn!(error = %e, pool = %pool.name(), "could not release on shutdown; the supervisor will reclaim")
+                warn_store!(e, pool = %pool.name(), "could not release on shutdown; the supervisor will reclaim")
             }
         }
     }
@@ -135,7 +144,7 @@ async fn heartbeat_loop(store: Arc<dyn Store>, cfg: Arc<WorkerConfig>, stop: Can
                 Ok(n) => held += n,
                 Err(e) => {
                     metrics::counter!(names::HEARTBEAT_FAILURES).increment(1);
-                    tracing::warn!(error = %e, pool = %pool.name(), "heartbeat failed");
+                    warn_store!(e, pool = %pool.name(), "heartbeat failed");
                 }
             }
         }
@@ -152,6 +161,7 @@ async fn consume(
 ) {
     let n = cfg.pools.len();
     let mut pause = IdlePause::new(cfg.poll);
+    let mut backoff = Backoff::new(cfg.poll, MAX_BACKOFF);
     while !shutdown.is_cancelled() {
         let mut formed = 0;
         let mut failed = false;
@@ -167,14 +177,15 @@ async fn consume(
                 }
                 Err(e) => {
                     stats.errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(error = %e, pool = %pool.name(), "match cycle failed");
+                    warn_store!(e, pool = %pool.name(), "match cycle failed");
                     failed = true;
                 }
             }
         }
         let wait = if failed {
-            Some(cfg.poll)
+            Some(backoff.failed())
         } else {
+            backoff.reset();
             pause.after_pass(formed)
         };
         if let Some(wait) = wait {
@@ -254,7 +265,7 @@ fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
             let at = m.created_at + wait;
             tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await;
             if let Err(e) = saga::drive(&*store, &pool, &m.id).await {
-                tracing::warn!(error = %e, match_id = %m.id, "saga step failed; the supervisor will retry");
+                warn_store!(e, match_id = %m.id, "saga step failed; the supervisor will retry");
             }
         });
     }
@@ -313,7 +324,7 @@ pub async fn cycle(
         })
         .collect();
     if let Err(e) = store.publish(&searching).await {
-        tracing::warn!(error = %e, "could not publish ticket.searching");
+        warn_store!(e, "could not publish ticket.searching");
     }
 
     let matches = match cfg.formation {
@@ -361,7 +372,11 @@ pub async fn cycle(
 
     // A failure here leaves the matches in the outbox for the supervisor.
     if let Err(e) = fanned {
-        tracing::warn!(error = %e, matches = done.len(), "fan-out failed; the supervisor will retry");
+        warn_store!(
+            e,
+            matches = done.len(),
+            "fan-out failed; the supervisor will retry"
+        );
         return Ok(Formed {
             committed_at,
             matches: Vec::new(),

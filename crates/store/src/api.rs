@@ -53,6 +53,9 @@ pub enum CancelOutcome {
 pub struct Depths {
     pub queued: u64,
     pub processing: u64,
+    /// When the longest-waiting ticket (queued or held) was enqueued; None when
+    /// none waits.
+    pub oldest_enqueued_at: Option<Millis>,
 }
 
 /// Queue, lease and match state, plus the match lifecycle ([`Lifecycle`]) and the

@@ -38,6 +38,18 @@ pub struct Allocation {
     pub allocated_at: Millis,
 }
 
+/// One region's game servers, as counted by [`Fleet::census`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RegionCensus {
+    pub region: String,
+    /// Live servers (heartbeat not lapsed).
+    pub servers: u64,
+    /// Slots a new match could take (none on a server that is leaving).
+    pub free_slots: u64,
+    /// Slots holding an allocation.
+    pub used_slots: u64,
+}
+
 /// How an allocation request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllocateOutcome {
@@ -85,4 +97,7 @@ pub trait Fleet: Send + Sync {
     /// Removes a server whose heartbeat lapsed (nothing if it heartbeated
     /// meanwhile) and returns the allocations it held, now freed.
     async fn remove_lapsed(&self, server: &str) -> Result<Option<Vec<Allocation>>, StoreError>;
+
+    /// Live servers and their free and used slots, by region (sorted by region).
+    async fn census(&self) -> Result<Vec<RegionCensus>, StoreError>;
 }

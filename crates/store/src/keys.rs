@@ -67,6 +67,8 @@ pub struct PoolKeys {
     pub due: String,
     pub results: String,
     pub results_queue: String,
+    /// Waiting tickets by enqueue time (for the oldest wait; see `depths.lua`).
+    pub since: String,
     /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
     pub life_prefix: String,
 }
@@ -86,6 +88,7 @@ impl PoolKeys {
             due: format!("{prefix}:due"),
             results: format!("{prefix}:rj"),
             results_queue: format!("{prefix}:rq"),
+            since: format!("{prefix}:since"),
             life_prefix: format!("{prefix}:mx:"),
             prefix,
         }

@@ -27,6 +27,7 @@ pub mod keys;
 mod lifecycle;
 mod limits;
 mod memory;
+pub mod outage;
 mod parties;
 mod redis_store;
 mod results;
@@ -34,7 +35,7 @@ mod scripts;
 
 pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, Store};
 pub use error::StoreError;
-pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer};
+pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
 pub use hub::Hub;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use limits::{Limits, MemoryLimits, Rate, Verdict};

@@ -34,17 +34,24 @@ pub const RECLAIMED_TICKETS: &str = "matchmaker_reclaimed_tickets_total";
 pub const RECLAIM_DURATION: &str = "matchmaker_reclaim_duration_seconds";
 pub const QUEUE_DEPTH: &str = "matchmaker_queue_depth";
 pub const QUEUE_HELD: &str = "matchmaker_queue_held";
+pub const QUEUE_OLDEST_WAIT: &str = "matchmaker_queue_oldest_wait_seconds";
 
 // Match lifecycle.
 pub const READY_CHECKS: &str = "matchmaker_ready_checks_total";
 pub const MATCHES_ENDED: &str = "matchmaker_matches_ended_total";
+pub const SAGA_STEPS: &str = "matchmaker_saga_steps_total";
+pub const SAGA_STEP_DURATION: &str = "matchmaker_saga_step_duration_seconds";
 
 // Game servers.
 pub const GAME_SERVERS_LOST: &str = "matchmaker_game_servers_lost_total";
+pub const ALLOCATIONS: &str = "matchmaker_allocations_total";
+pub const GAME_SERVERS: &str = "matchmaker_game_servers";
+pub const FREE_SLOTS: &str = "matchmaker_free_slots";
 
 // Store.
 pub const STORE_CALL_DURATION: &str = "matchmaker_store_call_duration_seconds";
 pub const STORE_ERRORS: &str = "matchmaker_store_errors_total";
+pub const STORE_OUTAGES: &str = "matchmaker_store_outages_total";
 
 // Ratings.
 pub const RATING_UPDATES: &str = "matchmaker_rating_updates_total";
@@ -155,9 +162,79 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         "Tickets held by workers, by pool (reported by supervisors only).",
     ),
     (
+        QUEUE_OLDEST_WAIT,
+        Kind::Gauge,
+        "How long the longest-waiting ticket has waited, by pool (supervisors only).",
+    ),
+    (
+        READY_CHECKS,
+        Kind::Counter,
+        "Ready-check answers and ends, by outcome (accepted, declined, timed_out, disconnected).",
+    ),
+    (
+        MATCHES_ENDED,
+        Kind::Counter,
+        "Matches that reached a final state, by status.",
+    ),
+    (
+        SAGA_STEPS,
+        Kind::Counter,
+        "Match saga steps run, by step and outcome (applied, skipped, failed).",
+    ),
+    (
+        SAGA_STEP_DURATION,
+        Kind::Histogram,
+        "Time to run one match saga step, by step.",
+    ),
+    (
         GAME_SERVERS_LOST,
         Kind::Counter,
         "Game servers dropped after missing their heartbeats.",
+    ),
+    (
+        ALLOCATIONS,
+        Kind::Counter,
+        "Game-server slot allocations, by region and outcome (allocated, no_capacity).",
+    ),
+    (
+        GAME_SERVERS,
+        Kind::Gauge,
+        "Registered game servers, by region (supervisors only).",
+    ),
+    (
+        FREE_SLOTS,
+        Kind::Gauge,
+        "Free match slots on registered game servers, by region (supervisors only).",
+    ),
+    (
+        STORE_CALL_DURATION,
+        Kind::Histogram,
+        "Time of one call to Redis, by command.",
+    ),
+    (
+        STORE_ERRORS,
+        Kind::Counter,
+        "Calls to Redis that failed, by command.",
+    ),
+    (
+        STORE_OUTAGES,
+        Kind::Counter,
+        "Times this process found Redis unreachable after reaching it.",
+    ),
+    (
+        RATING_UPDATES,
+        Kind::Counter,
+        "Players' ratings updated from match results, by mode.",
+    ),
+    (
+        RATING_LAG,
+        Kind::Histogram,
+        "From a result's report to its ratings being applied.",
+    ),
+    (
+        RATING_BATCH_DURATION,
+        Kind::Histogram,
+        "Time to apply one batch of results to the rating database.",
     ),
 ];
 

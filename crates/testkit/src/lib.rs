@@ -51,9 +51,11 @@ pub fn free_port() -> u16 {
 
 /// A real redis-server for one test.
 pub struct RedisServer {
-    child: Child,
+    child: Option<Child>,
     port: u16,
-    _dir: tempfile::TempDir,
+    /// Options after the defaults, kept for [`RedisServer::restart`].
+    extra: Vec<String>,
+    dir: tempfile::TempDir,
 }
 
 impl RedisServer {
@@ -62,9 +64,14 @@ impl RedisServer {
         Self::start_with(&[])
     }
 
+    /// Starts one that writes every change to its append-only file before
+    /// answering (`appendfsync always`), so a restart loses nothing it acknowledged.
+    pub fn start_aof() -> Self {
+        Self::start_with(&["--appendonly", "yes", "--appendfsync", "always"])
+    }
+
     /// Same, with extra server options.
     fn start_with(extra: &[&str]) -> Self {
-        let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
         let mut last_err = String::new();
         for _ in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
@@ -73,39 +80,51 @@ impl RedisServer {
                 // A cluster node also listens on port + 10000 (the cluster bus).
                 continue;
             }
-            let log = std::fs::File::create(dir.path().join("redis.log")).expect("log file");
-            let child = Command::new(&bin)
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-                .args(["--appendonly", "no", "--protected-mode", "no"])
-                .args(extra)
-                .arg("--dir")
-                .arg(dir.path())
-                .stdout(log)
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!("cannot start {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)")
-                });
             let mut server = RedisServer {
-                child,
+                child: None,
                 port,
-                _dir: dir,
+                extra: extra.iter().map(|s| s.to_string()).collect(),
+                dir,
             };
-            match server.wait_ready(Duration::from_secs(10)) {
+            match server.launch() {
                 Ok(()) => return server,
                 Err(e) => {
                     last_err = e;
-                    let _ = server.child.kill();
+                    server.kill();
                 }
             }
         }
         panic!("redis-server did not start: {last_err}");
     }
 
+    /// Starts the server process on this server's port and folder; waits for PONG.
+    fn launch(&mut self) -> Result<(), String> {
+        let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("redis.log"))
+            .expect("log file");
+        let child = Command::new(&bin)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(["--appendonly", "no", "--protected-mode", "no"])
+            .args(&self.extra)
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(log)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)")
+            });
+        self.child = Some(child);
+        self.wait_ready(Duration::from_secs(10))
+    }
+
     fn wait_ready(&mut self, timeout: Duration) -> Result<(), String> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
                 return Err(format!("exited with {status}"));
             }
             if ping(self.port).is_ok() {
@@ -116,6 +135,33 @@ impl RedisServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// SIGKILLs the server, as a crash: nothing is flushed that was not already.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts it again on the same port and folder (an AOF server reloads its
+    /// file). Panics if it does not come back.
+    pub fn restart(&mut self) {
+        self.kill();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !port_free(self.port) {
+            assert!(Instant::now() < deadline, "port {} stayed busy", self.port);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if let Err(e) = self.launch() {
+            panic!("redis-server did not restart: {e}\n{}", self.log());
+        }
+    }
+
+    /// The server's log so far (every run of it).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default()
     }
 
     pub fn port(&self) -> u16 {
@@ -129,8 +175,7 @@ impl RedisServer {
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 
@@ -233,6 +278,10 @@ impl Proc {
             name: name.into(),
             log,
         }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     pub fn pid(&self) -> u32 {

@@ -101,7 +101,10 @@ fn invalid_values_are_refused_naming_the_variable() {
         !ok && text.contains("REDIS_URL"),
         "worker without REDIS_URL:\n{text}"
     );
-    let (ok, text) = run(&["worker", "--redis-url", "redis://127.0.0.1:1"], &[]);
+    let (ok, text) = run(
+        &["worker", "--redis-url", "redis://127.0.0.1:1"],
+        &[("REDIS_STARTUP_WAIT", "1s")],
+    );
     assert!(
         !ok && text.contains("REDIS_URL"),
         "unreachable Redis:\n{text}"

@@ -15,7 +15,7 @@ const ADDRESS: &str = "10.1.2.3:7777";
 
 /// Starts the example game server against the deployment and waits until it has
 /// registered.
-async fn game_server(d: &Deployment, name: &str, match_duration: &str) -> Proc {
+pub async fn game_server(d: &Deployment, name: &str, match_duration: &str) -> Proc {
     let mut cmd = Command::new(BIN);
     cmd.arg("example-game-server")
         .env("SERVER_MANAGER_URL", &d.grpc)

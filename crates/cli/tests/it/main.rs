@@ -6,7 +6,9 @@ mod bad_input;
 mod bench;
 mod cli;
 mod crash;
+mod deploy;
 mod e2e;
+mod faults;
 mod fleet_auth;
 mod fuzz;
 mod lifecycle;
@@ -184,6 +186,19 @@ impl Deployment {
         let mut d = Self::processes(&redis.url(), false, env).await;
         d.redis = Some(redis);
         d
+    }
+
+    /// Separate processes over a redis-server the test started (and may kill).
+    pub async fn over_redis(redis: RedisServer, env: &[(&str, &str, &str)]) -> Self {
+        let mut d = Self::processes(&redis.url(), false, env).await;
+        d.redis = Some(redis);
+        d
+    }
+
+    /// The process named `name` (`ingress`, `worker`, `supervisor`, ...).
+    pub fn proc(&mut self, name: &str) -> &mut Proc {
+        let i = self.procs.iter().position(|p| p.name() == name);
+        &mut self.procs[i.unwrap_or_else(|| panic!("no process {name}"))]
     }
 
     /// A six-node Redis Cluster plus separate ingress, two workers and a

@@ -3,9 +3,10 @@
 //! Redis deployment serves `/metrics` on `METRICS_ADDR` with what it did, shared
 //! gauges come from the supervisor, `METRICS=false` turns them off, and
 //! `LOG_FORMAT=json` writes one JSON object per line; ready-check outcomes and
-//! match ends are counted once each.
+//! match ends are counted once each; saga steps, allocations, game servers and
+//! free slots by region, and the oldest wait per pool are reported.
 
-use crate::lifecycle::{pair, path};
+use crate::lifecycle::{game_server, pair, path};
 use crate::{Deployment, Socket};
 use mm_testkit::free_port;
 use reqwest::StatusCode;
@@ -235,4 +236,79 @@ async fn metrics_can_be_turned_off() {
         StatusCode::CREATED
     );
     assert_eq!(scrape(&d.addr).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fleet_saga_steps_and_oldest_wait_are_reported() {
+    let d = Deployment::embedded().await;
+    let _gs = game_server(&d, "gs-metrics", "30s").await;
+    // A lone 5v5 ticket waits: the oldest wait of its pool grows.
+    let (status, body) = d
+        .client("lonely")
+        .send(
+            reqwest::Method::POST,
+            "/v1/tickets",
+            Some(serde_json::json!({"mode": "5v5", "players": ["lonely"], "rating": 1500, "regions": ["eu"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let text = settle(&d.addr, r#"matchmaker_game_servers{region="eu"}"#, 1.0).await;
+    assert_eq!(
+        sample(&text, r#"matchmaker_free_slots{region="eu"}"#),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(&text, r#"matchmaker_game_servers{region="na"}"#),
+        Some(0.0),
+        "a region without servers reads zero"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, text) = scrape(&d.addr).await;
+        let wait = sample(
+            &text,
+            r#"matchmaker_queue_oldest_wait_seconds{pool="5v5:eu"}"#,
+        );
+        if wait.is_some_and(|w| w >= 1.0) {
+            assert_eq!(
+                sample(
+                    &text,
+                    r#"matchmaker_queue_oldest_wait_seconds{pool="1v1:eu"}"#
+                ),
+                Some(0.0),
+                "an empty pool waits for nothing"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "oldest wait {wait:?}:\n{text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // A match without a ready check takes a slot: allocation and notify steps.
+    let (_a, _b, _) = pair(&d, "rush", "ra", "rb", "match.assigned").await;
+    let text = settle(&d.addr, r#"matchmaker_free_slots{region="eu"}"#, 3.0).await;
+    assert_eq!(
+        sample(
+            &text,
+            r#"matchmaker_allocations_total{region="eu",outcome="allocated"}"#
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(
+        sample(
+            &text,
+            r#"matchmaker_saga_steps_total{step="allocate",outcome="applied"}"#
+        )
+        .is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+    assert!(
+        sample(
+            &text,
+            r#"matchmaker_saga_step_duration_seconds_count{step="notify"}"#
+        )
+        .is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
 }

@@ -74,6 +74,7 @@ impl From<crate::ratings::lookup::LookupError> for ApiError {
             "ratings_unavailable",
             "the rating database is unavailable; retry shortly",
         )
+        .retry_after(STORE_RETRY_AFTER_SECS)
     }
 }
 
@@ -85,13 +86,23 @@ impl From<mm_ratings::RatingError> for ApiError {
             "ratings_unavailable",
             "the rating database is unavailable; retry shortly",
         )
+        .retry_after(STORE_RETRY_AFTER_SECS)
     }
 }
 
+/// Seconds a client is asked to wait before retrying while the store is down.
+pub const STORE_RETRY_AFTER_SECS: u64 = 1;
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        tracing::error!(error = %e, "store error");
+        if e.is_unreachable() {
+            // Logged once per outage by the store (mm_store::outage).
+            tracing::debug!(error = %e, "store unreachable");
+        } else {
+            tracing::error!(error = %e, "store error");
+        }
         ApiError::unavailable("the matchmaking store is unavailable; retry shortly")
+            .retry_after(STORE_RETRY_AFTER_SECS)
     }
 }
 

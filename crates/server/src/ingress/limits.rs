@@ -124,7 +124,7 @@ pub async fn check(
     let verdicts = match state.store.check_rates(&checks).await {
         Ok(v) => v,
         Err(e) => {
-            tracing::warn!(error = %e, "rate limits unavailable; letting the call through");
+            warn_store!(e, "rate limits unavailable; letting the call through");
             return Ok(());
         }
     };

@@ -178,7 +178,7 @@ pub async fn respond(
         AnswerOutcome::NotFound => return Err(not_found()),
     }
     if let Err(e) = store.publish(&events).await {
-        tracing::warn!(error = %e, "could not publish ready-check progress");
+        warn_store!(e, "could not publish ready-check progress");
     }
     if step {
         // The answer is recorded; the next step runs on its own so a slow
@@ -187,7 +187,7 @@ pub async fn respond(
         let (store, pool, id) = (store.clone(), pool.clone(), id.clone());
         tokio::spawn(async move {
             if let Err(e) = saga::drive(&*store, &pool, &id).await {
-                tracing::warn!(error = %e, match_id = %id, "saga step failed; the supervisor will retry");
+                warn_store!(e, match_id = %id, "saga step failed; the supervisor will retry");
             }
         });
     }

@@ -213,8 +213,10 @@ async fn ready(
 ) -> Result<axum::Json<Probe>, ApiError> {
     match tokio::time::timeout(Duration::from_secs(2), state.store.ping()).await {
         Ok(Ok(())) => Ok(axum::Json(Probe { status: "ready" })),
-        Ok(Err(e)) => Err(ApiError::unavailable(format!("store does not answer: {e}"))),
-        Err(_) => Err(ApiError::unavailable("store did not answer within 2s")),
+        Ok(Err(e)) => Err(ApiError::unavailable(format!("store does not answer: {e}"))
+            .retry_after(error::STORE_RETRY_AFTER_SECS)),
+        Err(_) => Err(ApiError::unavailable("store did not answer within 2s")
+            .retry_after(error::STORE_RETRY_AFTER_SECS)),
     }
 }
 

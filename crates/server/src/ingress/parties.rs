@@ -149,7 +149,7 @@ async fn announce(
         })
         .collect();
     if let Err(e) = state.store.publish(&events).await {
-        tracing::warn!(error = %e, "could not publish party.updated");
+        warn_store!(e, "could not publish party.updated");
     }
 }
 
@@ -291,7 +291,7 @@ pub async fn invite(
         },
     };
     if let Err(e) = state.store.publish(&[invited]).await {
-        tracing::warn!(error = %e, "could not publish party.invited");
+        warn_store!(e, "could not publish party.invited");
     }
     Ok(Json(party.view()))
 }

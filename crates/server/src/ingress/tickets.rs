@@ -512,7 +512,7 @@ pub async fn announce_cancelled(
         })
         .collect();
     if let Err(e) = state.store.publish(&events).await {
-        tracing::warn!(error = %e, "could not publish ticket.cancelled");
+        warn_store!(e, "could not publish ticket.cancelled");
     }
 }
 

@@ -95,7 +95,7 @@ async fn presence(store: &Arc<dyn Store>, player: &PlayerId, connected: bool) {
         Ok(Some(c)) => c,
         Ok(None) => return,
         Err(e) => {
-            tracing::warn!(error = %e, "could not read the player's match");
+            warn_store!(e, "could not read the player's match");
             return;
         }
     };
@@ -105,7 +105,7 @@ async fn presence(store: &Arc<dyn Store>, player: &PlayerId, connected: bool) {
         _ => return,
     };
     if let Err(e) = store.presence(&pool, &id, player, connected).await {
-        tracing::warn!(error = %e, "could not record the player's presence");
+        warn_store!(e, "could not record the player's presence");
         return;
     }
     if !connected {
@@ -114,7 +114,7 @@ async fn presence(store: &Arc<dyn Store>, player: &PlayerId, connected: bool) {
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(grace + 50)).await;
             if let Err(e) = saga::advance(&*store, &pool, &id).await {
-                tracing::warn!(error = %e, "saga step failed; the supervisor will retry");
+                warn_store!(e, "saga step failed; the supervisor will retry");
             }
         });
     }

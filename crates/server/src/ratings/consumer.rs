@@ -11,10 +11,11 @@
 //! fails the batch before the commit: the results stay in the store and are
 //! retried, so nothing is lost and nothing is applied twice.
 
-use crate::Catalog;
+use crate::{Catalog, MAX_BACKOFF};
 use mm_domain::{Event, EventEnvelope, Millis, Pool, RatingJob, now_ms};
 use mm_ratings::{Applied, Policies, RatingStore};
 use mm_store::Store;
+use mm_store::outage::Backoff;
 use mm_telemetry::names;
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,6 +75,12 @@ pub enum BatchError {
     Ratings(#[from] mm_ratings::RatingError),
 }
 
+impl crate::Unreachable for BatchError {
+    fn unreachable(&self) -> bool {
+        matches!(self, BatchError::Store(e) if e.is_unreachable())
+    }
+}
+
 /// Applies one claimed batch of `pool`'s results. Returns what was applied.
 pub async fn apply(
     store: &dyn Store,
@@ -117,7 +124,7 @@ pub async fn apply(
         })
         .collect();
     if let Err(e) = store.publish(&events).await {
-        tracing::warn!(error = %e, "could not publish rating.updated");
+        warn_store!(e, "could not publish rating.updated");
     }
     let ids: Vec<_> = jobs.iter().map(|j| j.matched.id.clone()).collect();
     store.ack_results(pool, &ids).await?;
@@ -156,6 +163,7 @@ pub async fn run(
         batch = cfg.batch,
         "rating consumer started"
     );
+    let mut backoff = Backoff::new(cfg.idle.max(Duration::from_millis(500)), MAX_BACKOFF);
     while !shutdown.is_cancelled() {
         if tokio::time::Instant::now() >= next_decay {
             decay(&*ratings, &policies).await;
@@ -167,7 +175,7 @@ pub async fn run(
             let jobs = match store.claim_results(pool, cfg.batch, cfg.lease).await {
                 Ok(jobs) => jobs,
                 Err(e) => {
-                    tracing::warn!(error = %e, pool = %pool.name(), "could not claim results");
+                    warn_store!(e, pool = %pool.name(), "could not claim results");
                     failed = true;
                     continue;
                 }
@@ -180,7 +188,7 @@ pub async fn run(
                 Err(e) => {
                     // The results stay claimed until the lease runs out, then any
                     // consumer retries them.
-                    tracing::warn!(error = %e, pool = %pool.name(), matches = jobs.len(), "rating batch failed; it will be retried");
+                    warn_store!(e, pool = %pool.name(), matches = jobs.len(), "rating batch failed; it will be retried");
                     failed = true;
                 }
             }
@@ -188,8 +196,9 @@ pub async fn run(
         pause = if applied > 0 {
             Duration::from_millis(5)
         } else if failed {
-            cfg.idle.max(Duration::from_millis(500))
+            backoff.failed()
         } else {
+            backoff.reset();
             (pause * 2).min(cfg.idle)
         };
         if applied == 0 {

@@ -1,6 +1,6 @@
 -- Queues a new ticket's entry in one of its pools.
--- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash
--- ARGV: 1 ticket id, 2 ticket JSON, 3 rating
+-- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 since zset
+-- ARGV: 1 ticket id, 2 ticket JSON, 3 rating, 4 enqueue time (ms)
 -- Returns 1 when queued, 0 when the entry already exists, 2 when the ticket was
 -- withdrawn before its entry got here (the withdrawal left its state behind).
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
@@ -11,4 +11,5 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then
 end
 redis.call('HSET', KEYS[3], ARGV[1], 'q')
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
 return 1

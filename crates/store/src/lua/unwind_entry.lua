@@ -2,8 +2,9 @@
 -- played: 'requeue' puts it back in the queue (keeping its rating score and, in the
 -- ticket data, its original enqueue time) if it is still in this match or was set
 -- aside because of it; 'end' gives the matched entry its final state. Idempotent.
--- KEYS: 1 queue zset, 2 state hash, 3 done zset
--- ARGV: 1 ticket id, 2 match id, 3 'requeue' or 'end', 4 rating, 5 final state
+-- KEYS: 1 queue zset, 2 state hash, 3 done zset, 4 since zset
+-- ARGV: 1 ticket id, 2 match id, 3 'requeue' or 'end', 4 rating, 5 final state,
+--       6 the ticket's enqueue time (ms)
 -- Returns 1 if the entry changed.
 local s = redis.call('HGET', KEYS[2], ARGV[1])
 local matched = s == 'm:' .. ARGV[2]
@@ -11,6 +12,7 @@ if ARGV[3] == 'requeue' then
   if not (matched or s == 'w:matched') then return 0 end
   redis.call('HSET', KEYS[2], ARGV[1], 'r')
   redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
   return 1
 end

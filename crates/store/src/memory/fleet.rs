@@ -2,7 +2,7 @@
 //! `lua/fleet_*.lua`, each under the store's one lock.
 
 use super::MemoryStore;
-use crate::{AllocateOutcome, Allocation, Fleet, GameServer, StoreError};
+use crate::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus, StoreError};
 use async_trait::async_trait;
 use mm_domain::{Millis, ServerAssignment, now_ms};
 use std::collections::{BTreeSet, HashMap};
@@ -165,5 +165,27 @@ impl Fleet for MemoryStore {
                 .filter_map(|a| f.allocations.remove(a))
                 .collect(),
         ))
+    }
+
+    async fn census(&self) -> Result<Vec<RegionCensus>, StoreError> {
+        let now = now_ms();
+        let inner = self.lock();
+        let mut by_region: std::collections::BTreeMap<&str, RegionCensus> = Default::default();
+        for s in inner.fleet.servers.values().filter(|s| s.expires > now) {
+            let r = by_region.entry(&s.info.region).or_default();
+            let used = s.slots.len() as u64;
+            r.servers += 1;
+            r.used_slots += used;
+            if !s.leaving {
+                r.free_slots += u64::from(s.info.capacity).saturating_sub(used);
+            }
+        }
+        Ok(by_region
+            .into_iter()
+            .map(|(region, c)| RegionCensus {
+                region: region.to_string(),
+                ..c
+            })
+            .collect())
     }
 }

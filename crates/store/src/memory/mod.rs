@@ -714,9 +714,19 @@ impl Store for MemoryStore {
         Ok(inner
             .pools
             .get(pool)
-            .map(|ps| Depths {
-                queued: ps.queue.len() as u64,
-                processing: ps.held.values().map(|h| h.len() as u64).sum(),
+            .map(|ps| {
+                let waiting = ps
+                    .queue
+                    .iter()
+                    .map(|(_, id)| id)
+                    .chain(ps.held.values().flat_map(HashMap::keys));
+                Depths {
+                    queued: ps.queue.len() as u64,
+                    processing: ps.held.values().map(|h| h.len() as u64).sum(),
+                    oldest_enqueued_at: waiting
+                        .filter_map(|id| ps.tickets.get(id).map(|t| t.enqueued_at))
+                        .min(),
+                }
             })
             .unwrap_or_default())
     }

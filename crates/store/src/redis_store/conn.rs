@@ -2,7 +2,8 @@
 //! or a Redis Cluster (through the cluster client, which routes each command and
 //! script to the node owning its keys' slot and follows resharding).
 //!
-//! Every call is timed and its failures counted, by command (metrics).
+//! Every call is timed and its failures counted, by command (metrics), and reports
+//! whether the store answered to [`crate::outage`].
 //!
 //! A pipeline must stay within one slot on a cluster, so cross-slot work is grouped
 //! with [`Batches`]: one pipeline per slot tag, all sent concurrently.
@@ -61,8 +62,14 @@ async fn observed<T>(command: &'static str, call: RedisFuture<'_, T>) -> redis::
     let result = call.await;
     metrics::histogram!(names::STORE_CALL_DURATION, "command" => command)
         .record(started.elapsed().as_secs_f64());
-    if result.is_err() {
-        metrics::counter!(names::STORE_ERRORS, "command" => command).increment(1);
+    match &result {
+        Ok(_) => crate::outage::answered(),
+        Err(e) => {
+            metrics::counter!(names::STORE_ERRORS, "command" => command).increment(1);
+            if crate::outage::unreachable(e) {
+                crate::outage::failed(e);
+            }
+        }
     }
     result
 }

@@ -5,7 +5,7 @@
 
 use super::RedisStore;
 use crate::keys::FleetKeys;
-use crate::{AllocateOutcome, Allocation, Fleet, GameServer, StoreError};
+use crate::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus, StoreError};
 use async_trait::async_trait;
 use mm_domain::{Millis, ServerAssignment};
 use std::time::Duration;
@@ -211,5 +211,35 @@ impl Fleet for RedisStore {
             .map(|v| parse(v))
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
+    }
+
+    async fn census(&self) -> Result<Vec<RegionCensus>, StoreError> {
+        let k = FleetKeys::default();
+        let flat: Vec<redis::Value> = self
+            .scripts
+            .fleet_census
+            .key(&k.servers)
+            .key(&k.heartbeats)
+            .key(&k.capacity)
+            .key(&k.leaving)
+            .arg(&k.on_prefix)
+            .invoke_async(&mut self.conn())
+            .await?;
+        let bad = || StoreError::Corrupt("fleet census reply".into());
+        let mut out = Vec::with_capacity(flat.len() / 4);
+        for row in flat.chunks(4) {
+            let [region, servers, free, used] = row else {
+                return Err(bad());
+            };
+            let num = |v: &redis::Value| redis::from_redis_value_ref::<u64>(v).map_err(|_| bad());
+            out.push(RegionCensus {
+                region: redis::from_redis_value_ref::<String>(region).map_err(|_| bad())?,
+                servers: num(servers)?,
+                free_slots: num(free)?,
+                used_slots: num(used)?,
+            });
+        }
+        out.sort_by(|a, b| a.region.cmp(&b.region));
+        Ok(out)
     }
 }

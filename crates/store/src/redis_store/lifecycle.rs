@@ -182,11 +182,13 @@ impl RedisStore {
                     .key(&keys.queue)
                     .key(&keys.state)
                     .key(&keys.done)
+                    .key(&keys.since)
                     .arg(ticket.ticket_id.as_str())
                     .arg(mid)
                     .arg(action)
                     .arg(ticket.rating)
                     .arg(end_state)
+                    .arg(ticket.enqueued_at)
                     .invoke_async(&mut self.conn())
                     .await?;
                 Ok::<_, StoreError>(())

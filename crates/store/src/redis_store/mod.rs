@@ -208,8 +208,12 @@ impl RedisStore {
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_response_timeout(Some(Duration::from_secs(10)))
-            .set_number_of_retries(6)
-            .set_max_delay(Duration::from_secs(2));
+            // Fail fast while Redis is down (callers back off and the ingress
+            // answers 503 at once) rather than hold every call through a long
+            // reconnect loop; one quick retry rides over a dropped connection.
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(200));
         let conn = tokio::time::timeout(
             Duration::from_secs(15),
             client.get_connection_manager_with_config(config),
@@ -237,6 +241,9 @@ impl RedisStore {
     }
 
     fn with(client: redis::Client, conn: Conn) -> Self {
+        // Counters exist from the start, so rates and alerts see a zero, not no series.
+        metrics::counter!(mm_telemetry::names::STORE_OUTAGES).increment(0);
+        metrics::counter!(mm_telemetry::names::STORE_ERRORS, "command" => "EVALSHA").increment(0);
         Self {
             client,
             conn,
@@ -334,16 +341,25 @@ async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, hub: Arc<Hub>
             }
         }
         tracing::warn!("lost the events subscription; resubscribing");
+        let mut tries = 0u32;
         stream = loop {
             tokio::time::sleep(Duration::from_millis(500)).await;
+            tries += 1;
             let attempt = async {
                 let mut ps = client.get_async_pubsub().await?;
                 ps.subscribe(EVENTS_CHANNEL).await?;
                 Ok::<_, redis::RedisError>(ps)
             };
             match attempt.await {
-                Ok(ps) => break ps.into_on_message(),
-                Err(e) => tracing::warn!(error = %e, "resubscribe failed"),
+                Ok(ps) => {
+                    tracing::info!(tries, "events subscription restored");
+                    break ps.into_on_message();
+                }
+                // Only the first failure of an outage is worth a warning.
+                Err(e) if tries == 1 => {
+                    tracing::warn!(error = %e, "resubscribe failed; retrying every 500ms")
+                }
+                Err(e) => tracing::debug!(error = %e, tries, "resubscribe failed"),
             }
         };
     }
@@ -420,9 +436,11 @@ impl Store for RedisStore {
                     .key(&keys.queue)
                     .key(&keys.tickets)
                     .key(&keys.state)
+                    .key(&keys.since)
                     .arg(ticket.id.as_str())
                     .arg(json)
                     .arg(ticket.rating)
+                    .arg(ticket.enqueued_at)
                     .invoke_async(&mut self.conn())
                     .await?;
                 Ok::<_, StoreError>(())
@@ -701,6 +719,7 @@ impl Store for RedisStore {
                 .key(&keys.matches)
                 .key(&keys.done)
                 .key(&keys.decisions)
+                .key(&keys.since)
                 .arg(cutoff)
                 .arg(PURGE_CHUNK)
                 .arg(&keys.life_prefix)
@@ -733,14 +752,20 @@ impl Store for RedisStore {
 
     async fn depths(&self, pool: &Pool) -> Result<Depths, StoreError> {
         let keys = PoolKeys::new(pool);
-        let (queued, processing): (u64, u64) = self
+        let (queued, processing, oldest): (u64, u64, i64) = self
             .scripts
             .depths
             .key(&keys.queue)
             .key(&keys.leases)
+            .key(&keys.since)
+            .key(&keys.state)
             .arg(keys.held(""))
             .invoke_async(&mut self.conn())
             .await?;
-        Ok(Depths { queued, processing })
+        Ok(Depths {
+            queued,
+            processing,
+            oldest_enqueued_at: u64::try_from(oldest).ok(),
+        })
     }
 }

@@ -55,15 +55,39 @@ async fn enqueue_then_read_back(h: Harness) {
 }
 
 async fn claim_complete_release(h: Harness) {
-    let ts: Vec<_> = (0..4).map(|i| ticket(i, 1500.0 + i as f64)).collect();
+    assert_eq!(
+        h.store.depths(&pool()).await.unwrap().oldest_enqueued_at,
+        None
+    );
+    // Enqueued a second apart, oldest first, at ratings in the opposite order (the
+    // queue is by rating, the oldest wait by time).
+    let base = now_ms() - 10_000;
+    let ts: Vec<_> = (0..4)
+        .map(|i| {
+            let mut t = ticket(i, 1500.0 - i as f64);
+            t.enqueued_at = base + 1000 * i as u64;
+            t
+        })
+        .collect();
     for t in &ts {
         h.store.enqueue(t).await.unwrap();
     }
+    assert_eq!(
+        h.store.depths(&pool()).await.unwrap().oldest_enqueued_at,
+        Some(base)
+    );
     let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
     assert_eq!(claimed.len(), 4);
     assert!(claimed.iter().all(|c| c.first_claim));
     let d = h.store.depths(&pool()).await.unwrap();
     assert_eq!((d.queued, d.processing), (0, 4));
+    assert_eq!(d.oldest_enqueued_at, Some(base), "held tickets still wait");
+    // Match the two oldest; the others wait on.
+    let claimed: Vec<Claimed> = {
+        let mut c = claimed;
+        c.sort_by_key(|c| c.ticket.enqueued_at);
+        c
+    };
 
     let m = make_match(&[&claimed[0], &claimed[1]]);
     let committed = h
@@ -79,6 +103,7 @@ async fn claim_complete_release(h: Harness) {
     );
     let d = h.store.depths(&pool()).await.unwrap();
     assert_eq!((d.queued, d.processing), (2, 0));
+    assert_eq!(d.oldest_enqueued_at, Some(base + 2000));
 
     let t0 = &claimed[0].ticket;
     let v = h.store.ticket(&t0.owner, &t0.id).await.unwrap().unwrap();
