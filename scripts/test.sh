@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh Debian machine that has only the Rust
 # toolchain: installs what is missing (redis-server, PostgreSQL, Python with venv
-# for the API fuzzer, schemathesis from PyPI, promtool), then lints and tests.
+# for the API fuzzer, schemathesis from PyPI, promtool, chromium), then lints and
+# tests.
 # Every server a test needs is started by the test itself on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,8 @@ compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3 python3-venv)
 # The deploy test checks the shipped alert rules with promtool (Debian's prometheus).
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+# The dashboard test drives a real headless browser.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing: ${missing[*]}"
   # The first apt call on a new machine can fail; retry once.

@@ -130,6 +130,10 @@ pub struct HttpArgs {
         default_value = "127.0.0.1:8080"
     )]
     pub listen: SocketAddr,
+    /// Serve the live operator dashboard at /dashboard (queues, matches, game
+    /// servers; not authenticated, like /metrics).
+    #[arg(long, env = "DASHBOARD", default_value_t = true, action = clap::ArgAction::Set)]
+    pub dashboard: bool,
 }
 
 /// A worker's knobs.

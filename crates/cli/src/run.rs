@@ -281,7 +281,8 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     .with_client_ratings(args.ratings.allow_client_ratings)
     .with_limits(args.limits.limits())
     .with_complete_marks(complete_marks)
-    .with_metrics(metrics);
+    .with_metrics(metrics)
+    .with_dashboard(args.http.dashboard);
     let consumer = tokio::spawn(ratings::consumer::run(
         store.clone(),
         rating_store,
@@ -321,7 +322,12 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
     let cfg = args.servers.config()?;
     let fleet = args.servers.credentials()?;
     let tls = args.servers.tls()?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
+    let store = redis(
+        &args.redis.redis_url,
+        args.redis.redis_cluster,
+        args.redis.redis_startup_wait,
+    )
+    .await?;
     let listener = listen_grpc(&args.servers).await?;
     let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
     server_manager::serve(listener, service, shutdown_on_signal(), tls)
@@ -333,7 +339,12 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
     let catalog = args.catalog.catalog()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
     let rating_store = args.ratings.open(false).await?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
+    let store = redis(
+        &args.redis.redis_url,
+        args.redis.redis_cluster,
+        args.redis.redis_startup_wait,
+    )
+    .await?;
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let shutdown = shutdown_on_signal();
     identity.watch(&args.auth, shutdown.clone());
@@ -341,7 +352,8 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
     let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
         .with_client_ratings(args.ratings.allow_client_ratings)
         .with_limits(args.limits.limits())
-        .with_metrics(metrics);
+        .with_metrics(metrics)
+        .with_dashboard(args.http.dashboard);
     ingress::serve(listener, state, DRAIN)
         .await
         .context("HTTP server failed")
@@ -350,7 +362,12 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
 pub async fn worker(args: WorkerCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.worker.config(&catalog)?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
+    let store = redis(
+        &args.redis.redis_url,
+        args.redis.redis_cluster,
+        args.redis.redis_startup_wait,
+    )
+    .await?;
     worker::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -358,7 +375,12 @@ pub async fn worker(args: WorkerCmd) -> Result<()> {
 pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
+    let store = redis(
+        &args.redis.redis_url,
+        args.redis.redis_cluster,
+        args.redis.redis_startup_wait,
+    )
+    .await?;
     supervisor::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -367,7 +389,12 @@ pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.consumer.config()?;
     let rating_store = args.ratings.open(false).await?;
-    let store = redis(&args.redis.redis_url, args.redis.redis_cluster, args.redis.redis_startup_wait).await?;
+    let store = redis(
+        &args.redis.redis_url,
+        args.redis.redis_cluster,
+        args.redis.redis_startup_wait,
+    )
+    .await?;
     ratings::consumer::run(store, rating_store, catalog, cfg, shutdown_on_signal()).await;
     Ok(())
 }

@@ -7,6 +7,7 @@
 //!   and sagas, fails the matches of lost game servers, forgets old finished tickets;
 //! - [`server_manager`]: the gRPC control plane for game servers;
 //! - [`saga`]: the match's life after it is formed, driven by all of the above;
+//! - [`dashboard`]: the live operator page the ingress serves at `/dashboard`;
 //! - [`ratings`]: the rating consumer (results -> ratings, exactly once) and the
 //!   rating lookup the ingress queues tickets with.
 //!
@@ -40,6 +41,7 @@ impl Unreachable for mm_store::StoreError {
 }
 
 pub mod catalog;
+pub mod dashboard;
 pub mod ingress;
 pub mod ratings;
 pub mod saga;

@@ -204,7 +204,14 @@ pub trait Store: Lifecycle + Fleet + Results + Limits + Parties + Send + Sync + 
 
     /// Queue and processing depth of a pool.
     async fn depths(&self, pool: &Pool) -> Result<Depths, StoreError>;
+
+    /// The pool's most recently committed matches, newest first (at most
+    /// [`RECENT_MATCHES`]; fewer once old ones are purged).
+    async fn recent_matches(&self, pool: &Pool, n: usize) -> Result<Vec<Match>, StoreError>;
 }
+
+/// How many committed matches a pool remembers for [`Store::recent_matches`].
+pub const RECENT_MATCHES: usize = 50;
 
 /// A ticket's state in the store.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -69,6 +69,8 @@ pub struct PoolKeys {
     pub results_queue: String,
     /// Waiting tickets by enqueue time (for the oldest wait; see `depths.lua`).
     pub since: String,
+    /// The latest committed match ids, newest first (a capped list).
+    pub recent: String,
     /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
     pub life_prefix: String,
 }
@@ -89,6 +91,7 @@ impl PoolKeys {
             results: format!("{prefix}:rj"),
             results_queue: format!("{prefix}:rq"),
             since: format!("{prefix}:since"),
+            recent: format!("{prefix}:recent"),
             life_prefix: format!("{prefix}:mx:"),
             prefix,
         }

@@ -33,7 +33,9 @@ mod redis_store;
 mod results;
 mod scripts;
 
-pub use api::{CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, Store};
+pub use api::{
+    CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
+};
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
 pub use hub::Hub;

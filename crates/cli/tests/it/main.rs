@@ -4,8 +4,10 @@
 mod auth;
 mod bad_input;
 mod bench;
+mod browser;
 mod cli;
 mod crash;
+mod dashboard;
 mod deploy;
 mod e2e;
 mod faults;

@@ -56,6 +56,8 @@ pub struct AppState {
     pub limits: Arc<RateLimits>,
     /// The process's metrics, rendered at `/metrics` (off: 404).
     pub metrics: mm_telemetry::Metrics,
+    /// Serve the live dashboard at `/dashboard`.
+    pub dashboard: bool,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
     pub shutdown: CancellationToken,
@@ -79,6 +81,7 @@ impl AppState {
             boards: Arc::new(ratings::Boards::default()),
             limits: Arc::new(RateLimits::default()),
             metrics: mm_telemetry::Metrics::off(),
+            dashboard: false,
             sockets: TaskTracker::new(),
             shutdown,
         }
@@ -99,6 +102,12 @@ impl AppState {
     /// Serves the process's metrics at `/metrics`.
     pub fn with_metrics(mut self, metrics: mm_telemetry::Metrics) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// Serves the live dashboard at `/dashboard` (default: off).
+    pub fn with_dashboard(mut self, on: bool) -> Self {
+        self.dashboard = on;
         self
     }
 
@@ -143,10 +152,15 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     routes().1
 }
 
-/// All routes of API v1, health checks, `/openapi.json` and `/metrics` (not
-/// limited, not counted).
+/// All routes of API v1, health checks, `/openapi.json`, and `/metrics` and the
+/// dashboard (not limited, not counted).
 pub fn router(state: AppState) -> Router {
     let metrics = state.metrics.router();
+    let dashboard = if state.dashboard {
+        crate::dashboard::router(state.store.clone(), state.catalog.pools())
+    } else {
+        Router::new()
+    };
     let (routes, doc) = routes();
     let doc = Arc::new(openapi::json(&doc));
     routes
@@ -173,6 +187,7 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(observe::layer))
         .with_state(state)
         .merge(metrics)
+        .merge(dashboard)
 }
 
 /// Serves the API on `listener` until `state.shutdown` is cancelled, then closes

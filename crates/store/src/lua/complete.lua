@@ -6,15 +6,16 @@
 -- its lifecycle hash (status, players, ready-check deadline) and, when its saga has
 -- a step to take, an entry in the due set.
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
---       6 decisions hash, 7 due zset
--- ARGV: 1 prefix of the lifecycle hashes, then repeated groups: match id, match JSON,
+--       6 decisions hash, 7 due zset, 8 recent matches list
+-- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, then
+--       repeated groups: match id, match JSON,
 --       'c' to try or 'a' to abort, status, ready-check deadline ('' none), player
 --       count, due time ('' none), status after acceptance, disconnect grace ms,
 --       ticket count n, n ticket ids
 -- Returns the ids of the committed matches.
 local now = now_ms()
 local committed = {}
-local i = 2
+local i = 3
 while i <= #ARGV do
   local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c'
   local status, deadline, players, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
@@ -57,10 +58,12 @@ while i <= #ARGV do
     redis.call('HSET', KEYS[3], mid, json)
     redis.call('HSET', KEYS[6], mid, 'c')
     redis.call('ZADD', KEYS[5], now, mid)
+    redis.call('LPUSH', KEYS[8], mid)
     committed[#committed + 1] = mid
   elseif redis.call('HSETNX', KEYS[6], mid, 'a') == 1 then
     redis.call('ZADD', KEYS[4], now, mid)
   end
   i = i + 4 + n
 end
+if #committed > 0 then redis.call('LTRIM', KEYS[8], 0, tonumber(ARGV[2]) - 1) end
 return committed

@@ -57,6 +57,8 @@ struct PoolState {
     due: HashMap<MatchId, Millis>,
     /// Results waiting for the rating service -> (job, when it may be claimed).
     results: HashMap<MatchId, (mm_domain::RatingJob, Millis)>,
+    /// The latest committed matches, newest first.
+    recent: std::collections::VecDeque<MatchId>,
 }
 
 impl PoolState {
@@ -149,6 +151,8 @@ impl Inner {
         ps.lives.insert(m.id.clone(), record);
         ps.matches.insert(m.id.clone(), m.clone());
         ps.outbox.insert(m.id.clone(), now);
+        ps.recent.push_front(m.id.clone());
+        ps.recent.truncate(crate::RECENT_MATCHES);
         true
     }
 
@@ -727,6 +731,20 @@ impl Store for MemoryStore {
                         .filter_map(|id| ps.tickets.get(id).map(|t| t.enqueued_at))
                         .min(),
                 }
+            })
+            .unwrap_or_default())
+    }
+    async fn recent_matches(&self, pool: &Pool, n: usize) -> Result<Vec<Match>, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .pools
+            .get(pool)
+            .map(|ps| {
+                ps.recent
+                    .iter()
+                    .take(n)
+                    .filter_map(|id| ps.matches.get(id).cloned())
+                    .collect()
             })
             .unwrap_or_default())
     }

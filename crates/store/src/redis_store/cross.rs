@@ -138,7 +138,9 @@ impl RedisStore {
             .key(&keys.outbox)
             .key(&keys.decisions)
             .key(&keys.due)
-            .arg(&keys.life_prefix);
+            .key(&keys.recent)
+            .arg(&keys.life_prefix)
+            .arg(crate::RECENT_MATCHES);
         for (m, lost) in matches.iter().zip(&lost) {
             let (record, due) = MatchRecord::committed(m.clone());
             inv.arg(m.id.as_str())

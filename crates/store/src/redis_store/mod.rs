@@ -768,4 +768,27 @@ impl Store for RedisStore {
             oldest_enqueued_at: u64::try_from(oldest).ok(),
         })
     }
+
+    async fn recent_matches(&self, pool: &Pool, n: usize) -> Result<Vec<Match>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let n = n.min(crate::RECENT_MATCHES);
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn();
+        let ids: Vec<String> = conn.lrange(&keys.recent, 0, n as isize - 1).await?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&keys.matches)
+            .arg(&ids)
+            .query_async(&mut conn)
+            .await?;
+        found
+            .into_iter()
+            .flatten()
+            .map(|json| Ok(serde_json::from_str(&json)?))
+            .collect()
+    }
 }
