@@ -2,7 +2,6 @@
 //! the command line and wires the pieces together.
 
 mod auth;
-mod bench;
 mod config;
 mod game_server;
 mod run;
@@ -54,7 +53,7 @@ enum Command {
     /// Benchmarks against a deployment the command starts itself, or one on
     /// loopback given by URL.
     #[command(subcommand)]
-    Bench(bench::Scenario),
+    Bench(mm_bench::Scenario),
     /// Replays seeded synthetic arrivals through our engine and the seed-000 baseline
     /// on a simulated clock and compares match quality (no Redis needed).
     Simulate(simulate::SimulateArgs),
@@ -131,7 +130,7 @@ async fn run(command: Command, telemetry: telemetry::TelemetryArgs) -> anyhow::R
             Command::ServerManager(args) => run::server_manager(args).await,
             Command::RatingService(args) => run::rating_service(args).await,
             Command::ExampleGameServer(args) => game_server::run(args).await,
-            Command::Bench(scenario) => bench::run(scenario).await,
+            Command::Bench(scenario) => mm_bench::run(scenario).await,
             Command::Simulate(_) | Command::Modes | Command::Token(_) | Command::Openapi => {
                 unreachable!("handled without a runtime")
             }

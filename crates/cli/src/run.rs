@@ -33,6 +33,17 @@ pub struct RedisArgs {
     /// before giving up (it retries with backoff meanwhile).
     #[arg(long = "redis-startup-wait", env = "REDIS_STARTUP_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
     pub redis_startup_wait: Duration,
+    /// Replicas that must hold a new ticket before the ingress answers 201 (Redis
+    /// WAIT; 0: none). With 1 a failover loses no acknowledged ticket.
+    #[arg(
+        long = "redis-wait-replicas",
+        env = "REDIS_WAIT_REPLICAS",
+        default_value_t = 0
+    )]
+    pub redis_wait_replicas: u32,
+    /// How long the ingress waits for those replicas before answering 503.
+    #[arg(long = "redis-wait-timeout", env = "REDIS_WAIT_TIMEOUT", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub redis_wait_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -48,6 +59,17 @@ pub struct ServeArgs {
     /// before giving up (it retries with backoff meanwhile).
     #[arg(long = "redis-startup-wait", env = "REDIS_STARTUP_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
     pub redis_startup_wait: Duration,
+    /// Replicas that must hold a new ticket before the ingress answers 201 (Redis
+    /// WAIT; 0: none). With 1 a failover loses no acknowledged ticket.
+    #[arg(
+        long = "redis-wait-replicas",
+        env = "REDIS_WAIT_REPLICAS",
+        default_value_t = 0
+    )]
+    pub redis_wait_replicas: u32,
+    /// How long the ingress waits for those replicas before answering 503.
+    #[arg(long = "redis-wait-timeout", env = "REDIS_WAIT_TIMEOUT", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub redis_wait_timeout: Duration,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -132,7 +154,7 @@ pub struct SupervisorCmd {
 /// Connects to Redis, waiting for it up to `wait` (with backoff, logged once) while
 /// it is unreachable: a process may start before Redis or during its restart. Any
 /// other failure (a bad URL, refused credentials) ends the process at once.
-async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<Arc<dyn Store>> {
+async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<RedisStore> {
     let give_up = tokio::time::Instant::now() + wait;
     let nodes: Vec<String> = url
         .split(',')
@@ -153,7 +175,7 @@ async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<Arc<dyn Store
                 if waited {
                     tracing::info!(url, "Redis answers; starting");
                 }
-                return Ok(Arc::new(store));
+                return Ok(store);
             }
             Err(e) if e.is_unreachable() && tokio::time::Instant::now() < give_up => {
                 if !waited {
@@ -246,7 +268,10 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
     let rating_store = args.ratings.open(true).await?;
     let store: Arc<dyn Store> = match &args.redis_url {
-        Some(url) => redis(url, args.redis_cluster, args.redis_startup_wait).await?,
+        Some(url) => redis(url, args.redis_cluster, args.redis_startup_wait)
+            .await?
+            .with_replication_wait(args.redis_wait_replicas, args.redis_wait_timeout)
+            .into_store(),
         None => {
             tracing::info!("using the in-memory store (state is lost when the process stops)");
             Arc::new(MemoryStore::new())
@@ -327,7 +352,12 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
         args.redis.redis_cluster,
         args.redis.redis_startup_wait,
     )
-    .await?;
+    .await?
+    .with_replication_wait(
+        args.redis.redis_wait_replicas,
+        args.redis.redis_wait_timeout,
+    )
+    .into_store();
     let listener = listen_grpc(&args.servers).await?;
     let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
     server_manager::serve(listener, service, shutdown_on_signal(), tls)
@@ -344,7 +374,12 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
         args.redis.redis_cluster,
         args.redis.redis_startup_wait,
     )
-    .await?;
+    .await?
+    .with_replication_wait(
+        args.redis.redis_wait_replicas,
+        args.redis.redis_wait_timeout,
+    )
+    .into_store();
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let shutdown = shutdown_on_signal();
     identity.watch(&args.auth, shutdown.clone());
@@ -367,7 +402,12 @@ pub async fn worker(args: WorkerCmd) -> Result<()> {
         args.redis.redis_cluster,
         args.redis.redis_startup_wait,
     )
-    .await?;
+    .await?
+    .with_replication_wait(
+        args.redis.redis_wait_replicas,
+        args.redis.redis_wait_timeout,
+    )
+    .into_store();
     worker::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -380,7 +420,12 @@ pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
         args.redis.redis_cluster,
         args.redis.redis_startup_wait,
     )
-    .await?;
+    .await?
+    .with_replication_wait(
+        args.redis.redis_wait_replicas,
+        args.redis.redis_wait_timeout,
+    )
+    .into_store();
     supervisor::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -394,7 +439,12 @@ pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
         args.redis.redis_cluster,
         args.redis.redis_startup_wait,
     )
-    .await?;
+    .await?
+    .with_replication_wait(
+        args.redis.redis_wait_replicas,
+        args.redis.redis_wait_timeout,
+    )
+    .into_store();
     ratings::consumer::run(store, rating_store, catalog, cfg, shutdown_on_signal()).await;
     Ok(())
 }

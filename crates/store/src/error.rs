@@ -8,6 +8,8 @@ pub enum StoreError {
     Corrupt(String),
     #[error("timed out talking to the store")]
     Timeout,
+    #[error("written, but {acked} of {wanted} replicas confirmed it in time")]
+    NotReplicated { acked: u32, wanted: u32 },
 }
 
 impl From<serde_json::Error> for StoreError {

@@ -85,7 +85,7 @@ impl StoreError {
         match self {
             StoreError::Redis(e) => unreachable(e),
             StoreError::Timeout => true,
-            StoreError::Corrupt(_) => false,
+            StoreError::Corrupt(_) | StoreError::NotReplicated { .. } => false,
         }
     }
 }

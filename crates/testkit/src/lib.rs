@@ -201,6 +201,9 @@ impl RedisCluster {
                     "nodes.conf",
                     "--cluster-node-timeout",
                     "5000",
+                    // Replicas sync at once rather than after the default 5 s.
+                    "--repl-diskless-sync-delay",
+                    "0",
                 ])
             })
             .collect();
@@ -232,12 +235,119 @@ impl RedisCluster {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+        // Every replica holds its primary's data (a replica that never synced
+        // cannot take over).
+        for n in &nodes {
+            loop {
+                let info = Command::new(&cli)
+                    .args(["-p", &n.port.to_string(), "info", "replication"])
+                    .output()
+                    .expect("redis-cli info replication");
+                let text = String::from_utf8_lossy(&info.stdout).to_string();
+                if !text.contains("role:slave") || text.contains("master_link_status:up") {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "a replica did not sync in time:\n{text}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
         Self { nodes }
     }
 
     /// `redis://` URLs of every node.
     pub fn urls(&self) -> Vec<String> {
         self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    /// The port of the live primary serving `key`'s slot, as a live node sees the
+    /// cluster (None while no live primary serves it, e.g. mid-failover).
+    pub fn primary_of(&self, key: &str) -> Option<u16> {
+        let cli = std::env::var("REDIS_CLI_BIN").unwrap_or_else(|_| "redis-cli".into());
+        let live = self.nodes.iter().find(|n| n.child.is_some())?.port;
+        let out = Command::new(&cli)
+            .args(["-p", &live.to_string(), "cluster", "keyslot", key])
+            .output()
+            .ok()?;
+        let slot: u16 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        // `CLUSTER NODES`: id addr@bus flags master ping pong epoch state slots...
+        let out = Command::new(&cli)
+            .args(["-p", &live.to_string(), "cluster", "nodes"])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines()
+            .filter(|l| l.contains("master") && !l.contains("fail"))
+            .find(|l| {
+                l.split_whitespace().skip(8).any(|range| {
+                    let (a, b) = range.split_once('-').unwrap_or((range, range));
+                    matches!((a.parse::<u16>(), b.parse::<u16>()), (Ok(a), Ok(b)) if a <= slot && slot <= b)
+                })
+            })
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|addr| addr.split('@').next())
+            .and_then(|addr| addr.rsplit(':').next())
+            .and_then(|p| p.parse::<u16>().ok())
+    }
+
+    /// `CLUSTER NODES` as a live node reports it (for failure messages).
+    pub fn describe(&self) -> String {
+        let cli = std::env::var("REDIS_CLI_BIN").unwrap_or_else(|_| "redis-cli".into());
+        let Some(live) = self.nodes.iter().find(|n| n.child.is_some()) else {
+            return "no live node".into();
+        };
+        let mut text = Command::new(&cli)
+            .args(["-p", &live.port.to_string(), "cluster", "nodes"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default();
+        for n in &self.nodes {
+            let log = n.log();
+            let tail: Vec<&str> = log.lines().rev().take(8).collect();
+            text.push_str(&format!("--- node {} log tail:\n", n.port));
+            for line in tail.into_iter().rev() {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        text
+    }
+
+    /// SIGKILLs the primary that serves `key`'s slot, as a crash; its replica takes
+    /// over after the cluster node timeout (5 s here). Returns the dead node's port.
+    pub fn kill_primary_of(&mut self, key: &str) -> u16 {
+        let port = self
+            .primary_of(key)
+            .unwrap_or_else(|| panic!("no primary serves {key}"));
+        self.nodes
+            .iter_mut()
+            .find(|n| n.port == port)
+            .expect("the primary is one of ours")
+            .kill();
+        port
+    }
+
+    /// Starts a killed node again on its port and folder; it rejoins the cluster
+    /// (as a replica if its replica took over meanwhile).
+    pub fn restart_node(&mut self, port: u16) {
+        self.nodes
+            .iter_mut()
+            .find(|n| n.port == port)
+            .expect("one of ours")
+            .restart();
+    }
+
+    /// Whether every live node reports `cluster_state:ok`.
+    pub fn is_ok(&self) -> bool {
+        let cli = std::env::var("REDIS_CLI_BIN").unwrap_or_else(|_| "redis-cli".into());
+        self.nodes.iter().filter(|n| n.child.is_some()).all(|n| {
+            Command::new(&cli)
+                .args(["-p", &n.port.to_string(), "cluster", "info"])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("cluster_state:ok"))
+        })
     }
 }
 

@@ -176,6 +176,41 @@ fn throughput_creates_tickets_without_errors() {
     }
 }
 
+/// `--record-metrics on,off`: each run again with the process's metrics off, and
+/// the on/off ratio printed.
+#[test]
+fn throughput_compares_metrics_on_and_off() {
+    let out = bench(
+        &[
+            "throughput",
+            "--clients",
+            "4",
+            "--duration",
+            "1s",
+            "--deployments",
+            "embedded",
+            "--ratings",
+            "client",
+            "--no-baseline",
+            "--record-metrics",
+            "on,off",
+        ],
+        &["throughput.csv"],
+    );
+    for label in [
+        "embedded (client ratings): POST /v1/tickets",
+        "embedded (client ratings, metrics off): POST /v1/tickets",
+    ] {
+        let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
+        let n = cols.len();
+        assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
+    }
+    assert!(
+        out.contains("ratio embedded (client ratings): POST /v1/tickets / embedded (client ratings, metrics off): POST /v1/tickets"),
+        "{out}"
+    );
+}
+
 /// The ratings bench on small figures: both runs apply every match, the latency
 /// probes see their ratings, and the CSV and chart are written.
 #[test]

@@ -160,6 +160,9 @@ async fn redis_stopped_gives_503_and_every_process_recovers_by_itself() {
 #[derive(Default)]
 struct Load {
     accepted: Vec<(String, String)>,
+    /// When the fault was injected, and the tickets whose request was sent after.
+    fault_at: Option<Instant>,
+    after_fault: Vec<(String, String)>,
     unavailable: usize,
     other: Vec<String>,
 }
@@ -254,4 +257,211 @@ async fn redis_killed_under_load_and_restarted_from_aof_loses_no_accepted_ticket
     for p in &mut d.procs {
         assert!(p.running(), "{} exited", p.name());
     }
+}
+
+/// What a failover run saw.
+struct Failover {
+    acknowledged: usize,
+    lost: Vec<String>,
+    /// Players in more than one match (each had one ticket).
+    duplicated: Vec<String>,
+    to_first_match: Duration,
+    refused_while_failing: usize,
+}
+
+/// Eight clients create 1v1 tickets on a six-node cluster; the primary of the
+/// 1v1:eu pool's slot is SIGKILLed mid-load; its replica takes over. Counts what
+/// the asynchronous replication window lost or duplicated, and how long from the
+/// kill to the first match of a ticket created after it.
+async fn failover(env: &[(&str, &str, &str)]) -> Failover {
+    let mut d = Deployment::cluster_processes_env(env).await;
+    let addr = d.addr.clone();
+    let load = Arc::new(Mutex::new(Load::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = tokio::task::JoinSet::new();
+    for task in 0..8 {
+        let (addr, load, stop) = (addr.clone(), load.clone(), stop.clone());
+        tasks.spawn(async move {
+            let http = reqwest::Client::builder()
+                .timeout(Duration::from_secs(20))
+                .build()
+                .unwrap();
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                // A steady load, not a flood: the cluster's nodes need CPU to fail over.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                let player = format!("fo-{task}-{i}");
+                let sent = Instant::now();
+                let Ok(r) = http
+                    .post(format!("http://{addr}/v1/tickets"))
+                    .bearer_auth(&player)
+                    .json(&json!({"players": [player], "mode": "1v1", "regions": ["eu"], "rating": 1500.0}))
+                    .send()
+                    .await
+                else {
+                    continue;
+                };
+                let status = r.status();
+                let body: Value = r.json().await.unwrap_or_default();
+                let mut load = load.lock().await;
+                match status {
+                    StatusCode::CREATED => {
+                        let ticket = (player, body["id"].as_str().unwrap().to_string());
+                        if load.fault_at.is_some_and(|at| sent > at) {
+                            load.after_fault.push(ticket.clone());
+                        }
+                        load.accepted.push(ticket);
+                    }
+                    StatusCode::SERVICE_UNAVAILABLE => {
+                        load.unavailable += 1;
+                        drop(load);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    _ => load.other.push(format!("{status} {body}")),
+                }
+            }
+        });
+    }
+    let accepted = || async { load.lock().await.accepted.len() };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while accepted().await < 200 {
+        assert!(Instant::now() < deadline, "load too slow");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let killed_at = Instant::now();
+    let at_kill = accepted().await;
+    load.lock().await.fault_at = Some(killed_at);
+    let port = d
+        .cluster
+        .as_mut()
+        .unwrap()
+        .kill_primary_of("mm:{p:1v1:eu}:q");
+    eprintln!("killed the primary on port {port} after {at_kill} tickets");
+
+    // The replica takes over; then the operator brings the dead node back, and it
+    // rejoins as its replacement's replica (with WAIT 1 the new primary's slots
+    // take tickets only once it has a replica again).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while d
+        .cluster
+        .as_ref()
+        .unwrap()
+        .primary_of("mm:{p:1v1:eu}:q")
+        .is_none_or(|p| p == port)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the cluster did not fail over:\n{}",
+            d.cluster.as_ref().unwrap().describe()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let failed_over = killed_at.elapsed();
+    d.cluster.as_mut().unwrap().restart_node(port);
+    eprintln!("replica promoted {failed_over:?} after the kill; dead node restarted");
+    // The first ticket acknowledged after the kill that is matched.
+    let to_first_match = 'found: loop {
+        if killed_at.elapsed() > Duration::from_secs(60) {
+            d.dump_logs();
+            let (after, acked, refused) = {
+                let l = load.lock().await;
+                (l.after_fault.clone(), l.accepted.len(), l.unavailable)
+            };
+            let mut statuses = std::collections::BTreeMap::new();
+            for (player, id) in after.iter().rev().take(100) {
+                let (_, view) = d.client(player).get(&format!("/v1/tickets/{id}")).await;
+                *statuses.entry(view["status"].to_string()).or_insert(0) += 1;
+            }
+            panic!(
+                "no match formed within 60 s of the kill: {} sent after it acknowledged ({acked} in all, {refused} refused); the last 100: {statuses:?}",
+                after.len()
+            );
+        }
+        let fresh: Vec<(String, String)> = load.lock().await.after_fault.clone();
+        for (player, id) in fresh.iter().take(50) {
+            let (_, view) = d.client(player).get(&format!("/v1/tickets/{id}")).await;
+            if view["status"] == "completed" {
+                break 'found killed_at.elapsed();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // Carry on a little after the failover, then stop and let the queue drain.
+    let after = accepted().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while accepted().await < after + 200 {
+        if Instant::now() > deadline {
+            d.dump_logs();
+            let l = load.lock().await;
+            panic!(
+                "load did not resume after the failover: {} acknowledged, {} answers 503, others {:?}",
+                l.accepted.len(),
+                l.unavailable,
+                l.other.iter().take(5).collect::<Vec<_>>()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    while let Some(r) = tasks.join_next().await {
+        r.unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let load = load.lock().await;
+    assert!(
+        load.other.is_empty(),
+        "unexpected answers: {:?}",
+        load.other
+    );
+    let mut lost = Vec::new();
+    let mut duplicated = Vec::new();
+    for (player, id) in &load.accepted {
+        let client = d.client(player);
+        let (status, _) = client.get(&format!("/v1/tickets/{id}")).await;
+        if status == StatusCode::NOT_FOUND {
+            lost.push(id.clone());
+        }
+        let (_, matches) = client.get("/v1/players/me/matches").await;
+        if matches["matches"].as_array().is_some_and(|m| m.len() > 1) {
+            duplicated.push(player.clone());
+        }
+    }
+    for p in &mut d.procs {
+        assert!(p.running(), "{} exited during the failover", p.name());
+    }
+    Failover {
+        acknowledged: load.accepted.len(),
+        lost,
+        duplicated,
+        to_first_match,
+        refused_while_failing: load.unavailable,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_primary_killed_under_load_fails_over_without_a_restart() {
+    let f = failover(&[]).await;
+    eprintln!(
+        "failover (async replication): {} acknowledged, {} lost, {} players matched twice, first match {:?} after the kill, {} answers 503",
+        f.acknowledged,
+        f.lost.len(),
+        f.duplicated.len(),
+        f.to_first_match,
+        f.refused_while_failing
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_wait_a_cluster_failover_loses_no_acknowledged_ticket() {
+    let f = failover(&[("ingress", "REDIS_WAIT_REPLICAS", "1")]).await;
+    eprintln!(
+        "failover (WAIT 1): {} acknowledged, {} lost, {} players matched twice, first match {:?} after the kill, {} answers 503",
+        f.acknowledged,
+        f.lost.len(),
+        f.duplicated.len(),
+        f.to_first_match,
+        f.refused_while_failing
+    );
+    assert!(f.lost.is_empty(), "acknowledged tickets lost: {:?}", f.lost);
 }

@@ -206,9 +206,14 @@ impl Deployment {
     /// A six-node Redis Cluster plus separate ingress, two workers and a
     /// supervisor, each given one node to discover the cluster from.
     pub async fn cluster_processes() -> Self {
+        Self::cluster_processes_env(&[]).await
+    }
+
+    /// The same with extra environment per process (see `redis_processes_env`).
+    pub async fn cluster_processes_env(env: &[(&str, &str, &str)]) -> Self {
         let cluster = RedisCluster::start();
         let urls = cluster.urls();
-        let mut d = Self::processes(&urls[..2].join(","), true, &[]).await;
+        let mut d = Self::processes(&urls[..2].join(","), true, env).await;
         d.cluster = Some(cluster);
         d
     }

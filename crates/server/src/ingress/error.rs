@@ -95,6 +95,15 @@ pub const STORE_RETRY_AFTER_SECS: u64 = 1;
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
+        if let StoreError::NotReplicated { .. } = e {
+            tracing::warn!(error = %e, "a write was not replicated in time");
+            return ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not_replicated",
+                "the ticket was written but not yet replicated; look it up or retry shortly",
+            )
+            .retry_after(STORE_RETRY_AFTER_SECS);
+        }
         if e.is_unreachable() {
             // Logged once per outage by the store (mm_store::outage).
             tracing::debug!(error = %e, "store unreachable");

@@ -78,6 +78,9 @@ pub struct RedisStore {
     listener: OnceCell<()>,
     /// Started on the first check (it needs the runtime).
     rates: std::sync::OnceLock<limits::RateChecks>,
+    /// Replicas that must hold a new ticket before `enqueue` returns, and how
+    /// long to wait for them (`WAIT`); none by default.
+    replication: Option<(u32, Duration)>,
 }
 
 impl RedisStore {
@@ -240,6 +243,65 @@ impl RedisStore {
         Ok(Self::with(client, Conn::Cluster(conn)))
     }
 
+    /// Makes `enqueue` wait until `replicas` replicas of every primary hold the
+    /// new ticket (Redis `WAIT`, at most `timeout`), so a failover right after a
+    /// `201` cannot lose it. A ticket not replicated in time fails with
+    /// [`StoreError::NotReplicated`] (it is queued, and may still be lost).
+    pub fn with_replication_wait(mut self, replicas: u32, timeout: Duration) -> Self {
+        self.replication = (replicas > 0).then_some((replicas, timeout));
+        self
+    }
+
+    /// As the shared store every component takes.
+    pub fn into_store(self) -> Arc<dyn crate::Store> {
+        Arc::new(self)
+    }
+
+    /// Waits for the replicas `with_replication_wait` asked for, on the primaries
+    /// that hold `keys` (on one node: that node). `WAIT` counts the writes this
+    /// process sent on its connection to each, which includes the ticket's.
+    async fn replicated(&self, keys: &[String]) -> Result<(), StoreError> {
+        let Some((wanted, timeout)) = self.replication else {
+            return Ok(());
+        };
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(wanted).arg(timeout.as_millis() as u64);
+        let acked: i64 = match &self.conn {
+            Conn::Single(_) => wait.query_async(&mut self.conn()).await?,
+            Conn::Cluster(c) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let routes: std::collections::HashSet<Route> = keys
+                    .iter()
+                    .map(|k| Route::with_key(k.as_bytes(), SlotAddr::Master))
+                    .collect();
+                let waits = routes.into_iter().map(|route| {
+                    let (mut c, wait) = (c.clone(), wait.clone());
+                    async move {
+                        let v = c
+                            .route_command(
+                                wait,
+                                RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+                            )
+                            .await?;
+                        redis::from_redis_value::<i64>(v).map_err(redis::RedisError::from)
+                    }
+                });
+                try_join_all(waits)
+                    .await?
+                    .into_iter()
+                    .min()
+                    .unwrap_or(i64::from(wanted))
+            }
+        };
+        if acked < i64::from(wanted) {
+            return Err(StoreError::NotReplicated {
+                acked: acked.max(0) as u32,
+                wanted,
+            });
+        }
+        Ok(())
+    }
+
     fn with(client: redis::Client, conn: Conn) -> Self {
         // Counters exist from the start, so rates and alerts see a zero, not no series.
         metrics::counter!(mm_telemetry::names::STORE_OUTAGES).increment(0);
@@ -251,6 +313,7 @@ impl RedisStore {
             hub: Arc::new(Hub::default()),
             listener: OnceCell::new(),
             rates: std::sync::OnceLock::new(),
+            replication: None,
         }
     }
 
@@ -447,6 +510,16 @@ impl Store for RedisStore {
             }
         });
         try_join_all(entries).await?;
+        // The ticket's last write: its players' and pools' slots must be replicated.
+        if self.replication.is_some() {
+            let keys: Vec<String> = ticket
+                .players
+                .iter()
+                .map(|p| PlayerKeys::new(p).active)
+                .chain(ticket.pools().iter().map(|p| PoolKeys::new(p).queue))
+                .collect();
+            self.replicated(&keys).await?;
+        }
         Ok(())
     }
 

@@ -4,6 +4,10 @@
 //! workers' peak RSS and Redis CPU per ticket by command (from `INFO
 //! commandstats`, taken when 99% are matched, before the idle tail), beside a
 //! baseline run with seed 000's settings and formation in the same command.
+//!
+//! `--record-metrics on,off` runs ours again with every process's metrics off
+//! (`METRICS=false`), and `--rounds N` repeats the whole plan, interleaved: the
+//! median of the on/off drain-rate ratios is the cost of recording metrics.
 
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
@@ -48,6 +52,13 @@ pub struct DrainArgs {
     /// Seed of the rating generator (ratings ~ N(1500, 300) clipped to 0..3000).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Metrics of the worker and supervisor processes, comma-separated: each is a
+    /// run of its own (`on,off` measures what recording costs).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "on")]
+    pub record_metrics: Vec<super::Switch>,
+    /// Runs the plan this many times, interleaved, and reports the median ratio.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
     #[command(flatten)]
     pub output: Output,
 }
@@ -78,14 +89,81 @@ struct Snapshot {
 }
 
 pub async fn run(args: DrainArgs) -> Result<()> {
-    if args.tickets < 2 || args.workers == 0 {
-        bail!("--tickets must be at least 2 and --workers at least 1");
+    if args.tickets < 2 || args.workers == 0 || args.rounds == 0 || args.record_metrics.is_empty() {
+        bail!(
+            "--tickets must be at least 2, --workers and --rounds at least 1, --metrics not empty"
+        );
     }
-    let mut outcomes = vec![drain_once(&args, "ours", false).await?];
-    if !args.no_baseline {
-        outcomes.push(drain_once(&args, "seed-000 settings", true).await?);
+    let mut outcomes = Vec::new();
+    for round in 1..=args.rounds {
+        let suffix = if args.rounds > 1 {
+            format!(" #{round}")
+        } else {
+            String::new()
+        };
+        for &m in &args.record_metrics {
+            let label = match m {
+                super::Switch::On => format!("ours{suffix}"),
+                super::Switch::Off => format!("ours, metrics off{suffix}"),
+            };
+            outcomes.push(drain_once(&args, &label, false, m == super::Switch::On).await?);
+        }
+        if !args.no_baseline {
+            let label = format!("seed-000 settings{suffix}");
+            outcomes.push(drain_once(&args, &label, true, true).await?);
+        }
     }
     report(&args, &outcomes)
+}
+
+/// Tickets per second until 99% were matched.
+fn drain_rate(args: &DrainArgs, o: &Outcome) -> Option<f64> {
+    o.t99.map(|t| 0.99 * args.tickets as f64 / t.as_secs_f64())
+}
+
+/// The drain-rate ratios of comparable runs of each round, with their medians.
+fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
+    let mut by_comparison: Vec<(&str, Vec<f64>)> = Vec::new();
+    for o in outcomes {
+        let (base, other_label, name) =
+            if let Some(rest) = o.label.strip_prefix("seed-000 settings") {
+                (o, format!("ours{rest}"), "ours / seed-000 settings")
+            } else if let Some(rest) = o.label.strip_prefix("ours, metrics off") {
+                (o, format!("ours{rest}"), "metrics on / metrics off")
+            } else {
+                continue;
+            };
+        let Some(other) = outcomes.iter().find(|x| x.label == other_label) else {
+            continue;
+        };
+        if let (Some(a), Some(b)) = (drain_rate(args, other), drain_rate(args, base)) {
+            let r = a / b;
+            println!(
+                "ratio {} / {} (drain rate): {r:.2}x",
+                other.label, base.label
+            );
+            match by_comparison.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, v)) => v.push(r),
+                None => by_comparison.push((name, vec![r])),
+            }
+        }
+    }
+    if args.rounds > 1 {
+        for (name, mut r) in by_comparison {
+            r.sort_by(f64::total_cmp);
+            let median = if r.len() % 2 == 1 {
+                r[r.len() / 2]
+            } else {
+                (r[r.len() / 2 - 1] + r[r.len() / 2]) / 2.0
+            };
+            let each: Vec<String> = r.iter().map(|x| format!("{x:.2}")).collect();
+            println!(
+                "median of {} rounds, {name}: {median:.2}x the drain rate (sorted: {})",
+                r.len(),
+                each.join(", ")
+            );
+        }
+    }
 }
 
 fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
@@ -136,14 +214,8 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
             .collect();
         println!("  {:<16} {}", o.label, parts.join(", "));
     }
-    if let [ours, base] = outcomes
-        && let (Some(a), Some(b)) = (ours.t99, base.t99)
-    {
-        println!(
-            "\nratio ours / seed-000 settings (drain rate): {:.2}x",
-            b.as_secs_f64() / a.as_secs_f64()
-        );
-    }
+    println!();
+    ratios(args, outcomes);
     args.output.csv(
         "drain.csv",
         "run,t_s,queued,processing",
@@ -155,17 +227,18 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
     )?;
     let mut series = Vec::new();
     for (i, o) in outcomes.iter().enumerate() {
+        // One colour per run: queued solid, processing dashed.
         series.push(Series {
             label: format!("{} queued", o.label),
             points: o.samples.iter().map(|s| (s.0, s.1 as f64)).collect(),
-            dashed: i > 0,
-            color: 0,
+            dashed: false,
+            color: i,
         });
         series.push(Series {
             label: format!("{} processing", o.label),
             points: o.samples.iter().map(|s| (s.0, s.2 as f64)).collect(),
-            dashed: i > 0,
-            color: 1,
+            dashed: true,
+            color: i,
         });
     }
     args.output.lines(
@@ -237,7 +310,12 @@ pub(super) async fn seed(
     Ok(())
 }
 
-async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outcome> {
+async fn drain_once(
+    args: &DrainArgs,
+    label: &str,
+    seed000: bool,
+    metrics: bool,
+) -> Result<Outcome> {
     let RunRedis {
         server: _server,
         url,
@@ -263,7 +341,8 @@ async fn drain_once(args: &DrainArgs, label: &str, seed000: bool) -> Result<Outc
     let command = |sub: &str| -> Result<Command> {
         let mut cmd = matchmaker(sub, Some(&url), &modes_file, &pool.mode, &pool.region)?;
         cmd.env("CLAIM_BATCH_SIZE", batch.to_string())
-            .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string());
+            .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
+            .env("METRICS", metrics.to_string());
         if seed000 {
             for (k, v) in SEED000_WORKER {
                 cmd.env(k, v);

@@ -18,6 +18,7 @@ mod push;
 mod ratings;
 mod recovery;
 mod redis_info;
+mod soak;
 mod throughput;
 
 use anyhow::{Context, Result};
@@ -159,6 +160,13 @@ impl Output {
     }
 }
 
+/// A feature on or off, for scenarios that compare the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Scenario {
     /// Players ramp from 10 to 1,000 concurrent, each queuing tickets over HTTP and waiting on a WebSocket: creation and time to match per step.
@@ -177,6 +185,8 @@ pub enum Scenario {
     Throughput(throughput::ThroughputArgs),
     /// Finished matches to ratings in PostgreSQL: updates/s against seed 004's transaction per match, and result-to-readable latency at load.
     Ratings(ratings::RatingsArgs),
+    /// A long run of players queuing, accepting, declining and cancelling on Redis: every process's memory and Redis's key count over time (flat once warm).
+    Soak(soak::SoakArgs),
 }
 
 pub async fn run(scenario: Scenario) -> Result<()> {
@@ -189,5 +199,6 @@ pub async fn run(scenario: Scenario) -> Result<()> {
         Scenario::Recovery(args) => recovery::run(args).await,
         Scenario::Throughput(args) => throughput::run(args).await,
         Scenario::Ratings(args) => ratings::run(args).await,
+        Scenario::Soak(args) => soak::run(args).await,
     }
 }

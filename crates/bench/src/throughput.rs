@@ -23,13 +23,16 @@
 //! is turned away): the ratio to dev tokens is the cost of verifying and limiting.
 //! Signed tokens allow no client ratings, so those runs use the rating service.
 //!
+//! `--record-metrics on,off` runs each again with the process's metrics off
+//! (`METRICS=false`): the ratio on/off is the cost of recording them.
+//!
 //! `--rounds N` runs the whole plan N times, interleaved, and prints the median of
 //! each ratio: on a shared machine one pair of runs can be far off.
 
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings};
 use super::histogram::Latency;
-use super::{Output, Target, callers};
+use super::{Output, Switch, Target, callers};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -70,6 +73,10 @@ pub struct ThroughputArgs {
     /// How callers are identified, comma-separated: each is a run of its own.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "dev")]
     pub auth: Vec<Auth>,
+    /// Metrics of the deployment's processes, comma-separated: each is a run of
+    /// its own.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "on")]
+    pub record_metrics: Vec<super::Switch>,
     /// Runs every comparison this many times, interleaved, and reports the median
     /// of each ratio (a shared machine drifts between runs).
     #[arg(long, default_value_t = 1)]
@@ -88,6 +95,9 @@ pub enum Auth {
     /// Signed HS256 tokens, and every rate limit checked.
     Jwt,
 }
+
+/// How a run with metrics off is labelled.
+const METRICS_OFF: &str = ", metrics off";
 
 /// The HS256 secret of the `jwt` runs.
 const BENCH_SECRET: &[u8] = b"bench-secret-0123456789abcdef-0123456789";
@@ -209,14 +219,26 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
         "throughput: {} connections for {:?} per run",
         args.clients, args.duration
     );
-    // (name, what to start (none: --url), ratings, auth, with the GET /healthz floor).
-    type Planned = (String, Option<(Kind, Settings)>, Ratings, Auth, bool);
+    // (name, what to start (none: --url), ratings, auth, metrics, with the GET
+    // /healthz floor).
+    type Planned = (
+        String,
+        Option<(Kind, Settings)>,
+        Ratings,
+        Auth,
+        Switch,
+        bool,
+    );
     let mut plan: Vec<Planned> = Vec::new();
-    let named = |name: &str, r: Ratings, a: Auth, round: usize| {
-        let run = match a {
-            Auth::Dev => format!("{name} ({})", r.label()),
-            Auth::Jwt => format!("{name} ({}, jwt + limits)", r.label()),
-        };
+    let named = |name: &str, r: Ratings, a: Auth, m: Switch, round: usize| {
+        let mut run = format!("{name} ({}", r.label());
+        if a == Auth::Jwt {
+            run.push_str(", jwt + limits");
+        }
+        if m == Switch::Off {
+            run.push_str(METRICS_OFF);
+        }
+        run.push(')');
         if args.rounds > 1 {
             format!("{run} #{round}")
         } else {
@@ -224,28 +246,33 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
         }
     };
     // Signed tokens allow no client ratings.
-    let combos: Vec<(Ratings, Auth)> = args
-        .auth
-        .iter()
-        .flat_map(|&a| args.ratings.iter().map(move |&r| (r, a)))
-        .filter(|&(r, a)| !(a == Auth::Jwt && r == Ratings::Client))
-        .collect();
+    let mut combos: Vec<(Ratings, Auth, Switch)> = Vec::new();
+    for &m in &args.record_metrics {
+        for &a in &args.auth {
+            for &r in &args.ratings {
+                if !(a == Auth::Jwt && r == Ratings::Client) {
+                    combos.push((r, a, m));
+                }
+            }
+        }
+    }
     if combos.is_empty() {
         bail!("--auth jwt needs --ratings service (signed tokens allow no client ratings)");
     }
     for round in 1..=args.rounds {
         if let Some(url) = &args.target.url {
-            for (i, &(r, a)) in combos.iter().enumerate() {
-                plan.push((named(url, r, a, round), None, r, a, i == 0));
+            for (i, &(r, a, m)) in combos.iter().enumerate() {
+                plan.push((named(url, r, a, m, round), None, r, a, m, i == 0));
             }
         } else {
             for &kind in &args.deployments {
-                for (i, &(r, a)) in combos.iter().enumerate() {
+                for (i, &(r, a, m)) in combos.iter().enumerate() {
                     plan.push((
-                        named(kind.name(), r, a, round),
+                        named(kind.name(), r, a, m, round),
                         Some((kind, Settings::Ours)),
                         r,
                         a,
+                        m,
                         i == 0,
                     ));
                 }
@@ -258,6 +285,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                         Some((kind, Settings::Seed000)),
                         Ratings::Client,
                         Auth::Dev,
+                        Switch::On,
                         false,
                     ));
                 }
@@ -266,8 +294,11 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
     }
     let secrets = tempfile::tempdir()?;
     let mut outcomes = Vec::new();
-    for (n, (name, start, ratings, auth, with_floor)) in plan.into_iter().enumerate() {
-        let (env, signer) = auth_env(auth, &secrets.path().join(format!("secret-{n}")))?;
+    for (n, (name, start, ratings, auth, metrics, with_floor)) in plan.into_iter().enumerate() {
+        let (mut env, signer) = auth_env(auth, &secrets.path().join(format!("secret-{n}")))?;
+        if metrics == Switch::Off {
+            env.push(("METRICS", "false".to_string()));
+        }
         let mut d = match start {
             Some((kind, settings)) => {
                 Deployment::start_with(kind, settings, args.workers, ratings, &env)?
@@ -467,6 +498,12 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
             let prev = &outcomes[i - 1];
             if prev.label.ends_with("GET /healthz") {
                 ratio(o, prev);
+            } else if o.label.contains(METRICS_OFF) {
+                // Metrics on against off, everything else the same.
+                let on = o.label.replace(METRICS_OFF, "");
+                if let Some(c) = outcomes.iter().find(|x| x.label == on) {
+                    ratio(c, o);
+                }
             } else if o.label.contains(Settings::Seed000.label()) {
                 // Ours with the same tickets (the client's ratings).
                 let ours = o.label.replace(

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Once;
 
 /// DejaVu Sans (its licence is in `assets/DejaVuSans.LICENSE`).
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 const SIZE: (u32, u32) = (1000, 560);
 
@@ -161,7 +161,13 @@ impl Lines {
             chart
                 .draw_series(DashedLineSeries::new([(*x, y_lo), (*x, y_hi)], 6, 4, style))?
                 .label(label.clone())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+                .legend(move |(x, y)| {
+                    // Three dashes, as the line is drawn.
+                    EmptyElement::at((x, y))
+                        + PathElement::new([(0, 0), (6, 0)], style)
+                        + PathElement::new([(9, 0), (15, 0)], style)
+                        + PathElement::new([(18, 0), (24, 0)], style)
+                });
         }
         for s in &self.series {
             let style = ShapeStyle::from(&color(s.color)).stroke_width(2);
@@ -173,14 +179,24 @@ impl Lines {
                 .copied()
                 .filter(|p| p.1.is_finite())
                 .map(move |(x, y)| (x, y.max(floor)));
-            let drawn = if s.dashed {
-                chart.draw_series(DashedLineSeries::new(points, 8, 5, style))?
+            // The legend's key is drawn as the line is: dashed or solid.
+            if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(points, 8, 5, style))?
+                    .label(s.label.clone())
+                    .legend(move |(x, y)| {
+                        // Three dashes, as the line is drawn.
+                        EmptyElement::at((x, y))
+                            + PathElement::new([(0, 0), (6, 0)], style)
+                            + PathElement::new([(9, 0), (15, 0)], style)
+                            + PathElement::new([(18, 0), (24, 0)], style)
+                    });
             } else {
-                chart.draw_series(LineSeries::new(points, style))?
-            };
-            drawn
-                .label(s.label.clone())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+                chart
+                    .draw_series(LineSeries::new(points, style))?
+                    .label(s.label.clone())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], style));
+            }
         }
         Ok(())
     }
@@ -242,6 +258,7 @@ where
         .disable_x_mesh()
         .x_labels(2 * bars.len() + 1)
         .x_label_formatter(x_fmt)
+        .y_label_formatter(&tick)
         .y_desc(y_label)
         .label_style((FAMILY, 15))
         .draw()?;
@@ -260,6 +277,16 @@ where
         )
     }))?;
     Ok(())
+}
+
+/// An axis tick: whole numbers without a decimal point, others with as few
+/// decimals as they need (at most three).
+fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        return format!("{:.0}", v.round());
+    }
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn value_text(v: f64) -> String {
@@ -294,6 +321,8 @@ where
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
         .label_style((FAMILY, 15))
         .light_line_style(WHITE.mix(0.0))
         .draw()
@@ -316,6 +345,15 @@ where
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ticks_show_whole_numbers_without_a_decimal_point() {
+        assert_eq!(super::tick(&5.0), "5");
+        assert_eq!(super::tick(&1500.0), "1500");
+        assert_eq!(super::tick(&0.25), "0.25");
+        assert_eq!(super::tick(&2.5), "2.5");
+        assert_eq!(super::tick(&-3.0), "-3");
+    }
+
     use super::*;
 
     #[test]
