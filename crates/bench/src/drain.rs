@@ -149,19 +149,8 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
         }
     }
     if args.rounds > 1 {
-        for (name, mut r) in by_comparison {
-            r.sort_by(f64::total_cmp);
-            let median = if r.len() % 2 == 1 {
-                r[r.len() / 2]
-            } else {
-                (r[r.len() / 2 - 1] + r[r.len() / 2]) / 2.0
-            };
-            let each: Vec<String> = r.iter().map(|x| format!("{x:.2}")).collect();
-            println!(
-                "median of {} rounds, {name}: {median:.2}x the drain rate (sorted: {})",
-                r.len(),
-                each.join(", ")
-            );
+        for (name, r) in by_comparison {
+            println!("{}", super::median_of_rounds(name, "the drain rate", r));
         }
     }
 }

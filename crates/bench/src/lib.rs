@@ -160,6 +160,23 @@ impl Output {
     }
 }
 
+/// "median of N rounds, COMPARISON: 0.98x WHAT (sorted: ...)", for ratios of
+/// interleaved rounds.
+pub(crate) fn median_of_rounds(comparison: &str, what: &str, mut ratios: Vec<f64>) -> String {
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let median = match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => ratios[n / 2],
+        _ => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
+    };
+    let each: Vec<String> = ratios.iter().map(|x| format!("{x:.2}")).collect();
+    format!(
+        "median of {n} rounds, {comparison}: {median:.2}x {what} (sorted: {})",
+        each.join(", ")
+    )
+}
+
 /// A feature on or off, for scenarios that compare the two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Switch {

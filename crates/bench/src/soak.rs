@@ -3,8 +3,11 @@
 //! who queue, accept, decline, ignore ready checks and cancel, with new players
 //! arriving as others leave. Samples every process's RSS and Redis's key count and
 //! memory; once warm (finished tickets and matches are forgotten after
-//! `TICKET_RETENTION`, shortened here) both should stay flat. Reports the growth
-//! from the end of the warm-up to the end, and charts both.
+//! `TICKET_RETENTION`, shortened here) both should stay flat. Players' own keys
+//! (`mm:{u:...}`: their match history, kept 30 days) grow with the number of
+//! distinct players instead, so the key count is reported for them and for the
+//! rest apart. Reports the growth from the end of the warm-up to the end, and
+//! charts both.
 
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
@@ -67,7 +70,30 @@ struct Sample {
     t: f64,
     rss_kib: Vec<u64>,
     keys: u64,
+    /// Keys of players (`mm:{u:...}`), kept for 30 days after their last game.
+    player_keys: u64,
     redis_bytes: u64,
+}
+
+/// Keys matching `pattern`, counted with SCAN.
+async fn count_keys(conn: &mut redis::aio::MultiplexedConnection, pattern: &str) -> Result<u64> {
+    let mut cursor: u64 = 0;
+    let mut n = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(conn)
+            .await?;
+        n += keys.len() as u64;
+        if next == 0 {
+            return Ok(n);
+        }
+        cursor = next;
+    }
 }
 
 pub async fn run(args: SoakArgs) -> Result<()> {
@@ -132,6 +158,7 @@ pub async fn run(args: SoakArgs) -> Result<()> {
     while started.elapsed() < args.duration {
         tokio::time::sleep(args.sample_every).await;
         let keys: u64 = redis::cmd("DBSIZE").query_async(&mut admin).await?;
+        let player_keys = count_keys(&mut admin, "mm:{u:*").await?;
         let info: String = redis::cmd("INFO")
             .arg("memory")
             .query_async(&mut admin)
@@ -152,12 +179,14 @@ pub async fn run(args: SoakArgs) -> Result<()> {
             t: started.elapsed().as_secs_f64(),
             rss_kib: rss,
             keys,
+            player_keys,
             redis_bytes,
         };
         println!(
-            "{:>6.0}s  keys {:>7}  redis {:>6.1} MiB  rss MiB {}  created {} accepted {} declined {} ignored {} cancelled {} errors {}",
+            "{:>6.0}s  keys {:>7} ({:>6} of players)  redis {:>6.1} MiB  rss MiB {}  created {} accepted {} declined {} ignored {} cancelled {} errors {}",
             s.t,
             s.keys,
+            s.player_keys,
             s.redis_bytes as f64 / 1048576.0,
             s.rss_kib
                 .iter()
@@ -314,6 +343,14 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
             growth(a, b)
         );
     }
+    let (a, b) = (first.keys - first.player_keys, last.keys - last.player_keys);
+    println!(
+        "  {:<15} keys other than players' {a} -> {b} ({:+.1}%); players' {} -> {}",
+        "redis",
+        growth(a as f64, b as f64),
+        first.player_keys,
+        last.player_keys
+    );
     println!(
         "  {:<15} keys {} -> {} ({:+.1}%), memory {:.1} -> {:.1} MiB ({:+.1}%)",
         "redis",
@@ -327,7 +364,7 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
     args.output.csv(
         "soak.csv",
         &format!(
-            "t_s,{},redis_keys,redis_used_bytes",
+            "t_s,{},redis_keys,redis_player_keys,redis_used_bytes",
             names
                 .iter()
                 .map(|n| format!("{n}_rss_kib"))
@@ -336,7 +373,14 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
         ),
         samples.iter().map(|s| {
             let rss: Vec<String> = s.rss_kib.iter().map(u64::to_string).collect();
-            format!("{:.0},{},{},{}", s.t, rss.join(","), s.keys, s.redis_bytes)
+            format!(
+                "{:.0},{},{},{},{}",
+                s.t,
+                rss.join(","),
+                s.keys,
+                s.player_keys,
+                s.redis_bytes
+            )
         }),
     )?;
     let mut series: Vec<Series> = names
@@ -378,15 +422,26 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
             title: format!("Soak: Redis keys, {} players", args.players),
             x_label: "minutes".into(),
             y_label: "keys".into(),
-            series: vec![Series {
-                label: "keys (DBSIZE)".into(),
-                points: samples
-                    .iter()
-                    .map(|s| (s.t / 60.0, s.keys as f64))
-                    .collect(),
-                dashed: false,
-                color: 0,
-            }],
+            series: vec![
+                Series {
+                    label: "players' keys (kept 30 days)".into(),
+                    points: samples
+                        .iter()
+                        .map(|s| (s.t / 60.0, s.player_keys as f64))
+                        .collect(),
+                    dashed: true,
+                    color: 1,
+                },
+                Series {
+                    label: "every other key (queues, tickets, matches)".into(),
+                    points: samples
+                        .iter()
+                        .map(|s| (s.t / 60.0, (s.keys - s.player_keys) as f64))
+                        .collect(),
+                    dashed: false,
+                    color: 0,
+                },
+            ],
             markers: vec![(warm / 60.0, "end of warm-up".into())],
             log_y: false,
         },

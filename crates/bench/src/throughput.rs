@@ -532,19 +532,8 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
     }
     if args.rounds > 1 {
         println!();
-        for (comparison, mut r) in ratios {
-            r.sort_by(f64::total_cmp);
-            let median = if r.len() % 2 == 1 {
-                r[r.len() / 2]
-            } else {
-                (r[r.len() / 2 - 1] + r[r.len() / 2]) / 2.0
-            };
-            let each: Vec<String> = r.iter().map(|x| format!("{x:.2}")).collect();
-            println!(
-                "median of {} rounds, {comparison}: {median:.2}x the rate (sorted: {})",
-                r.len(),
-                each.join(", ")
-            );
+        for (comparison, r) in ratios {
+            println!("{}", super::median_of_rounds(&comparison, "the rate", r));
         }
     }
     args.output.csv(

@@ -20,12 +20,9 @@ use tokio_util::sync::CancellationToken;
 /// How long shutdown waits for WebSockets to close.
 const DRAIN: Duration = Duration::from_secs(5);
 
+/// How a process uses Redis, beside where it is.
 #[derive(Debug, Clone, Args)]
-pub struct RedisArgs {
-    /// Redis to share state through, e.g. redis://127.0.0.1:6379 (with REDIS_CLUSTER:
-    /// one or more cluster nodes, comma-separated).
-    #[arg(long = "redis-url", env = "REDIS_URL")]
-    pub redis_url: String,
+pub struct RedisOptions {
     /// REDIS_URL names nodes of a Redis Cluster.
     #[arg(long = "redis-cluster", env = "REDIS_CLUSTER", default_value_t = false)]
     pub redis_cluster: bool,
@@ -46,30 +43,34 @@ pub struct RedisArgs {
     pub redis_wait_timeout: Duration,
 }
 
+impl RedisOptions {
+    /// Connects to `url` (waiting for it at start-up) as these options say.
+    async fn connect(&self, url: &str) -> Result<Arc<dyn Store>> {
+        Ok(redis(url, self.redis_cluster, self.redis_startup_wait)
+            .await?
+            .with_replication_wait(self.redis_wait_replicas, self.redis_wait_timeout)
+            .into_store())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RedisArgs {
+    /// Redis to share state through, e.g. redis://127.0.0.1:6379 (with REDIS_CLUSTER:
+    /// one or more cluster nodes, comma-separated).
+    #[arg(long = "redis-url", env = "REDIS_URL")]
+    pub redis_url: String,
+    #[command(flatten)]
+    pub options: RedisOptions,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Redis to use instead of the in-memory store (with REDIS_CLUSTER: one or more
     /// cluster nodes, comma-separated).
     #[arg(long = "redis-url", env = "REDIS_URL")]
     pub redis_url: Option<String>,
-    /// REDIS_URL names nodes of a Redis Cluster.
-    #[arg(long = "redis-cluster", env = "REDIS_CLUSTER", default_value_t = false)]
-    pub redis_cluster: bool,
-    /// How long a process starting while Redis is unreachable waits for it
-    /// before giving up (it retries with backoff meanwhile).
-    #[arg(long = "redis-startup-wait", env = "REDIS_STARTUP_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
-    pub redis_startup_wait: Duration,
-    /// Replicas that must hold a new ticket before the ingress answers 201 (Redis
-    /// WAIT; 0: none). With 1 a failover loses no acknowledged ticket.
-    #[arg(
-        long = "redis-wait-replicas",
-        env = "REDIS_WAIT_REPLICAS",
-        default_value_t = 0
-    )]
-    pub redis_wait_replicas: u32,
-    /// How long the ingress waits for those replicas before answering 503.
-    #[arg(long = "redis-wait-timeout", env = "REDIS_WAIT_TIMEOUT", default_value = "1s", value_parser = humantime::parse_duration)]
-    pub redis_wait_timeout: Duration,
+    #[command(flatten)]
+    pub redis: RedisOptions,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -268,10 +269,7 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
     let rating_store = args.ratings.open(true).await?;
     let store: Arc<dyn Store> = match &args.redis_url {
-        Some(url) => redis(url, args.redis_cluster, args.redis_startup_wait)
-            .await?
-            .with_replication_wait(args.redis_wait_replicas, args.redis_wait_timeout)
-            .into_store(),
+        Some(url) => args.redis.connect(url).await?,
         None => {
             tracing::info!("using the in-memory store (state is lost when the process stops)");
             Arc::new(MemoryStore::new())
@@ -347,17 +345,7 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
     let cfg = args.servers.config()?;
     let fleet = args.servers.credentials()?;
     let tls = args.servers.tls()?;
-    let store = redis(
-        &args.redis.redis_url,
-        args.redis.redis_cluster,
-        args.redis.redis_startup_wait,
-    )
-    .await?
-    .with_replication_wait(
-        args.redis.redis_wait_replicas,
-        args.redis.redis_wait_timeout,
-    )
-    .into_store();
+    let store = args.redis.options.connect(&args.redis.redis_url).await?;
     let listener = listen_grpc(&args.servers).await?;
     let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
     server_manager::serve(listener, service, shutdown_on_signal(), tls)
@@ -369,17 +357,7 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
     let catalog = args.catalog.catalog()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
     let rating_store = args.ratings.open(false).await?;
-    let store = redis(
-        &args.redis.redis_url,
-        args.redis.redis_cluster,
-        args.redis.redis_startup_wait,
-    )
-    .await?
-    .with_replication_wait(
-        args.redis.redis_wait_replicas,
-        args.redis.redis_wait_timeout,
-    )
-    .into_store();
+    let store = args.redis.options.connect(&args.redis.redis_url).await?;
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let shutdown = shutdown_on_signal();
     identity.watch(&args.auth, shutdown.clone());
@@ -397,17 +375,7 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
 pub async fn worker(args: WorkerCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.worker.config(&catalog)?;
-    let store = redis(
-        &args.redis.redis_url,
-        args.redis.redis_cluster,
-        args.redis.redis_startup_wait,
-    )
-    .await?
-    .with_replication_wait(
-        args.redis.redis_wait_replicas,
-        args.redis.redis_wait_timeout,
-    )
-    .into_store();
+    let store = args.redis.options.connect(&args.redis.redis_url).await?;
     worker::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -415,17 +383,7 @@ pub async fn worker(args: WorkerCmd) -> Result<()> {
 pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
     let catalog = args.catalog.catalog()?;
     let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
-    let store = redis(
-        &args.redis.redis_url,
-        args.redis.redis_cluster,
-        args.redis.redis_startup_wait,
-    )
-    .await?
-    .with_replication_wait(
-        args.redis.redis_wait_replicas,
-        args.redis.redis_wait_timeout,
-    )
-    .into_store();
+    let store = args.redis.options.connect(&args.redis.redis_url).await?;
     supervisor::run(store, cfg, shutdown_on_signal()).await;
     Ok(())
 }
@@ -434,17 +392,7 @@ pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.consumer.config()?;
     let rating_store = args.ratings.open(false).await?;
-    let store = redis(
-        &args.redis.redis_url,
-        args.redis.redis_cluster,
-        args.redis.redis_startup_wait,
-    )
-    .await?
-    .with_replication_wait(
-        args.redis.redis_wait_replicas,
-        args.redis.redis_wait_timeout,
-    )
-    .into_store();
+    let store = args.redis.options.connect(&args.redis.redis_url).await?;
     ratings::consumer::run(store, rating_store, catalog, cfg, shutdown_on_signal()).await;
     Ok(())
 }

@@ -4,10 +4,8 @@
 //! game server, after a match with a ready check and one without), and
 //! `promtool check rules` accepts the rules.
 
-use crate::Deployment;
 use crate::lifecycle::{game_server, pair, path};
-use crate::metrics::scrape;
-use mm_testkit::free_port;
+use crate::metrics::{redis_with_metrics_ports, scrape};
 use reqwest::StatusCode;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -154,16 +152,7 @@ async fn every_metric_the_dashboard_and_alerts_use_is_exported() {
         "only {} metrics used: {used:?}",
         used.len()
     );
-    let ports: Vec<String> = (0..4)
-        .map(|_| format!("127.0.0.1:{}", free_port()))
-        .collect();
-    let d = Deployment::redis_processes_env(&[
-        ("worker", "METRICS_ADDR", &ports[0]),
-        ("supervisor", "METRICS_ADDR", &ports[1]),
-        ("server-manager", "METRICS_ADDR", &ports[2]),
-        ("rating-service", "METRICS_ADDR", &ports[3]),
-    ])
-    .await;
+    let (d, ports) = redis_with_metrics_ports().await;
     let _gs = game_server(&d, "gs-deploy", "1s").await;
     // A match with a ready check, both accepting; one placed at once.
     let (_da, _db, ev) = pair(&d, "duel", "da", "db", "match.ready_check").await;

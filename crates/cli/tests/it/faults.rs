@@ -167,33 +167,50 @@ struct Load {
     other: Vec<String>,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_killed_under_load_and_restarted_from_aof_loses_no_accepted_ticket() {
-    let redis = RedisServer::start_aof();
-    let mut d = Deployment::over_redis(redis, &[]).await;
-    let addr = d.addr.clone();
+/// Eight clients creating 1v1 tickets for new players back to back (`pace`
+/// between requests), until `stop`; what they saw is in the returned `Load`.
+fn start_load(
+    addr: &str,
+    prefix: &'static str,
+    pace: Duration,
+) -> (Arc<Mutex<Load>>, Arc<AtomicBool>, tokio::task::JoinSet<()>) {
     let load = Arc::new(Mutex::new(Load::default()));
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = tokio::task::JoinSet::new();
     for task in 0..8 {
-        let (addr, load, stop) = (addr.clone(), load.clone(), stop.clone());
+        let (addr, load, stop) = (addr.to_string(), load.clone(), stop.clone());
         tasks.spawn(async move {
             let http = reqwest::Client::builder()
-                .timeout(Duration::from_secs(10))
+                .timeout(Duration::from_secs(20))
                 .build()
                 .unwrap();
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
-                let player = format!("aof-{task}-{i}");
-                let r = post_ticket(&http, &addr, &player).await;
+                tokio::time::sleep(pace).await;
+                let player = format!("{prefix}-{task}-{i}");
+                let sent = Instant::now();
+                let Ok(r) = http
+                    .post(format!("http://{addr}/v1/tickets"))
+                    .bearer_auth(&player)
+                    .json(&json!({"players": [player], "mode": "1v1", "regions": ["eu"], "rating": 1500.0}))
+                    .send()
+                    .await
+                else {
+                    load.lock().await.other.push("no answer".into());
+                    continue;
+                };
                 let status = r.status();
                 let body: Value = r.json().await.unwrap_or_default();
                 let mut load = load.lock().await;
                 match status {
-                    StatusCode::CREATED => load
-                        .accepted
-                        .push((player, body["id"].as_str().unwrap().to_string())),
+                    StatusCode::CREATED => {
+                        let ticket = (player, body["id"].as_str().unwrap().to_string());
+                        if load.fault_at.is_some_and(|at| sent > at) {
+                            load.after_fault.push(ticket.clone());
+                        }
+                        load.accepted.push(ticket);
+                    }
                     StatusCode::SERVICE_UNAVAILABLE => {
                         load.unavailable += 1;
                         drop(load);
@@ -204,6 +221,15 @@ async fn redis_killed_under_load_and_restarted_from_aof_loses_no_accepted_ticket
             }
         });
     }
+    (load, stop, tasks)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_under_load_and_restarted_from_aof_loses_no_accepted_ticket() {
+    let redis = RedisServer::start_aof();
+    let mut d = Deployment::over_redis(redis, &[]).await;
+    let addr = d.addr.clone();
+    let (load, stop, mut tasks) = start_load(&addr, "aof", Duration::ZERO);
     let accepted_now = || async { load.lock().await.accepted.len() };
     let deadline = Instant::now() + Duration::from_secs(30);
     while accepted_now().await < 300 {
@@ -276,53 +302,8 @@ struct Failover {
 async fn failover(env: &[(&str, &str, &str)]) -> Failover {
     let mut d = Deployment::cluster_processes_env(env).await;
     let addr = d.addr.clone();
-    let load = Arc::new(Mutex::new(Load::default()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut tasks = tokio::task::JoinSet::new();
-    for task in 0..8 {
-        let (addr, load, stop) = (addr.clone(), load.clone(), stop.clone());
-        tasks.spawn(async move {
-            let http = reqwest::Client::builder()
-                .timeout(Duration::from_secs(20))
-                .build()
-                .unwrap();
-            let mut i = 0;
-            while !stop.load(Ordering::Relaxed) {
-                i += 1;
-                // A steady load, not a flood: the cluster's nodes need CPU to fail over.
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                let player = format!("fo-{task}-{i}");
-                let sent = Instant::now();
-                let Ok(r) = http
-                    .post(format!("http://{addr}/v1/tickets"))
-                    .bearer_auth(&player)
-                    .json(&json!({"players": [player], "mode": "1v1", "regions": ["eu"], "rating": 1500.0}))
-                    .send()
-                    .await
-                else {
-                    continue;
-                };
-                let status = r.status();
-                let body: Value = r.json().await.unwrap_or_default();
-                let mut load = load.lock().await;
-                match status {
-                    StatusCode::CREATED => {
-                        let ticket = (player, body["id"].as_str().unwrap().to_string());
-                        if load.fault_at.is_some_and(|at| sent > at) {
-                            load.after_fault.push(ticket.clone());
-                        }
-                        load.accepted.push(ticket);
-                    }
-                    StatusCode::SERVICE_UNAVAILABLE => {
-                        load.unavailable += 1;
-                        drop(load);
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                    _ => load.other.push(format!("{status} {body}")),
-                }
-            }
-        });
-    }
+    // A steady load, not a flood: the cluster's nodes need CPU to fail over.
+    let (load, stop, mut tasks) = start_load(&addr, "fo", Duration::from_millis(10));
     let accepted = || async { load.lock().await.accepted.len() };
     let deadline = Instant::now() + Duration::from_secs(30);
     while accepted().await < 200 {

@@ -126,8 +126,10 @@ async fn serve_exports_metrics_on_its_port_and_logs_json() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn every_process_serves_its_own_metrics() {
+/// Redis and separate processes, each serving `/metrics` on its own address:
+/// worker, supervisor, server manager and rating service, in that order (the
+/// ingress on its HTTP port).
+pub async fn redis_with_metrics_ports() -> (Deployment, Vec<String>) {
     let ports: Vec<String> = (0..4)
         .map(|_| format!("127.0.0.1:{}", free_port()))
         .collect();
@@ -138,6 +140,12 @@ async fn every_process_serves_its_own_metrics() {
         ("rating-service", "METRICS_ADDR", &ports[3]),
     ])
     .await;
+    (d, ports)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_process_serves_its_own_metrics() {
+    let (d, ports) = redis_with_metrics_ports().await;
     let _socket = one_match(&d, 1600.0).await;
 
     // Each process reports what it did itself.

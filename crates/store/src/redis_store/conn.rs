@@ -24,28 +24,30 @@ pub(crate) enum Conn {
 }
 
 /// The command's name (`EVALSHA` for scripts): a label from a short, fixed set.
+/// Commands labelled by name; the rest are `other`.
+const KNOWN: &[&str] = &[
+    "EVALSHA",
+    "EVAL",
+    "SCRIPT",
+    "GET",
+    "SET",
+    "HGET",
+    "HGETALL",
+    "HMGET",
+    "HSET",
+    "ZADD",
+    "ZRANGE",
+    "ZRANGEBYSCORE",
+    "ZSCORE",
+    "ZCARD",
+    "PUBLISH",
+    "TIME",
+    "PING",
+    "EXPIRE",
+    "DEL",
+];
+
 fn command_name(cmd: &Cmd) -> &'static str {
-    const KNOWN: &[&str] = &[
-        "EVALSHA",
-        "EVAL",
-        "SCRIPT",
-        "GET",
-        "SET",
-        "HGET",
-        "HGETALL",
-        "HMGET",
-        "HSET",
-        "ZADD",
-        "ZRANGE",
-        "ZRANGEBYSCORE",
-        "ZSCORE",
-        "ZCARD",
-        "PUBLISH",
-        "TIME",
-        "PING",
-        "EXPIRE",
-        "DEL",
-    ];
     let Some(redis::Arg::Simple(name)) = cmd.args_iter().next() else {
         return "other";
     };
@@ -56,12 +58,36 @@ fn command_name(cmd: &Cmd) -> &'static str {
         .unwrap_or("other")
 }
 
+/// The call-duration histogram of each command, registered once: every Redis call
+/// records one, and looking a labelled metric up costs more than recording it.
+/// (Taken at the first call, after `main` installed the recorder.)
+fn duration_of(command: &'static str) -> &'static metrics::Histogram {
+    static HANDLES: std::sync::OnceLock<Vec<(&'static str, metrics::Histogram)>> =
+        std::sync::OnceLock::new();
+    let handles = HANDLES.get_or_init(|| {
+        KNOWN
+            .iter()
+            .chain(&["pipeline", "other"])
+            .map(|&c| {
+                (
+                    c,
+                    metrics::histogram!(names::STORE_CALL_DURATION, "command" => c),
+                )
+            })
+            .collect()
+    });
+    handles
+        .iter()
+        .find(|(c, _)| *c == command)
+        .map(|(_, h)| h)
+        .unwrap_or(&handles[handles.len() - 1].1)
+}
+
 /// Times one call and counts its failure.
 async fn observed<T>(command: &'static str, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
     let started = Instant::now();
     let result = call.await;
-    metrics::histogram!(names::STORE_CALL_DURATION, "command" => command)
-        .record(started.elapsed().as_secs_f64());
+    duration_of(command).record(started.elapsed().as_secs_f64());
     match &result {
         Ok(_) => crate::outage::answered(),
         Err(e) => {
