@@ -285,6 +285,20 @@ async fn redis_killed_under_load_and_restarted_from_aof_loses_no_accepted_ticket
     }
 }
 
+impl std::fmt::Display for Failover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} acknowledged, {} lost, {} players matched twice, first match {:?} after the kill, {} answers 503",
+            self.acknowledged,
+            self.lost.len(),
+            self.duplicated.len(),
+            self.to_first_match,
+            self.refused_while_failing
+        )
+    }
+}
+
 /// What a failover run saw.
 struct Failover {
     acknowledged: usize,
@@ -423,26 +437,12 @@ async fn failover(env: &[(&str, &str, &str)]) -> Failover {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_primary_killed_under_load_fails_over_without_a_restart() {
     let f = failover(&[]).await;
-    eprintln!(
-        "failover (async replication): {} acknowledged, {} lost, {} players matched twice, first match {:?} after the kill, {} answers 503",
-        f.acknowledged,
-        f.lost.len(),
-        f.duplicated.len(),
-        f.to_first_match,
-        f.refused_while_failing
-    );
+    eprintln!("failover (async replication): {f}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_wait_a_cluster_failover_loses_no_acknowledged_ticket() {
     let f = failover(&[("ingress", "REDIS_WAIT_REPLICAS", "1")]).await;
-    eprintln!(
-        "failover (WAIT 1): {} acknowledged, {} lost, {} players matched twice, first match {:?} after the kill, {} answers 503",
-        f.acknowledged,
-        f.lost.len(),
-        f.duplicated.len(),
-        f.to_first_match,
-        f.refused_while_failing
-    );
+    eprintln!("failover (WAIT 1): {f}");
     assert!(f.lost.is_empty(), "acknowledged tickets lost: {:?}", f.lost);
 }

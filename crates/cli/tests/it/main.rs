@@ -184,10 +184,7 @@ impl Deployment {
     /// process being `ingress`, `worker`, `supervisor`, `server-manager` or
     /// `rating-service` (`*`: every process).
     pub async fn redis_processes_env(env: &[(&str, &str, &str)]) -> Self {
-        let redis = RedisServer::start();
-        let mut d = Self::processes(&redis.url(), false, env).await;
-        d.redis = Some(redis);
-        d
+        Self::over_redis(RedisServer::start(), env).await
     }
 
     /// Separate processes over a redis-server the test started (and may kill).

@@ -57,36 +57,36 @@ impl ApiError {
         Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
     }
 
+    /// 503 with `code`: something the call needs is down for now; the client is
+    /// asked to retry after [`STORE_RETRY_AFTER_SECS`].
+    pub fn unavailable_as(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
+            .retry_after(STORE_RETRY_AFTER_SECS)
+    }
+
+    /// 503 `store_unavailable`.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store_unavailable",
-            message,
-        )
+        Self::unavailable_as("store_unavailable", message)
     }
 }
 
 impl From<crate::ratings::lookup::LookupError> for ApiError {
     fn from(e: crate::ratings::lookup::LookupError) -> Self {
         tracing::error!(error = %e, "rating lookup failed");
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+        ApiError::unavailable_as(
             "ratings_unavailable",
             "the rating database is unavailable; retry shortly",
         )
-        .retry_after(STORE_RETRY_AFTER_SECS)
     }
 }
 
 impl From<mm_ratings::RatingError> for ApiError {
     fn from(e: mm_ratings::RatingError) -> Self {
         tracing::error!(error = %e, "rating database error");
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+        ApiError::unavailable_as(
             "ratings_unavailable",
             "the rating database is unavailable; retry shortly",
         )
-        .retry_after(STORE_RETRY_AFTER_SECS)
     }
 }
 
@@ -97,12 +97,10 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         if let StoreError::NotReplicated { .. } = e {
             tracing::warn!(error = %e, "a write was not replicated in time");
-            return ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+            return ApiError::unavailable_as(
                 "not_replicated",
                 "the ticket was written but not yet replicated; look it up or retry shortly",
-            )
-            .retry_after(STORE_RETRY_AFTER_SECS);
+            );
         }
         if e.is_unreachable() {
             // Logged once per outage by the store (mm_store::outage).
@@ -111,7 +109,6 @@ impl From<StoreError> for ApiError {
             tracing::error!(error = %e, "store error");
         }
         ApiError::unavailable("the matchmaking store is unavailable; retry shortly")
-            .retry_after(STORE_RETRY_AFTER_SECS)
     }
 }
 

@@ -3,7 +3,7 @@
 //! then closes WebSockets with 1001 and waits for them.
 
 mod auth;
-mod error;
+pub(crate) mod error;
 mod extract;
 mod limits;
 mod matches;
@@ -228,10 +228,8 @@ async fn ready(
 ) -> Result<axum::Json<Probe>, ApiError> {
     match tokio::time::timeout(Duration::from_secs(2), state.store.ping()).await {
         Ok(Ok(())) => Ok(axum::Json(Probe { status: "ready" })),
-        Ok(Err(e)) => Err(ApiError::unavailable(format!("store does not answer: {e}"))
-            .retry_after(error::STORE_RETRY_AFTER_SECS)),
-        Err(_) => Err(ApiError::unavailable("store did not answer within 2s")
-            .retry_after(error::STORE_RETRY_AFTER_SECS)),
+        Ok(Err(e)) => Err(ApiError::unavailable(format!("store does not answer: {e}"))),
+        Err(_) => Err(ApiError::unavailable("store did not answer within 2s")),
     }
 }
 

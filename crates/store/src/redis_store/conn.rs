@@ -23,9 +23,9 @@ pub(crate) enum Conn {
     Cluster(ClusterConnection),
 }
 
-/// The command's name (`EVALSHA` for scripts): a label from a short, fixed set.
-/// Commands labelled by name; the rest are `other`.
-const KNOWN: &[&str] = &[
+/// Command labels: commands by name (`EVALSHA` for scripts), then `pipeline` and
+/// `other` for the rest: a short, fixed set.
+const LABELS: &[&str] = &[
     "EVALSHA",
     "EVAL",
     "SCRIPT",
@@ -45,53 +45,45 @@ const KNOWN: &[&str] = &[
     "PING",
     "EXPIRE",
     "DEL",
+    "pipeline",
+    "other",
 ];
+const PIPELINE: usize = LABELS.len() - 2;
+const OTHER: usize = LABELS.len() - 1;
 
-fn command_name(cmd: &Cmd) -> &'static str {
+/// The command's label, as an index into [`LABELS`].
+fn command_label(cmd: &Cmd) -> usize {
     let Some(redis::Arg::Simple(name)) = cmd.args_iter().next() else {
-        return "other";
+        return OTHER;
     };
-    KNOWN
+    LABELS[..PIPELINE]
         .iter()
-        .find(|k| k.as_bytes().eq_ignore_ascii_case(name))
-        .copied()
-        .unwrap_or("other")
+        .position(|k| k.as_bytes().eq_ignore_ascii_case(name))
+        .unwrap_or(OTHER)
 }
 
-/// The call-duration histogram of each command, registered once: every Redis call
+/// The call-duration histogram of each label, registered once: every Redis call
 /// records one, and looking a labelled metric up costs more than recording it.
 /// (Taken at the first call, after `main` installed the recorder.)
-fn duration_of(command: &'static str) -> &'static metrics::Histogram {
-    static HANDLES: std::sync::OnceLock<Vec<(&'static str, metrics::Histogram)>> =
-        std::sync::OnceLock::new();
-    let handles = HANDLES.get_or_init(|| {
-        KNOWN
+fn duration_of(label: usize) -> &'static metrics::Histogram {
+    static HANDLES: std::sync::OnceLock<Vec<metrics::Histogram>> = std::sync::OnceLock::new();
+    &HANDLES.get_or_init(|| {
+        LABELS
             .iter()
-            .chain(&["pipeline", "other"])
-            .map(|&c| {
-                (
-                    c,
-                    metrics::histogram!(names::STORE_CALL_DURATION, "command" => c),
-                )
-            })
+            .map(|&c| metrics::histogram!(names::STORE_CALL_DURATION, "command" => c))
             .collect()
-    });
-    handles
-        .iter()
-        .find(|(c, _)| *c == command)
-        .map(|(_, h)| h)
-        .unwrap_or(&handles[handles.len() - 1].1)
+    })[label]
 }
 
 /// Times one call and counts its failure.
-async fn observed<T>(command: &'static str, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
+async fn observed<T>(label: usize, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
     let started = Instant::now();
     let result = call.await;
-    duration_of(command).record(started.elapsed().as_secs_f64());
+    duration_of(label).record(started.elapsed().as_secs_f64());
     match &result {
         Ok(_) => crate::outage::answered(),
         Err(e) => {
-            metrics::counter!(names::STORE_ERRORS, "command" => command).increment(1);
+            metrics::counter!(names::STORE_ERRORS, "command" => LABELS[label]).increment(1);
             if crate::outage::unreachable(e) {
                 crate::outage::failed(e);
             }
@@ -106,7 +98,7 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
         };
-        Box::pin(observed(command_name(cmd), call))
+        Box::pin(observed(command_label(cmd), call))
     }
 
     fn req_packed_commands<'a>(
@@ -119,7 +111,7 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
         };
-        Box::pin(observed("pipeline", call))
+        Box::pin(observed(PIPELINE, call))
     }
 
     fn get_db(&self) -> i64 {
