@@ -42,12 +42,15 @@ placement = "none"
 
 /// Seed 000's worker and supervisor settings, run beside ours as the baseline:
 /// its tightest-spread formation over a claim batch of 10, a 30 s lease refreshed
-/// every 2 s, the supervisor every 5 s. Environment for `matchmaker worker`.
-pub(crate) const SEED000_WORKER: [(&str, &str); 4] = [
+/// every 2 s, the supervisor every 5 s, polling without wake-ups. Environment for
+/// `matchmaker worker`.
+pub(crate) const SEED000_WORKER: [(&str, &str); 5] = [
     ("FORMATION", "seed000"),
     ("CLAIM_BATCH_SIZE", "10"),
     ("LOCK_TTL", "30s"),
     ("HEARTBEAT_INTERVAL", "2s"),
+    // Seed 000's workers poll; they are never woken.
+    ("WAKE_UPS", "false"),
 ];
 /// Seed 000's supervisor period (`SUPERVISE_INTERVAL`).
 pub(crate) const SEED000_SUPERVISE: &str = "5s";

@@ -252,6 +252,7 @@ fn worker_config(args: &PushArgs) -> Result<WorkerConfig> {
         poll: Duration::from_millis(100),
         modes: Modes::of([mode])?,
         formation: Default::default(),
+        wake_ups: true,
     })
 }
 

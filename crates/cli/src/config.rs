@@ -164,6 +164,10 @@ pub struct WorkerArgs {
     /// modes only).
     #[arg(long, env = "FORMATION", default_value = "engine", value_parser = ["engine", "seed000"])]
     pub formation: String,
+    /// Wake idle workers as soon as a ticket arrives in their pools (Redis
+    /// Pub/Sub, or in-process for `serve`); `false`: poll only.
+    #[arg(long, env = "WAKE_UPS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub wake_ups: bool,
 }
 
 impl WorkerArgs {
@@ -239,6 +243,7 @@ impl WorkerArgs {
             heartbeat: self.heartbeat_interval,
             poll: self.poll_interval,
             modes: catalog.modes().clone(),
+            wake_ups: self.wake_ups,
         })
     }
 }

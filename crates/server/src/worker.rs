@@ -3,6 +3,10 @@
 //! alive. Matched tickets are completed and the rest released in the same cycle, so
 //! nothing accumulates in the held sets. On shutdown it releases whatever it holds.
 //!
+//! An idle consumer sleeps until its next poll or until a wake-up says a ticket
+//! arrived in one of its pools ([`mm_store::Wakes`], seed 002), whichever is first;
+//! the poll stays as the safety net for wake-ups that are lost.
+//!
 //! The worker starts each committed match's saga ([`crate::saga`]): it places a
 //! match without a ready check at once, and wakes up at a ready check's deadline
 //! to expire it (the supervisor does both for matches whose worker died).
@@ -14,7 +18,7 @@ use mm_domain::{
 };
 use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
 use mm_store::outage::Backoff;
-use mm_store::{Claimed, Store, StoreError};
+use mm_store::{Claimed, Store, StoreError, Wake};
 use mm_telemetry::names;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -44,6 +48,9 @@ pub struct WorkerConfig {
     pub modes: Modes,
     /// How matches are formed from a claimed batch (`FORMATION`).
     pub formation: Formation,
+    /// Wake idle consumers when a ticket arrives (`WAKE_UPS`); without, they
+    /// only poll.
+    pub wake_ups: bool,
 }
 
 /// The match-formation algorithm a worker runs.
@@ -102,6 +109,15 @@ pub async fn run(
         cfg.clone(),
         heartbeat_stop.clone(),
     ));
+    let (woken, wakes) = tokio::sync::watch::channel(0u64);
+    let listener = cfg.wake_ups.then(|| {
+        tokio::spawn(listen_wakes(
+            store.clone(),
+            cfg.clone(),
+            woken,
+            shutdown.clone(),
+        ))
+    });
     let mut consumers = Vec::new();
     for i in 0..cfg.pool_size.max(1) {
         consumers.push(tokio::spawn(consume(
@@ -109,11 +125,15 @@ pub async fn run(
             cfg.clone(),
             stats.clone(),
             i,
+            wakes.clone(),
             shutdown.clone(),
         )));
     }
     for c in consumers {
         let _ = c.await;
+    }
+    if let Some(l) = listener {
+        l.abort();
     }
     // Consumers finish their cycle before returning; keep the lease until then.
     heartbeat_stop.cancel();
@@ -152,17 +172,58 @@ async fn heartbeat_loop(store: Arc<dyn Store>, cfg: Arc<WorkerConfig>, stop: Can
     }
 }
 
+/// Turns the store's wake-ups for this worker's pools into a counter the
+/// consumers watch; subscribes again (with back-off) if the store cannot be
+/// reached at first.
+async fn listen_wakes(
+    store: Arc<dyn Store>,
+    cfg: Arc<WorkerConfig>,
+    woken: tokio::sync::watch::Sender<u64>,
+    shutdown: CancellationToken,
+) {
+    let mine: HashSet<String> = cfg.pools.iter().map(Pool::name).collect();
+    let mut backoff = Backoff::new(cfg.poll, MAX_BACKOFF);
+    let mut ups = loop {
+        match store.wake_ups().await {
+            Ok(ups) => break ups,
+            Err(e) => {
+                warn_store!(e, "no wake-ups yet; polling meanwhile");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(backoff.failed()) => {}
+                }
+            }
+        }
+    };
+    loop {
+        let wake = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            wake = ups.next() => wake,
+        };
+        match wake {
+            Some(Wake::Pool(p)) if !mine.contains(&p) => {}
+            Some(_) => {
+                woken.send_modify(|n| *n += 1);
+            }
+            None => return,
+        }
+    }
+}
+
 async fn consume(
     store: Arc<dyn Store>,
     cfg: Arc<WorkerConfig>,
     stats: Arc<WorkerStats>,
     index: usize,
+    mut wakes: tokio::sync::watch::Receiver<u64>,
     shutdown: CancellationToken,
 ) {
     let n = cfg.pools.len();
     let mut pause = IdlePause::new(cfg.poll);
     let mut backoff = Backoff::new(cfg.poll, MAX_BACKOFF);
     while !shutdown.is_cancelled() {
+        // Wake-ups from here on end the pause after this pass.
+        wakes.borrow_and_update();
         let mut formed = 0;
         let mut failed = false;
         for k in 0..n {
@@ -189,9 +250,16 @@ async fn consume(
             pause.after_pass(formed)
         };
         if let Some(wait) = wait {
+            // Without a listener (wake-ups off, or it ended) only the poll wakes.
+            let woken = async {
+                if wakes.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(wait) => {}
+                _ = woken, if !failed => pause.woken(),
             }
         }
     }
@@ -218,6 +286,11 @@ impl IdlePause {
             next: FIRST_IDLE_PAUSE.min(max),
             max,
         }
+    }
+
+    /// A wake-up ended the pause: new tickets, so look again soon.
+    fn woken(&mut self) {
+        self.next = FIRST_IDLE_PAUSE.min(self.max);
     }
 
     fn after_pass(&mut self, formed: usize) -> Option<Duration> {

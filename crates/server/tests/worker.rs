@@ -1,6 +1,7 @@
 //! One worker cycle with each formation: ours claims at least three full matches'
 //! worth per poll, seed 000's baseline exactly its batch, and both commit only
-//! matches that fit the mode and every member's window.
+//! matches that fit the mode and every member's window. An idle worker is woken
+//! by new tickets long before its next poll, and without wake-ups it is not.
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_engine::{Modes, WindowPolicy};
@@ -32,6 +33,7 @@ fn config(formation: Formation, batch_size: usize) -> WorkerConfig {
         poll: Duration::from_millis(100),
         modes: Modes::of([ffa]).unwrap(),
         formation,
+        wake_ups: true,
     }
 }
 
@@ -88,4 +90,58 @@ async fn engine_formation_claims_three_full_matches_worth() {
     let (claimed, matches) = one_cycle(Formation::Engine, 10).await;
     assert_eq!(claimed, 24);
     check(&matches);
+}
+
+/// A worker idle long enough that its pause has grown past 5 s (5, 10, ... ms,
+/// doubling: the pause from 5.1 s to 10.2 s), then two tickets that match: are
+/// they matched within 3 s? Tokio's clock is paused (it jumps when every task
+/// waits), so the answer depends on the wake-up alone, not on the machine's speed.
+async fn matched_soon_after_an_idle_spell(wake_ups: bool) -> bool {
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
+    let mut cfg = config(Formation::Engine, 10);
+    cfg.poll = Duration::from_secs(3600);
+    cfg.wake_ups = wake_ups;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let worker = tokio::spawn(mm_server::worker::run(store.clone(), cfg, shutdown.clone()));
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let tickets: Vec<Ticket> = (0..2)
+        .map(|i| {
+            Ticket::solo(
+                TicketId::new(format!("late-{i}")).unwrap(),
+                PlayerId::new(format!("late-{i}")).unwrap(),
+                "ffa",
+                "eu",
+                1500.0,
+                now_ms(),
+            )
+        })
+        .collect();
+    for t in &tickets {
+        store.enqueue(t).await.unwrap();
+    }
+    let mut matched = false;
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let view = store
+            .ticket(&tickets[0].owner, &tickets[0].id)
+            .await
+            .unwrap();
+        if view.is_some_and(|v| v.match_id.is_some()) {
+            matched = true;
+            break;
+        }
+    }
+    shutdown.cancel();
+    worker.await.unwrap();
+    matched
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_ticket_wakes_an_idle_worker() {
+    assert!(matched_soon_after_an_idle_spell(true).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_wake_ups_an_idle_worker_waits_for_its_poll() {
+    assert!(!matched_soon_after_an_idle_spell(false).await);
 }

@@ -1,7 +1,7 @@
 //! The store contract shared by the Redis and in-memory implementations.
 
 use crate::StoreError;
-use crate::{Fleet, Lifecycle, Limits, Parties, Results};
+use crate::{Fleet, Lifecycle, Limits, Locks, Parties, RateCheck, Results, Verdict};
 use async_trait::async_trait;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
@@ -9,6 +9,34 @@ use mm_domain::{
 };
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// Charges one call to `charge`; the wait when it is over the limit.
+async fn over<S: Limits + ?Sized>(
+    store: &S,
+    charge: Option<&RateCheck>,
+) -> Result<Option<Duration>, StoreError> {
+    let Some(charge) = charge else {
+        return Ok(None);
+    };
+    Ok(
+        match store.check_rates(std::slice::from_ref(charge)).await?[..] {
+            [Verdict::Limited(wait)] => Some(wait),
+            _ => None,
+        },
+    )
+}
+
+/// [`Store::activate_charged`] with the charge made on its own, before.
+pub(crate) async fn charge_apart<S: Store + ?Sized>(
+    store: &S,
+    ticket: &Ticket,
+    charge: Option<&RateCheck>,
+) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+    if let Some(wait) = over(store, charge).await? {
+        return Ok(Err(EnqueueOutcome::Limited(wait)));
+    }
+    store.activate(ticket).await
+}
 
 /// A ticket a worker claimed.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +58,9 @@ pub enum EnqueueOutcome {
     /// The ticket carries an older rating for this player than one applied (or
     /// being applied) since: read it again and retry.
     StaleRating(PlayerId),
+    /// The call was over the rate limit it was charged to; one would be allowed
+    /// after this long. Nothing was queued.
+    Limited(Duration),
 }
 
 /// Why the matchmaker withdrew a ticket: a player of it was placed in a match
@@ -62,7 +93,9 @@ pub struct Depths {
 /// game servers ([`Fleet`]). All methods are safe to call concurrently from any
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
-pub trait Store: Lifecycle + Fleet + Results + Limits + Parties + Send + Sync + 'static {
+pub trait Store:
+    Lifecycle + Fleet + Results + Limits + Locks + Parties + Send + Sync + 'static
+{
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
@@ -75,6 +108,23 @@ pub trait Store: Lifecycle + Fleet + Results + Limits + Parties + Send + Sync + 
     /// withdraws the others (reason [`MATCHED_ELSEWHERE`]).
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError>;
 
+    /// [`Store::enqueue`] as one rate-limited call: first charges one call to
+    /// `charge` (a limiter, normally of one of the ticket's players); over the
+    /// limit it answers [`EnqueueOutcome::Limited`] and does nothing else. A
+    /// charged call stays charged whatever the outcome. Redis charges a player's
+    /// limiter inside that player's activation script, with no round trip of its
+    /// own.
+    async fn enqueue_charged(
+        &self,
+        ticket: &Ticket,
+        charge: Option<&RateCheck>,
+    ) -> Result<EnqueueOutcome, StoreError> {
+        if let Some(wait) = over(self, charge).await? {
+            return Ok(EnqueueOutcome::Limited(wait));
+        }
+        self.enqueue(ticket).await
+    }
+
     /// The first half of [`Store::enqueue`], for a caller that finishes rating the
     /// ticket meanwhile: makes the ticket its players' live ticket for the mode
     /// (with the same refusals, the freshness check only for snapshots carried and
@@ -86,6 +136,15 @@ pub trait Store: Lifecycle + Fleet + Results + Limits + Parties + Send + Sync + 
         &self,
         ticket: &Ticket,
     ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError>;
+
+    /// [`Store::activate`] charged to a rate limit, as [`Store::enqueue_charged`].
+    async fn activate_charged(
+        &self,
+        ticket: &Ticket,
+        charge: Option<&RateCheck>,
+    ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+        charge_apart(self, ticket, charge).await
+    }
 
     /// The second half of [`Store::enqueue`]: queues an activated ticket in every
     /// pool it waits in.
@@ -198,6 +257,10 @@ pub trait Store: Lifecycle + Fleet + Results + Limits + Parties + Send + Sync + 
 
     /// Publishes events to the players they are addressed to, in any process.
     async fn publish(&self, events: &[EventEnvelope]) -> Result<(), StoreError>;
+
+    /// Wake-ups from now on: the names of pools a ticket arrived in, from any
+    /// process (see [`crate::Wakes`]; a hint, not a guarantee).
+    async fn wake_ups(&self) -> Result<crate::WakeUps, StoreError>;
 
     /// Events addressed to `player` from now on, from any process.
     async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError>;

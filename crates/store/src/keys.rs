@@ -15,6 +15,8 @@
 //! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `nx` status after acceptance, `gr` disconnect grace ms, `ps` placing since, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled |
 //! | `mm:{p:..}:due` | zset | match id -> when its saga's next step is due |
 //! | `mm:{p:..}:rj` | hash | match id -> rating job JSON (match + result) until the rating service applied it |
+//! | `mm:{p:..}:leader` | string | the pool leader's token (a token lock, expires with its lease) |
+//! | `mm:{p:..}:fence` | string | the pool leader lock's fencing counter: one more each time it is taken |
 //! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
@@ -35,21 +37,51 @@
 //! | `mm:{pt:PARTY}:m`, `:i` | hash | member / invite adds: tag -> player id (OR-Sets) |
 //! | `mm:{pt:PARTY}:mr`, `:ir` | set | tombstoned member / invite tags |
 //! | `mm:{pt:PARTY}:meta` | hash | `created`, `leader`, `ltag` (the leader's tag: larger wins), `gone` (disbanded) |
-//! | `mm:{rl:SHARD}:KEY` | string | a rate limiter's theoretical arrival time (µs, Redis clock); expires once idle. SHARD is a stable hash of KEY modulo 64 |
+//! | `mm:{u:PLAYER}:rl:CLASS` | string | the player's rate limiter for a class of call: its theoretical arrival time (µs, Redis clock); expires once idle |
+//! | `mm:{rl:SHARD}:CLASS:a:ADDRESS` | string | an address's rate limiter, the same; SHARD is a stable hash of the rest of the key modulo 64 |
+//! | `mm:{lk:NAME}:h`, `:f` | string | a named token lock's holder token, its fencing counter |
 //! | `mm:events` | channel | event envelopes for every ingress |
+//! | `mm:wake` | channel | names of pools a ticket arrived in (see `mm_store::Wakes`) |
+//! | `mm:{p:..}:armed` | string | present after a claim: the next ticket in the pool publishes a wake-up |
 
+use crate::{RateKey, Who};
 use mm_domain::{PlayerId, Pool};
 
 /// The Pub/Sub channel that carries player events between processes.
 pub const EVENTS_CHANNEL: &str = "mm:events";
 
-/// How many slots the rate limiters are spread over (a cluster spreads them over
-/// its nodes; the checks of one shard share a script call).
+/// The Pub/Sub channel that wakes the workers of a pool (the message is the
+/// pool's name) when a ticket arrives in it while it is armed.
+pub const WAKE_CHANNEL: &str = "mm:wake";
+
+/// How many slots the addresses' rate limiters are spread over (a cluster spreads
+/// them over its nodes; the checks of one shard share a script call).
 pub const RATE_SHARDS: u64 = 64;
 
-/// A rate limiter's key, in its shard's slot (`shard` < [`RATE_SHARDS`]).
-pub fn rate(shard: u64, key: &str) -> String {
-    format!("mm:{{rl:{shard}}}:{key}")
+/// A rate limiter's key and the hash tag of its slot: a player's limiter lives in
+/// the player's slot (scripts acting for the player can charge it), an address's
+/// in one of [`RATE_SHARDS`] shards.
+pub fn limiter(key: &RateKey) -> (String, String) {
+    match &key.who {
+        Who::Player(p) => {
+            let tag = format!("u:{p}");
+            (format!("mm:{{{tag}}}:rl:{}", key.class), tag)
+        }
+        Who::Address(_) => {
+            let name = key.name();
+            let tag = format!("rl:{}", shard(&name));
+            (format!("mm:{{{tag}}}:{name}"), tag)
+        }
+    }
+}
+
+/// A stable hash of `name` modulo [`RATE_SHARDS`] (FNV-1a: every ingress, of any
+/// version, must agree).
+fn shard(name: &str) -> u64 {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % RATE_SHARDS
 }
 
 /// Keys of one pool.
@@ -73,6 +105,11 @@ pub struct PoolKeys {
     pub recent: String,
     /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
     pub life_prefix: String,
+    /// Set by every claim; the next enqueue deletes it and publishes a wake-up.
+    pub armed: String,
+    /// The pool leader's token lock, and its fencing counter.
+    pub leader: String,
+    pub fence: String,
 }
 
 impl PoolKeys {
@@ -93,6 +130,9 @@ impl PoolKeys {
             since: format!("{prefix}:since"),
             recent: format!("{prefix}:recent"),
             life_prefix: format!("{prefix}:mx:"),
+            armed: format!("{prefix}:armed"),
+            leader: format!("{prefix}:leader"),
+            fence: format!("{prefix}:fence"),
             prefix,
         }
     }

@@ -16,8 +16,8 @@
 //! placement, result) that `mm_server::saga` drives, and game servers and their
 //! slots are kept through [`Fleet`]. Results wait for the rating service, and
 //! players' rating freshness is marked, through [`Results`]. Rate limits shared by
-//! every ingress are counted through [`Limits`], and parties are kept through
-//! [`Parties`].
+//! every ingress are counted through [`Limits`], parties are kept through
+//! [`Parties`], and token locks with fencing tokens through [`Locks`].
 
 mod api;
 mod error;
@@ -26,12 +26,14 @@ mod hub;
 pub mod keys;
 mod lifecycle;
 mod limits;
+mod locks;
 mod memory;
 pub mod outage;
 mod parties;
 mod redis_store;
 mod results;
 mod scripts;
+mod wake;
 
 pub use api::{
     CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
@@ -40,11 +42,13 @@ pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
 pub use hub::Hub;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
-pub use limits::{Limits, MemoryLimits, Rate, Verdict};
+pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};
+pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, TokenLock};
 pub use memory::MemoryStore;
 pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyMerge};
 pub use redis_store::RedisStore;
 pub use results::Results;
+pub use wake::{Wake, WakeUps, Wakes};
 
 /// How many matches a player's history keeps.
 pub const HISTORY_LEN: usize = 100;

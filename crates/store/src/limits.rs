@@ -1,14 +1,19 @@
 //! Rate limits shared by every ingress: [`Limits::check_rates`] counts one call
-//! against each key's [`Rate`] with GCRA (a call is allowed while the key's
-//! theoretical arrival time is within a burst of now). On Redis it is `rate.lua`,
-//! timed by the server's clock, with the checks of concurrent requests batched
-//! into one call (one per limiter shard on a cluster; keys `mm:{rl:SHARD}:KEY`
-//! expire once idle); in memory, `governor`'s keyed limiters.
+//! against each limiter's [`Rate`] with GCRA (a call is allowed while the
+//! limiter's theoretical arrival time is within a burst of now). A limiter
+//! ([`RateKey`]) counts one class of call by one player or from one address. On
+//! Redis it is `rate.lua`, timed by the server's clock, with the checks of
+//! concurrent requests batched into one call (one per slot on a cluster: a
+//! player's limiters live in the player's slot, so scripts that act for the player
+//! can charge them too; an address's in one of 64 shards); keys expire once idle.
+//! In memory, `governor`'s keyed limiters.
 
 use crate::StoreError;
 use async_trait::async_trait;
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota};
+use mm_domain::PlayerId;
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -36,6 +41,48 @@ impl Rate {
     }
 }
 
+/// Whose calls a limiter counts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Who {
+    Player(PlayerId),
+    Address(IpAddr),
+}
+
+/// A limiter: one class of call (`tickets`, `reads`, ...) by one player or from
+/// one address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RateKey {
+    pub class: &'static str,
+    pub who: Who,
+}
+
+impl RateKey {
+    pub fn player(class: &'static str, player: PlayerId) -> Self {
+        Self {
+            class,
+            who: Who::Player(player),
+        }
+    }
+
+    pub fn address(class: &'static str, addr: IpAddr) -> Self {
+        Self {
+            class,
+            who: Who::Address(addr),
+        }
+    }
+
+    /// A name unique to the limiter: `CLASS:p:PLAYER` or `CLASS:a:ADDRESS`.
+    pub fn name(&self) -> String {
+        match &self.who {
+            Who::Player(p) => format!("{}:p:{p}", self.class),
+            Who::Address(a) => format!("{}:a:{a}", self.class),
+        }
+    }
+}
+
+/// One call to count against a limiter.
+pub type RateCheck = (RateKey, Rate);
+
 /// The answer to one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -48,7 +95,7 @@ pub enum Verdict {
 pub trait Limits {
     /// Counts one call against each `(key, rate)`; one verdict per check, in order.
     /// A limited key is not charged.
-    async fn check_rates(&self, checks: &[(String, Rate)]) -> Result<Vec<Verdict>, StoreError>;
+    async fn check_rates(&self, checks: &[RateCheck]) -> Result<Vec<Verdict>, StoreError>;
 }
 
 /// How many checks between sweeps of idle keys in memory.
@@ -87,7 +134,7 @@ impl MemoryLimits {
         l
     }
 
-    pub fn check(&self, checks: &[(String, Rate)]) -> Vec<Verdict> {
+    pub fn check(&self, checks: &[RateCheck]) -> Vec<Verdict> {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             let all: Vec<_> = self
                 .limiters
@@ -105,7 +152,7 @@ impl MemoryLimits {
             .iter()
             .map(|(key, rate)| {
                 let limiter = self.limiter(*rate);
-                match limiter.check_key(key) {
+                match limiter.check_key(&key.name()) {
                     Ok(()) => Verdict::Allowed,
                     // The limiter's own clock: making one reads the CPU's
                     // features (CPUID), which is slow, in a VM very slow.

@@ -51,6 +51,9 @@ pub struct Scripts {
     pub party_merge: Script,
     pub party_read: Script,
     pub party_pointer: Script,
+    pub lock_acquire: Script,
+    pub lock_extend: Script,
+    pub lock_release: Script,
 }
 
 impl Scripts {
@@ -63,7 +66,7 @@ impl Scripts {
             heartbeat: script!("heartbeat.lua"),
             reclaim: script!("reclaim.lua"),
             cancel: script!("cancel.lua"),
-            activate: Script::new(include_str!("lua/activate.lua")),
+            activate: script!("activate.lua"),
             deactivate: Script::new(include_str!("lua/deactivate.lua")),
             purge: Script::new(include_str!("lua/purge.lua")),
             depths: Script::new(include_str!("lua/depths.lua")),
@@ -89,10 +92,13 @@ impl Scripts {
             results_ack: Script::new(include_str!("lua/results_ack.lua")),
             results_queue: script!("results_queue.lua"),
             skill_mark: Script::new(include_str!("lua/skill_mark.lua")),
-            rate: Script::new(include_str!("lua/rate.lua")),
+            rate: script!("rate.lua"),
             party_merge: Script::new(include_str!("lua/party_merge.lua")),
             party_read: Script::new(include_str!("lua/party_read.lua")),
             party_pointer: Script::new(include_str!("lua/party_pointer.lua")),
+            lock_acquire: Script::new(include_str!("lua/lock_acquire.lua")),
+            lock_extend: Script::new(include_str!("lua/lock_extend.lua")),
+            lock_release: Script::new(include_str!("lua/lock_release.lua")),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Rate limits through real processes: per player and per address on the HTTP
 //! API, socket connects and socket messages, with 429, `Retry-After` and the JSON
 //! error (an error message and a close on the socket); trusted backends exempt;
-//! and one limit shared by two ingress processes on Redis.
+//! and one limit shared by two ingress processes on Redis (ticket creations
+//! charged by the store with the activation, cancels by the ingress).
 
 use crate::{BIN, Deployment, fast_env};
 use futures_util::{SinkExt, StreamExt};
@@ -122,8 +123,11 @@ async fn sockets_are_limited_on_connect_and_per_message() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_limit_holds_across_two_ingress_processes() {
-    let mut d =
-        Deployment::redis_processes_env(&[("ingress", "RATE_LIMIT_READS", "6/1m,1000/1m")]).await;
+    let mut d = Deployment::redis_processes_env(&[
+        ("ingress", "RATE_LIMIT_READS", "6/1m,1000/1m"),
+        ("ingress", "RATE_LIMIT_TICKETS", "3/1m,1000/1m"),
+    ])
+    .await;
     let second = format!("127.0.0.1:{}", free_port());
     let mut cmd = Command::new(BIN);
     cmd.arg("ingress")
@@ -131,7 +135,8 @@ async fn a_limit_holds_across_two_ingress_processes() {
         .env("DATABASE_URL", &d.database_url)
         .env("LISTEN_ADDR", &second);
     fast_env(&mut cmd);
-    cmd.env("RATE_LIMIT_READS", "6/1m,1000/1m");
+    cmd.env("RATE_LIMIT_READS", "6/1m,1000/1m")
+        .env("RATE_LIMIT_TICKETS", "3/1m,1000/1m");
     d.procs.push(Proc::spawn("ingress-2", cmd, d.logs.path()));
     let first = d.addr.clone();
     d.addr = second.clone();
@@ -145,4 +150,38 @@ async fn a_limit_holds_across_two_ingress_processes() {
         assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{base}: {body}");
     }
     assert_eq!(read(&first, "vic").await.0, StatusCode::OK);
+
+    // Ticket writes: the store charges a creation with the ticket's activation,
+    // the ingress a cancel on its own; both count against one limiter.
+    let on = |base: &str| {
+        let mut c = d.client("wes");
+        c.base = format!("http://{base}");
+        c
+    };
+    let (status, ticket) = on(&first).create(1500.0).await;
+    assert_eq!(status, StatusCode::CREATED, "{ticket}");
+    let path = format!("/v1/tickets/{}", ticket["id"].as_str().unwrap());
+    let (status, body) = on(&second).delete(&path).await;
+    assert!(status.is_success(), "{status} {body}");
+    let (status, ticket) = on(&second).create(1500.0).await;
+    assert_eq!(status, StatusCode::CREATED, "{ticket}");
+    let (status, body) = on(&first).create(1500.0).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["error"]["code"], "rate_limited");
+    assert_eq!(body["error"]["scope"], "player");
+    assert!(body["error"]["retry_after_ms"].as_u64().unwrap() > 0);
+    // Nothing happened: the live ticket is still the second one.
+    let path = format!("/v1/tickets/{}", ticket["id"].as_str().unwrap());
+    let (status, view) = on(&first).get(&path).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        matches!(view["status"].as_str(), Some("queued" | "searching")),
+        "{view}"
+    );
+    let (status, body) = on(&second).delete(&path).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    // Another player is not limited.
+    let mut xia = d.client("xia");
+    xia.base = format!("http://{first}");
+    assert_eq!(xia.create(1500.0).await.0, StatusCode::CREATED);
 }

@@ -8,7 +8,10 @@
 //!
 //! [`layer`] authenticates the caller once (the extractors reuse the result),
 //! checks the per-address and per-player keys in one round trip, and remembers the
-//! client address for the socket's message checks.
+//! client address for the socket's message checks. A player's ticket creation is
+//! the exception: its per-player check is left to the store, which charges it in
+//! the same script that activates the ticket ([`mm_store::Store::enqueue_charged`]),
+//! so the hottest call pays no round trip for it.
 
 use super::auth::{self, Authenticated};
 use super::{ApiError, AppState};
@@ -18,7 +21,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mm_auth::Caller;
 use mm_domain::PlayerId;
-use mm_store::{Rate, Verdict};
+use mm_store::{Rate, RateCheck, RateKey, Verdict};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -100,6 +103,31 @@ impl RateLimits {
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub Option<IpAddr>);
 
+/// The per-player check of a ticket creation, left to the store (see the module
+/// doc); `None` when there is none to make.
+#[derive(Debug, Clone, Default)]
+pub struct TicketCharge(pub Option<RateCheck>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for TicketCharge {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .remove::<TicketCharge>()
+            .unwrap_or_default())
+    }
+}
+
+/// The limiter of `player`'s calls of `class`, with its rate; `None`: unlimited.
+fn player_check(state: &AppState, class: Class, player: &PlayerId) -> Option<RateCheck> {
+    let rate = state.limits.get(class).per_player?;
+    Some((RateKey::player(class.name(), player.clone()), rate))
+}
+
 /// Counts one call of `class` by `player` from `addr`; `Err` (429) when over.
 pub async fn check(
     state: &AppState,
@@ -111,11 +139,11 @@ pub async fn check(
     let mut checks = Vec::with_capacity(2);
     let mut scopes = Vec::with_capacity(2);
     if let (Some(rate), Some(ip)) = (limit.per_address, addr) {
-        checks.push((format!("{}:a:{ip}", class.name()), rate));
+        checks.push((RateKey::address(class.name(), ip), rate));
         scopes.push("address");
     }
-    if let (Some(rate), Some(p)) = (limit.per_player, player) {
-        checks.push((format!("{}:p:{p}", class.name()), rate));
+    if let Some(check) = player.and_then(|p| player_check(state, class, p)) {
+        checks.push(check);
         scopes.push("player");
     }
     if checks.is_empty() {
@@ -142,7 +170,8 @@ pub async fn check(
     }
 }
 
-fn limited(class: Class, scope: &'static str, wait: Duration) -> ApiError {
+/// The 429 of a call of `class` over its `scope`'s limit.
+pub(crate) fn limited(class: Class, scope: &'static str, wait: Duration) -> ApiError {
     metrics::counter!(mm_telemetry::names::RATE_LIMITED, "class" => class.name(), "scope" => scope)
         .increment(1);
     let ms = wait.as_millis().max(1) as u64;
@@ -175,14 +204,22 @@ pub async fn layer(
     }
     let class = Class::of(req.method(), req.uri().path());
     let caller = auth::authenticate(req.headers(), req.uri(), &state);
-    let player = match &caller {
+    let mut player = match &caller {
         Ok(Caller::Player(p)) => Some(p.clone()),
         _ => None,
     };
     let trusted = matches!(caller, Ok(Caller::Service(_)));
     req.extensions_mut().insert(Authenticated(caller));
     req.extensions_mut().insert(ClientAddr(addr));
-    if !trusted && let Err(e) = check(&state, class, player.as_ref(), addr).await {
+    if trusted {
+        return next.run(req).await;
+    }
+    if req.method() == Method::POST && req.uri().path() == "/v1/tickets" {
+        // The store charges the player's creation with the ticket's activation.
+        let charge = player.take().and_then(|p| player_check(&state, class, &p));
+        req.extensions_mut().insert(TicketCharge(charge));
+    }
+    if let Err(e) = check(&state, class, player.as_ref(), addr).await {
         return e.into_response();
     }
     next.run(req).await

@@ -1,6 +1,7 @@
 //! Ticket endpoints: create, read, cancel, and a player's matches.
 
 use super::extract::{ApiJson, ApiQuery};
+use super::limits::{Class, TicketCharge};
 use super::openapi::Errors;
 use super::{Actor, ApiError, AppState, Player};
 use axum::Json;
@@ -12,7 +13,7 @@ use mm_domain::{
     Skill, Ticket, TicketId, TicketStatus, TicketView, now_ms,
 };
 use mm_engine::{Mode, RegionChoice};
-use mm_store::{CancelOutcome, EnqueueOutcome};
+use mm_store::{CancelOutcome, EnqueueOutcome, RateCheck};
 use mm_telemetry::names;
 use serde::{Deserialize, Serialize};
 
@@ -316,10 +317,11 @@ async fn enqueue_rated(
     state: &AppState,
     mode: &Mode,
     ticket: &mut Ticket,
+    charge: Option<&RateCheck>,
 ) -> Result<EnqueueOutcome, ApiError> {
     if let Some(hit) = state.ratings.cached(&mode.name, &ticket.players) {
         fill(mode, ticket, &hit, false);
-        let outcome = state.store.enqueue(ticket).await?;
+        let outcome = state.store.enqueue_charged(ticket, charge).await?;
         if !matches!(outcome, EnqueueOutcome::StaleRating(_)) {
             return Ok(outcome);
         }
@@ -328,7 +330,7 @@ async fn enqueue_rated(
         return Ok(state.store.enqueue(ticket).await?);
     }
     if state.complete_marks {
-        let marks = match state.store.activate(ticket).await? {
+        let marks = match state.store.activate_charged(ticket, charge).await? {
             Ok(marks) => marks,
             Err(refused) => return Ok(refused),
         };
@@ -342,7 +344,7 @@ async fn enqueue_rated(
     }
     let (read, activated) = tokio::join!(
         state.ratings.skills(&mode.name, &ticket.players),
-        state.store.activate(ticket)
+        state.store.activate_charged(ticket, charge)
     );
     let marks = match activated? {
         Ok(marks) => marks,
@@ -396,6 +398,7 @@ async fn finish(
 pub async fn create(
     State(state): State<AppState>,
     actor: Actor,
+    TicketCharge(charge): TicketCharge,
     ApiJson(body): ApiJson<CreateTicket>,
 ) -> Result<Response, ApiError> {
     let started = std::time::Instant::now();
@@ -407,13 +410,17 @@ pub async fn create(
     let mode = catalog
         .mode(&ticket.mode)
         .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?;
+    let charge = charge.as_ref();
     let outcome = if from_client {
-        state.store.enqueue(&ticket).await?
+        state.store.enqueue_charged(&ticket, charge).await?
     } else {
-        enqueue_rated(&state, mode, &mut ticket).await?
+        enqueue_rated(&state, mode, &mut ticket, charge).await?
     };
     match outcome {
         EnqueueOutcome::Queued => {}
+        EnqueueOutcome::Limited(wait) => {
+            return Err(super::limits::limited(Class::Tickets, "player", wait));
+        }
         EnqueueOutcome::PlayerBusy(player, current) => {
             return Err(ApiError::conflict(
                 "player_busy",

@@ -4,15 +4,25 @@
 -- A banned player, or one marked as in a match, gets nothing; nor does a ticket
 -- whose rating for the player is older than the player's freshness mark (a newer
 -- rating was applied or is being applied: the caller reads it and tries again).
+-- When the player's ticket-creation limiter is given, the call is charged to it
+-- first (GCRA, as `rate.lua`); over the limit, nothing else happens. A charged
+-- call stays charged whatever the activation's outcome, as an HTTP call would.
 -- KEYS: 1 player's active hash (mode -> 'TICKET|pool,pool'), 2 player's ticket index hash,
 --       3 ban string (until ms), 4 in-match string ('MATCH|pool'), 5 marks hash
---       (mode -> version)
+--       (mode -> version), 6 (optional) the player's limiter
 -- ARGV: 1 new ticket id, 2 mode, 3 the ticket's pools (comma-separated),
 --       4 expected current ticket id ('' for none), 5 ttl s, 6 the rating version
---       the ticket carries for the player ('' not checked)
+--       the ticket carries for the player ('' not checked), 7 and 8 the limiter's
+--       interval (µs) and burst (with KEYS[6])
 -- Returns '=MARK' on success (MARK: the player's freshness mark for the mode, 0
--- if none), '!ban|UNTIL', '!match|MATCH|pool', '!stale|VERSION', else the id of the
--- player's current ticket for the mode.
+-- if none), '!rate|WAIT_US', '!ban|UNTIL', '!match|MATCH|pool', '!stale|VERSION',
+-- else the id of the player's current ticket for the mode.
+if KEYS[6] then
+  local now = now_us()
+  local tat, wait = gcra(tonumber(redis.call('GET', KEYS[6])), now, tonumber(ARGV[7]), tonumber(ARGV[8]))
+  if wait > 0 then return '!rate|' .. wait end
+  gcra_store(KEYS[6], tat, now)
+end
 local ban = redis.call('GET', KEYS[3])
 if ban then return '!ban|' .. ban end
 local busy = redis.call('GET', KEYS[4])

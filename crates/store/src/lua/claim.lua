@@ -2,11 +2,14 @@
 -- The batch is a contiguous run of the rating-ordered queue starting at a rank the
 -- caller picks at random (ARGV[3] in [0,1)), so batches are rating-tight and no
 -- rating band is systematically left behind.
--- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset
+-- Arms the pool: the next ticket queued publishes a wake-up (see enqueue.lua).
+-- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset,
+--       6 armed flag
 -- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms
 -- Returns a flat list: ticket JSON, first-claim flag (1/0), ...
 local now = now_ms()
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('SET', KEYS[6], '1')
 local n = redis.call('ZCARD', KEYS[1])
 local max = tonumber(ARGV[2])
 if n == 0 or max <= 0 then return {} end

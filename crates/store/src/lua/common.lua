@@ -30,3 +30,26 @@ local function requeue(q, st, held, ids)
   end
   return #back / 2
 end
+
+-- Redis server time in microseconds (the rate limiters' clock).
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- GCRA: one call against a limiter whose theoretical arrival time is `tat` (µs;
+-- nil or past: idle) at `now`, allowing `burst` calls at once and one per
+-- `interval` µs. Returns the limiter's TAT afterwards and 0 if the call is allowed
+-- (and charged), else its TAT unchanged and the µs until a call would be allowed.
+local function gcra(tat, now, interval, burst)
+  if tat == nil or tat < now then tat = now end
+  local new_tat = tat + interval
+  local allow_at = new_tat - interval * burst
+  if allow_at > now then return tat, math.ceil(allow_at - now) end
+  return new_tat, 0
+end
+
+-- Stores a limiter's TAT; the key expires when the limiter is idle again.
+local function gcra_store(key, tat, now)
+  redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+end

@@ -1,6 +1,9 @@
 -- Queues a new ticket's entry in one of its pools.
--- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 since zset
--- ARGV: 1 ticket id, 2 ticket JSON, 3 rating, 4 enqueue time (ms)
+-- If the pool is armed (a claim ran since the last wake-up), disarms it and
+-- publishes the pool's name to wake its workers.
+-- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 since zset, 5 armed flag
+-- ARGV: 1 ticket id, 2 ticket JSON, 3 rating, 4 enqueue time (ms), 5 wake channel,
+--       6 pool name
 -- Returns 1 when queued, 0 when the entry already exists, 2 when the ticket was
 -- withdrawn before its entry got here (the withdrawal left its state behind).
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then
@@ -12,4 +15,7 @@ end
 redis.call('HSET', KEYS[3], ARGV[1], 'q')
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+if redis.call('DEL', KEYS[5]) == 1 then
+  redis.call('PUBLISH', ARGV[5], ARGV[6])
+end
 return 1

@@ -334,9 +334,36 @@ impl Inner {
 pub struct MemoryStore {
     inner: Mutex<Inner>,
     hub: Hub,
+    wakes: crate::Wakes,
     /// Rate limits, apart from `inner` so checks never wait for the store's lock.
     limits: crate::MemoryLimits,
     parties: crate::MemoryParties,
+    locks: crate::MemoryLocks,
+}
+
+#[async_trait]
+impl crate::Locks for MemoryStore {
+    async fn try_lock(
+        &self,
+        lock: &crate::LockName,
+        token: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        Ok(self.locks.try_lock(lock, token, ttl))
+    }
+
+    async fn extend_lock(
+        &self,
+        lock: &crate::LockName,
+        token: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        Ok(self.locks.extend_lock(lock, token, ttl))
+    }
+
+    async fn unlock(&self, lock: &crate::LockName, token: &str) -> Result<bool, StoreError> {
+        Ok(self.locks.unlock(lock, token))
+    }
 }
 
 #[async_trait]
@@ -380,7 +407,7 @@ impl crate::Parties for MemoryStore {
 impl crate::Limits for MemoryStore {
     async fn check_rates(
         &self,
-        checks: &[(String, crate::Rate)],
+        checks: &[crate::RateCheck],
     ) -> Result<Vec<crate::Verdict>, StoreError> {
         Ok(self.limits.check(checks))
     }
@@ -389,6 +416,13 @@ impl crate::Limits for MemoryStore {
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Wakes the workers of the ticket's pools.
+    fn wake(&self, ticket: &Ticket) {
+        for pool in ticket.pools() {
+            self.wakes.wake(&pool.name());
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -403,11 +437,14 @@ impl Store for MemoryStore {
     }
 
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
-        let mut inner = self.lock();
-        if let Err(refused) = inner.activate(ticket, now_ms()) {
-            return Ok(refused);
+        {
+            let mut inner = self.lock();
+            if let Err(refused) = inner.activate(ticket, now_ms()) {
+                return Ok(refused);
+            }
+            inner.enqueue_entries(ticket);
         }
-        inner.enqueue_entries(ticket);
+        self.wake(ticket);
         Ok(EnqueueOutcome::Queued)
     }
 
@@ -420,6 +457,7 @@ impl Store for MemoryStore {
 
     async fn enqueue_entries(&self, ticket: &Ticket) -> Result<(), StoreError> {
         self.lock().enqueue_entries(ticket);
+        self.wake(ticket);
         Ok(())
     }
 
@@ -707,6 +745,10 @@ impl Store for MemoryStore {
             self.hub.dispatch(e.clone());
         }
         Ok(())
+    }
+
+    async fn wake_ups(&self) -> Result<crate::WakeUps, StoreError> {
+        Ok(self.wakes.subscribe())
     }
 
     async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {

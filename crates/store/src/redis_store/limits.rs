@@ -1,5 +1,5 @@
 //! Rate-limit checks on Redis, batched: the checks of concurrent requests share
-//! script calls (`rate.lua`, one call per limiter shard), the way a proxy
+//! script calls (`rate.lua`, one call per slot on a cluster), the way a proxy
 //! pipelines its rate-limit lookups. A check queues its keys for one driver task;
 //! while [`IN_FLIGHT`] calls are out, new checks gather, and the next call carries
 //! all of them. An idle ingress sends each check at once, a saturated one sends
@@ -11,7 +11,7 @@
 
 use super::conn::Conn;
 use crate::keys;
-use crate::{Rate, StoreError, Verdict};
+use crate::{Rate, RateCheck, StoreError, Verdict};
 use redis::Script;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ const MAX_KEYS: usize = 256;
 
 /// One request's checks and where its verdicts go.
 struct Pending {
-    checks: Vec<(String, Rate)>,
+    checks: Vec<RateCheck>,
     reply: oneshot::Sender<Result<Vec<Verdict>, String>>,
 }
 
@@ -43,7 +43,7 @@ impl RateChecks {
     }
 
     /// Counts one call against each `(key, rate)`: one verdict per check, in order.
-    pub async fn check(&self, checks: &[(String, Rate)]) -> Result<Vec<Verdict>, StoreError> {
+    pub async fn check(&self, checks: &[RateCheck]) -> Result<Vec<Verdict>, StoreError> {
         let (reply, answer) = oneshot::channel();
         let pending = Pending {
             checks: checks.to_vec(),
@@ -88,34 +88,32 @@ async fn drive(conn: Conn, script: Arc<Script>, mut rx: mpsc::UnboundedReceiver<
     }
 }
 
-/// The limiter shard of a key's slot (a stable hash of the key): a cluster spreads
-/// the shards over its nodes, and one call serves every key of a shard.
-fn shard(key: &str) -> u64 {
-    // FNV-1a: stable across processes and versions, as every ingress must agree.
-    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    hash % keys::RATE_SHARDS
-}
-
-/// One call per shard on a cluster, one in all on a single node; the waits of
+/// One call per slot on a cluster, one in all on a single node; the waits of
 /// every check of `batch`, in order.
 async fn call(conn: &Conn, script: &Script, batch: &[Pending]) -> Result<Vec<u64>, String> {
-    let all: Vec<&(String, Rate)> = batch.iter().flat_map(|p| &p.checks).collect();
-    // (shard, positions in `all`), keys of one shard in arrival order.
-    let mut groups: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, (key, _)) in all.iter().enumerate() {
+    // (Redis key, its slot's hash tag, rate), in arrival order.
+    let all: Vec<(String, String, Rate)> = batch
+        .iter()
+        .flat_map(|p| &p.checks)
+        .map(|(key, rate)| {
+            let (key, tag) = keys::limiter(key);
+            (key, tag, *rate)
+        })
+        .collect();
+    // (slot's hash tag, positions in `all`), keys of one slot in arrival order.
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (_, tag, _)) in all.iter().enumerate() {
         let group = match conn {
-            Conn::Cluster(_) => shard(key),
-            Conn::Single(_) => 0,
+            Conn::Cluster(_) => tag.as_str(),
+            Conn::Single(_) => "",
         };
         groups.entry(group).or_default().push(i);
     }
     let calls = groups.into_values().map(|positions| {
         let mut inv = script.prepare_invoke();
         for &i in &positions {
-            let (key, rate) = all[i];
-            inv.key(keys::rate(shard(key), key))
+            let (key, _, rate) = &all[i];
+            inv.key(key)
                 .arg(rate.interval().as_micros() as u64)
                 .arg(rate.count.max(1));
         }

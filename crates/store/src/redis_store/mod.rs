@@ -8,11 +8,12 @@ mod cross;
 mod fleet;
 mod lifecycle;
 mod limits;
+mod locks;
 mod parties;
 mod results;
 
 use crate::api::{Entry, State, combine, view};
-use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
+use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys, WAKE_CHANNEL};
 use crate::scripts::Scripts;
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
 use async_trait::async_trait;
@@ -59,6 +60,8 @@ enum Activation {
     InMatch(MatchId),
     Banned(Millis),
     Stale,
+    /// Over the player's ticket-creation limit: a call would be allowed after this.
+    Limited(std::time::Duration),
 }
 
 /// What [`RedisStore::pool_state`] reads of one entry.
@@ -75,6 +78,7 @@ pub struct RedisStore {
     conn: Conn,
     scripts: Scripts,
     hub: Arc<Hub>,
+    wakes: Arc<crate::Wakes>,
     listener: OnceCell<()>,
     /// Started on the first check (it needs the runtime).
     rates: std::sync::OnceLock<limits::RateChecks>,
@@ -89,20 +93,19 @@ impl RedisStore {
     /// that is not over, or has a live ticket for the mode.
     /// Each retry follows a ticket or match that finished, so a few tries always
     /// suffice unless the player is racing themselves.
+    /// With `charge` (a limiter of the player's), the first try is charged to it.
     async fn activate_player(
         &self,
         player: &PlayerId,
         ticket: &Ticket,
         pools: &str,
+        mut charge: Option<&crate::RateCheck>,
     ) -> Result<Activation, StoreError> {
         let pk = PlayerKeys::new(player);
         let mut expected = String::new();
         for _ in 0..5 {
-            let current: String = self
-                .scripts
-                .activate
-                .key(&pk.active)
-                .key(&pk.tickets)
+            let mut call = self.scripts.activate.key(&pk.active);
+            call.key(&pk.tickets)
                 .key(&pk.ban)
                 .key(&pk.in_match)
                 .key(&pk.marks)
@@ -111,11 +114,19 @@ impl RedisStore {
                 .arg(pools)
                 .arg(&expected)
                 .arg(PLAYER_TTL_SECS)
-                .arg(checked_version(ticket, player))
-                .invoke_async(&mut self.conn())
-                .await?;
+                .arg(checked_version(ticket, player));
+            if let Some((key, rate)) = charge.take() {
+                call.key(crate::keys::limiter(key).0)
+                    .arg(rate.interval().as_micros() as u64)
+                    .arg(rate.count.max(1));
+            }
+            let current: String = call.invoke_async(&mut self.conn()).await?;
             if let Some(mark) = current.strip_prefix('=') {
                 return Ok(Activation::Done(mark.parse().unwrap_or(0)));
+            }
+            if let Some(wait) = current.strip_prefix("!rate|") {
+                let us = wait.parse().unwrap_or(1);
+                return Ok(Activation::Limited(std::time::Duration::from_micros(us)));
             }
             if current.starts_with("!stale|") {
                 return Ok(Activation::Stale);
@@ -311,6 +322,7 @@ impl RedisStore {
             conn,
             scripts: Scripts::new(),
             hub: Arc::new(Hub::default()),
+            wakes: Arc::new(crate::Wakes::default()),
             listener: OnceCell::new(),
             rates: std::sync::OnceLock::new(),
             replication: None,
@@ -327,16 +339,16 @@ impl RedisStore {
         Ok(secs * 1000 + micros / 1000)
     }
 
-    /// Subscribes to the events channel once and feeds the hub until the process ends,
-    /// resubscribing after a lost connection.
+    /// Subscribes to the events and wake-up channels once and feeds the hub and
+    /// the wake-ups until the process ends, resubscribing after a lost connection.
     async fn ensure_listener(&self) -> Result<(), StoreError> {
         self.listener
             .get_or_try_init(|| async {
                 let mut pubsub = self.client.get_async_pubsub().await?;
-                pubsub.subscribe(EVENTS_CHANNEL).await?;
+                pubsub.subscribe(&[EVENTS_CHANNEL, WAKE_CHANNEL]).await?;
                 let client = self.client.clone();
-                let hub = self.hub.clone();
-                tokio::spawn(listen(client, pubsub, hub));
+                let (hub, wakes) = (self.hub.clone(), self.wakes.clone());
+                tokio::spawn(listen(client, pubsub, hub, wakes));
                 Ok::<(), StoreError>(())
             })
             .await?;
@@ -391,34 +403,52 @@ impl RedisStore {
     }
 }
 
-async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, hub: Arc<Hub>) {
+async fn listen(
+    client: redis::Client,
+    pubsub: redis::aio::PubSub,
+    hub: Arc<Hub>,
+    wakes: Arc<crate::Wakes>,
+) {
     let mut stream = pubsub.into_on_message();
     loop {
         while let Some(msg) = stream.next().await {
             let Ok(payload) = msg.get_payload::<String>() else {
                 continue;
             };
+            if msg.get_channel_name() == WAKE_CHANNEL {
+                wakes.wake(&payload);
+                continue;
+            }
             match serde_json::from_str::<EventEnvelope>(&payload) {
                 Ok(envelope) => hub.dispatch(envelope),
                 Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
             }
         }
-        tracing::warn!("lost the events subscription; resubscribing");
+        // An outage is logged once by `outage`; the loss itself is routine.
+        tracing::info!("lost the events subscription; resubscribing");
+        // Tickets may arrive unannounced meanwhile: wake every worker once now and
+        // once restored (their periodic poll covers the rest).
+        wakes.wake_all();
         let mut tries = 0u32;
         stream = loop {
             tokio::time::sleep(Duration::from_millis(500)).await;
             tries += 1;
             let attempt = async {
                 let mut ps = client.get_async_pubsub().await?;
-                ps.subscribe(EVENTS_CHANNEL).await?;
+                ps.subscribe(&[EVENTS_CHANNEL, WAKE_CHANNEL]).await?;
                 Ok::<_, redis::RedisError>(ps)
             };
             match attempt.await {
                 Ok(ps) => {
                     tracing::info!(tries, "events subscription restored");
+                    wakes.wake_all();
                     break ps.into_on_message();
                 }
-                // Only the first failure of an outage is worth a warning.
+                // An unreachable store is the outage's to log, once.
+                Err(e) if crate::outage::unreachable(&e) => {
+                    crate::outage::failed(&e);
+                    tracing::debug!(error = %e, tries, "resubscribe failed");
+                }
                 Err(e) if tries == 1 => {
                     tracing::warn!(error = %e, "resubscribe failed; retrying every 500ms")
                 }
@@ -432,7 +462,7 @@ async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, hub: Arc<Hub>
 impl crate::Limits for RedisStore {
     async fn check_rates(
         &self,
-        checks: &[(String, crate::Rate)],
+        checks: &[crate::RateCheck],
     ) -> Result<Vec<crate::Verdict>, StoreError> {
         self.rates
             .get_or_init(|| limits::RateChecks::start(self.conn(), self.scripts.rate.clone()))
@@ -449,7 +479,15 @@ impl Store for RedisStore {
     }
 
     async fn enqueue(&self, ticket: &Ticket) -> Result<EnqueueOutcome, StoreError> {
-        if let Err(refused) = self.activate(ticket).await? {
+        self.enqueue_charged(ticket, None).await
+    }
+
+    async fn enqueue_charged(
+        &self,
+        ticket: &Ticket,
+        charge: Option<&crate::RateCheck>,
+    ) -> Result<EnqueueOutcome, StoreError> {
+        if let Err(refused) = self.activate_charged(ticket, charge).await? {
             return Ok(refused);
         }
         self.enqueue_entries(ticket).await?;
@@ -460,28 +498,60 @@ impl Store for RedisStore {
         &self,
         ticket: &Ticket,
     ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+        self.activate_charged(ticket, None).await
+    }
+
+    async fn activate_charged(
+        &self,
+        ticket: &Ticket,
+        charge: Option<&crate::RateCheck>,
+    ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+        // The limiter belongs to one of the players, who goes first: the charge is
+        // made in that player's activation script, before anything else.
+        let charged = match charge {
+            None => None,
+            Some((
+                crate::RateKey {
+                    who: crate::Who::Player(p),
+                    ..
+                },
+                _,
+            )) => match ticket.players.iter().position(|q| q == p) {
+                Some(i) => Some(i),
+                None => return crate::api::charge_apart(self, ticket, charge).await,
+            },
+            Some(_) => return crate::api::charge_apart(self, ticket, charge).await,
+        };
         let names = ticket
             .pools()
             .iter()
             .map(Pool::name)
             .collect::<Vec<_>>()
             .join(",");
+        let n = ticket.players.len();
+        let order = charged
+            .into_iter()
+            .chain((0..n).filter(|&i| Some(i) != charged));
         // Every player of the ticket takes it as their live ticket for the mode, one
         // after the other; if one is refused, the ones already taken are given back.
-        let mut marks = Vec::with_capacity(ticket.players.len());
-        for (i, player) in ticket.players.iter().enumerate() {
-            let refused = match self.activate_player(player, ticket, &names).await? {
+        let mut marks = vec![0; n];
+        let mut taken = Vec::with_capacity(n);
+        for i in order {
+            let player = &ticket.players[i];
+            let charge = charge.filter(|_| Some(i) == charged);
+            let refused = match self.activate_player(player, ticket, &names, charge).await? {
                 Activation::Done(mark) => {
-                    marks.push(mark);
+                    marks[i] = mark;
+                    taken.push(player.clone());
                     continue;
                 }
+                Activation::Limited(wait) => EnqueueOutcome::Limited(wait),
                 Activation::Busy(t) => EnqueueOutcome::PlayerBusy(player.clone(), t),
                 Activation::InMatch(m) => EnqueueOutcome::InMatch(player.clone(), m),
                 Activation::Banned(u) => EnqueueOutcome::Banned(player.clone(), u),
                 Activation::Stale => EnqueueOutcome::StaleRating(player.clone()),
             };
-            self.deactivate_players(ticket, &ticket.players[..i])
-                .await?;
+            self.deactivate_players(ticket, &taken).await?;
             return Ok(Err(refused));
         }
         Ok(Ok(marks))
@@ -500,10 +570,13 @@ impl Store for RedisStore {
                     .key(&keys.tickets)
                     .key(&keys.state)
                     .key(&keys.since)
+                    .key(&keys.armed)
                     .arg(ticket.id.as_str())
                     .arg(json)
                     .arg(ticket.rating)
                     .arg(ticket.enqueued_at)
+                    .arg(WAKE_CHANNEL)
+                    .arg(pool.name())
                     .invoke_async(&mut self.conn())
                     .await?;
                 Ok::<_, StoreError>(())
@@ -645,6 +718,7 @@ impl Store for RedisStore {
             .key(&keys.state)
             .key(keys.held(worker))
             .key(&keys.leases)
+            .key(&keys.armed)
             .arg(worker)
             .arg(max)
             .arg(start.clamp(0.0, 1.0))
@@ -816,6 +890,12 @@ impl Store for RedisStore {
         }
         let () = pipe.query_async(&mut self.conn()).await?;
         Ok(())
+    }
+
+    async fn wake_ups(&self) -> Result<crate::WakeUps, StoreError> {
+        let wake_ups = self.wakes.subscribe();
+        self.ensure_listener().await?;
+        Ok(wake_ups)
     }
 
     async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {

@@ -2,19 +2,30 @@
 //! burst and then waits, keys are independent, a limited call is not charged,
 //! the allowance comes back with time, concurrent checks (batched on Redis) each
 //! get their own verdicts, and two connections (two ingress processes) share one
-//! limit.
+//! limit. A ticket's activation charged to its owner's limiter counts against the
+//! same limiter as a check, and over the limit changes nothing.
 
 use crate::Harness;
-use mm_store::{Limits, Rate, RedisStore, Verdict};
+use crate::lifecycle::{pid, ticket};
+use mm_domain::TicketStatus;
+use mm_store::{EnqueueOutcome, Limits, Rate, RateKey, RedisStore, Verdict};
 use mm_testkit::RedisServer;
 use std::time::Duration;
 
-fn checks(key: &str, rate: Rate) -> Vec<(String, Rate)> {
-    vec![(key.to_string(), rate)]
+/// A limiter: `t:a:IP` an address's, `t:p:NAME` (or any other name) a player's.
+fn key(name: &str) -> RateKey {
+    match name.strip_prefix("t:a:") {
+        Some(ip) => RateKey::address("t", ip.parse().unwrap()),
+        None => RateKey::player("t", pid(name.strip_prefix("t:p:").unwrap_or(name))),
+    }
 }
 
-async fn one(s: &dyn Limits, key: &str, rate: Rate) -> Verdict {
-    s.check_rates(&checks(key, rate)).await.unwrap()[0]
+fn checks(name: &str, rate: Rate) -> Vec<(RateKey, Rate)> {
+    vec![(key(name), rate)]
+}
+
+async fn one(s: &dyn Limits, name: &str, rate: Rate) -> Verdict {
+    s.check_rates(&checks(name, rate)).await.unwrap()[0]
 }
 
 async fn a_key_gets_its_burst_then_waits(h: Harness) {
@@ -45,10 +56,7 @@ async fn a_key_gets_its_burst_then_waits(h: Harness) {
     assert_eq!(one(s, "t:a:127.0.0.1", rate).await, Verdict::Allowed);
     // Several checks at once answer each.
     let both = s
-        .check_rates(&[
-            ("t:p:alice".to_string(), rate),
-            ("t:p:carol".to_string(), rate),
-        ])
+        .check_rates(&[(key("t:p:alice"), rate), (key("t:p:carol"), rate)])
         .await
         .unwrap();
     assert!(matches!(both[0], Verdict::Limited(_)));
@@ -94,13 +102,13 @@ async fn concurrent_checks_count_exactly(h: Harness) {
             // A shared key (an address) and one of 20 players' keys.
             let checks = vec![
                 (
-                    "t:a:10.0.0.1".to_string(),
+                    key("t:a:10.0.0.1"),
                     Rate {
                         count: 1_000,
                         ..rate
                     },
                 ),
-                (format!("t:p:player-{}", i % 20), rate),
+                (key(&format!("t:p:player-{}", i % 20)), rate),
             ];
             let verdicts = store.check_rates(&checks).await.unwrap();
             assert_eq!(verdicts.len(), 2);
@@ -127,10 +135,89 @@ async fn concurrent_checks_count_exactly(h: Harness) {
     }
 }
 
+/// Ticket creations charged with the activation: each counts against the owner's
+/// limiter (the one the ingress checks on its own for cancels), whatever the
+/// outcome; over the limit the ticket is neither activated nor queued.
+async fn a_charged_enqueue_counts_against_the_owners_limiter(h: Harness) {
+    let s = &*h.store;
+    let rate = Rate {
+        count: 2,
+        period: Duration::from_secs(60),
+    };
+    let owner = format!("own-{}", uuid::Uuid::new_v4().simple());
+    let mate = format!("mate-{}", uuid::Uuid::new_v4().simple());
+    let charge = (key(&owner), rate);
+    // Queued, charged.
+    let first = ticket(&[&owner], 0);
+    assert_eq!(
+        s.enqueue_charged(&first, Some(&charge)).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    // Refused (the owner has a live ticket for the mode), still charged.
+    let second = ticket(&[&owner], 0);
+    assert!(matches!(
+        s.enqueue_charged(&second, Some(&charge)).await.unwrap(),
+        EnqueueOutcome::PlayerBusy(..)
+    ));
+    // Over the limit: nothing happens, not even for the other player, although
+    // the owner is not the ticket's first player (the owner is charged first).
+    s.cancel(&pid(&owner), &first.id).await.unwrap();
+    let third = ticket(&[&mate, &owner], 0);
+    match s.enqueue_charged(&third, Some(&charge)).await.unwrap() {
+        EnqueueOutcome::Limited(wait) => assert!(
+            wait > Duration::from_secs(20) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        ),
+        other => panic!("the third creation was {other:?}"),
+    }
+    assert!(matches!(
+        s.activate_charged(&third, Some(&charge)).await.unwrap(),
+        Err(EnqueueOutcome::Limited(_))
+    ));
+    assert!(s.ticket(&pid(&mate), &third.id).await.unwrap().is_none());
+    assert!(s.ticket(&pid(&owner), &third.id).await.unwrap().is_none());
+    let mates = ticket(&[&mate], 0);
+    assert_eq!(s.enqueue(&mates).await.unwrap(), EnqueueOutcome::Queued);
+    // The check the ingress makes for a cancel sees the same limiter.
+    assert!(matches!(one(s, &owner, rate).await, Verdict::Limited(_)));
+    // Uncharged calls are not limited; another player's limiter is untouched.
+    let fourth = ticket(&[&owner], 0);
+    assert_eq!(s.enqueue(&fourth).await.unwrap(), EnqueueOutcome::Queued);
+    assert_eq!(
+        s.ticket(&pid(&owner), &fourth.id)
+            .await
+            .unwrap()
+            .map(|v| v.status),
+        Some(TicketStatus::Queued)
+    );
+    assert_eq!(one(s, &mate, rate).await, Verdict::Allowed);
+    // A party ticket charged to its owner, who is not its first player.
+    let other = format!("own-{}", uuid::Uuid::new_v4().simple());
+    let (a, b) = (
+        format!("a-{}", uuid::Uuid::new_v4().simple()),
+        format!("b-{}", uuid::Uuid::new_v4().simple()),
+    );
+    let party = ticket(&[&a, &other, &b], 0);
+    let charge = (key(&other), Rate { count: 1, ..rate });
+    assert_eq!(
+        s.enqueue_charged(&party, Some(&charge)).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    assert!(matches!(
+        one(s, &other, Rate { count: 1, ..rate }).await,
+        Verdict::Limited(_)
+    ));
+    assert_eq!(
+        one(s, &a, Rate { count: 1, ..rate }).await,
+        Verdict::Allowed
+    );
+}
+
 crate::every_deployment!(
     a_key_gets_its_burst_then_waits,
     the_allowance_comes_back_with_time,
     concurrent_checks_count_exactly,
+    a_charged_enqueue_counts_against_the_owners_limiter,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

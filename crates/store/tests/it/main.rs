@@ -4,12 +4,14 @@
 mod conformance;
 mod lifecycle;
 mod limits;
+mod locks;
 mod parties;
 mod races;
 mod reservations;
 mod results;
 mod scripts;
 mod several;
+mod wake;
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_store::{MemoryStore, RedisStore, Store};
