@@ -3,9 +3,10 @@
 //! safety net. On Redis, `enqueue.lua` publishes the pool's name on
 //! [`crate::keys::WAKE_CHANNEL`] only when the pool is *armed*: every claim arms it
 //! (`claim.lua`), the first ticket after a claim disarms it and publishes, so a
-//! busy pool costs one message per claim, not one per ticket. Every process's
-//! store subscription (the one that carries player events, resubscribed when
-//! lost) hands the names to [`Wakes`]. In memory, enqueueing wakes directly.
+//! busy pool costs one message per claim, not one per ticket. A process's
+//! subscription to the channel (made when its first worker asks, resubscribed
+//! when lost, waking every worker then) hands the names to [`Wakes`]. In memory,
+//! enqueueing wakes directly.
 //!
 //! A wake-up is a hint: one lost (a subscription being restored, a receiver that
 //! lagged) costs at most one poll interval, never a ticket.

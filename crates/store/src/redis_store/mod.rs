@@ -79,7 +79,9 @@ pub struct RedisStore {
     scripts: Scripts,
     hub: Arc<Hub>,
     wakes: Arc<crate::Wakes>,
-    listener: OnceCell<()>,
+    /// The subscriptions feeding `hub` and `wakes`, each made on first use.
+    events_feed: OnceCell<()>,
+    wakes_feed: OnceCell<()>,
     /// Started on the first check (it needs the runtime).
     rates: std::sync::OnceLock<limits::RateChecks>,
     /// Replicas that must hold a new ticket before `enqueue` returns, and how
@@ -323,7 +325,8 @@ impl RedisStore {
             scripts: Scripts::new(),
             hub: Arc::new(Hub::default()),
             wakes: Arc::new(crate::Wakes::default()),
-            listener: OnceCell::new(),
+            events_feed: OnceCell::new(),
+            wakes_feed: OnceCell::new(),
             rates: std::sync::OnceLock::new(),
             replication: None,
         }
@@ -339,19 +342,22 @@ impl RedisStore {
         Ok(secs * 1000 + micros / 1000)
     }
 
-    /// Subscribes to the events and wake-up channels once and feeds the hub and
-    /// the wake-ups until the process ends, resubscribing after a lost connection.
-    async fn ensure_listener(&self) -> Result<(), StoreError> {
-        self.listener
-            .get_or_try_init(|| async {
-                let mut pubsub = self.client.get_async_pubsub().await?;
-                pubsub.subscribe(&[EVENTS_CHANNEL, WAKE_CHANNEL]).await?;
-                let client = self.client.clone();
-                let (hub, wakes) = (self.hub.clone(), self.wakes.clone());
-                tokio::spawn(listen(client, pubsub, hub, wakes));
-                Ok::<(), StoreError>(())
-            })
-            .await?;
+    /// Subscribes once to `feed`'s channel and feeds it until the process ends,
+    /// resubscribing after a lost connection. Events and wake-ups have a
+    /// subscription each: a worker wants only the wake-ups, an ingress mostly the
+    /// events.
+    async fn ensure_feed(&self, feed: Feed) -> Result<(), StoreError> {
+        let cell = match feed {
+            Feed::Events(_) => &self.events_feed,
+            Feed::Wakes(_) => &self.wakes_feed,
+        };
+        cell.get_or_try_init(|| async {
+            let mut pubsub = self.client.get_async_pubsub().await?;
+            pubsub.subscribe(feed.channel()).await?;
+            tokio::spawn(listen(self.client.clone(), pubsub, feed));
+            Ok::<(), StoreError>(())
+        })
+        .await?;
         Ok(())
     }
 
@@ -403,45 +409,66 @@ impl RedisStore {
     }
 }
 
-async fn listen(
-    client: redis::Client,
-    pubsub: redis::aio::PubSub,
-    hub: Arc<Hub>,
-    wakes: Arc<crate::Wakes>,
-) {
+/// What a subscription feeds.
+enum Feed {
+    /// Player events, to this process's sockets.
+    Events(Arc<Hub>),
+    /// Wake-ups, to this process's workers.
+    Wakes(Arc<crate::Wakes>),
+}
+
+impl Feed {
+    fn channel(&self) -> &'static str {
+        match self {
+            Feed::Events(_) => EVENTS_CHANNEL,
+            Feed::Wakes(_) => WAKE_CHANNEL,
+        }
+    }
+
+    fn deliver(&self, payload: &str) {
+        match self {
+            Feed::Events(hub) => match serde_json::from_str::<EventEnvelope>(payload) {
+                Ok(envelope) => hub.dispatch(envelope),
+                Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
+            },
+            Feed::Wakes(wakes) => wakes.wake(payload),
+        }
+    }
+
+    /// Messages may have been missed: tickets may have arrived unannounced, so
+    /// every worker looks (their periodic poll covers the rest). Missed events are
+    /// notifications; a client reads its state again on reconnecting.
+    fn gap(&self) {
+        if let Feed::Wakes(wakes) = self {
+            wakes.wake_all();
+        }
+    }
+}
+
+async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, feed: Feed) {
+    let channel = feed.channel();
     let mut stream = pubsub.into_on_message();
     loop {
         while let Some(msg) = stream.next().await {
-            let Ok(payload) = msg.get_payload::<String>() else {
-                continue;
-            };
-            if msg.get_channel_name() == WAKE_CHANNEL {
-                wakes.wake(&payload);
-                continue;
-            }
-            match serde_json::from_str::<EventEnvelope>(&payload) {
-                Ok(envelope) => hub.dispatch(envelope),
-                Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
+            if let Ok(payload) = msg.get_payload::<String>() {
+                feed.deliver(&payload);
             }
         }
-        // An outage is logged once by `outage`; the loss itself is routine.
-        tracing::info!("lost the events subscription; resubscribing");
-        // Tickets may arrive unannounced meanwhile: wake every worker once now and
-        // once restored (their periodic poll covers the rest).
-        wakes.wake_all();
+        tracing::info!(channel, "lost a subscription; resubscribing");
+        feed.gap();
         let mut tries = 0u32;
         stream = loop {
             tokio::time::sleep(Duration::from_millis(500)).await;
             tries += 1;
             let attempt = async {
                 let mut ps = client.get_async_pubsub().await?;
-                ps.subscribe(&[EVENTS_CHANNEL, WAKE_CHANNEL]).await?;
+                ps.subscribe(channel).await?;
                 Ok::<_, redis::RedisError>(ps)
             };
             match attempt.await {
                 Ok(ps) => {
-                    tracing::info!(tries, "events subscription restored");
-                    wakes.wake_all();
+                    tracing::info!(channel, tries, "subscription restored");
+                    feed.gap();
                     break ps.into_on_message();
                 }
                 // An unreachable store is the outage's to log, once.
@@ -450,7 +477,7 @@ async fn listen(
                     tracing::debug!(error = %e, tries, "resubscribe failed");
                 }
                 Err(e) if tries == 1 => {
-                    tracing::warn!(error = %e, "resubscribe failed; retrying every 500ms")
+                    tracing::warn!(error = %e, channel, "resubscribe failed; retrying every 500ms")
                 }
                 Err(e) => tracing::debug!(error = %e, tries, "resubscribe failed"),
             }
@@ -894,12 +921,12 @@ impl Store for RedisStore {
 
     async fn wake_ups(&self) -> Result<crate::WakeUps, StoreError> {
         let wake_ups = self.wakes.subscribe();
-        self.ensure_listener().await?;
+        self.ensure_feed(Feed::Wakes(self.wakes.clone())).await?;
         Ok(wake_ups)
     }
 
     async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {
-        self.ensure_listener().await?;
+        self.ensure_feed(Feed::Events(self.hub.clone())).await?;
         Ok(self.hub.subscribe(player))
     }
 
