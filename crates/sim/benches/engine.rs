@@ -1,7 +1,9 @@
 //! Criterion benchmarks of one engine cycle on large pools (one core):
 //! 5v5 with 100,000 and 1,000,000 tickets (20% parties), and a full br100 pool of
 //! 10,000. Pools are drawn from the simulator's rating distribution with waits
-//! spread over the last 60 s. Run: `cargo bench -p mm-sim --bench engine`.
+//! spread over the last 60 s. The baseline in the same run: sorting the same
+//! 1,000,000 ratings (`sort_1m_ratings`), the least any cycle that looks at
+//! every ticket in rating order must do. Run: `cargo bench -p mm-sim --bench engine`.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mm_engine::{BatchConfig, Candidate, Entry, Modes, form_matches, propose};
@@ -63,6 +65,16 @@ fn engine(c: &mut Criterion) {
                 BatchSize::LargeInput,
             )
         });
+        if n == 1_000_000 {
+            let ratings: Vec<f64> = entries.iter().map(|e| e.rating).collect();
+            g.bench_function("sort_1m_ratings", |b| {
+                b.iter_batched_ref(
+                    || ratings.clone(),
+                    |r| r.sort_unstable_by(f64::total_cmp),
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     // The seed-000 batch algorithm on one claimed batch of 100, for scale.
     let batch: Vec<Candidate> = pool(100, &[1.0], 7)

@@ -1,7 +1,8 @@
 //! The quality simulator behind `matchmaker simulate`: a seeded synthetic arrival
-//! stream ([`stream`]) is replayed through our engine and through seed 000's
-//! baseline on a simulated clock ([`run`]), and the outcomes are compared
-//! ([`report`]). No Redis, no wall clock: the same scenario gives the same figures.
+//! stream ([`stream`]) is replayed on a simulated clock ([`run`]) through our
+//! engine on whole pools (a pool leader), through our engine on claim batches (the
+//! `claim` workers as they run), and through seed 000's baseline, and the outcomes
+//! are compared ([`report`]). No Redis, no wall clock: the same scenario gives the same figures.
 
 pub mod report;
 pub mod run;
@@ -10,6 +11,14 @@ pub mod stream;
 
 pub use report::{Report, side_by_side};
 pub use run::{Engine, Scenario, run};
+
+/// Our `claim` workers as deployed by default: 3 worker processes (as in the
+/// benchmarks) of 2 consumers each, claiming `CLAIM_BATCH_SIZE` = 100.
+pub const CLAIM: Engine = Engine::Claim {
+    batch: 100,
+    workers: 6,
+    seed: 1,
+};
 
 /// The baseline the issue asks us to beat: seed 000 with 3 workers (as in its
 /// benchmark) claiming 100 tickets each per tick.

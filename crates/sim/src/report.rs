@@ -208,11 +208,21 @@ const ROWS: &[(&str, Cell)] = &[
     ("groups never matched", |r| r.never_matched.to_string()),
 ];
 
-/// A markdown table with our engine and the baseline side by side.
-pub fn side_by_side(ours: &Report, base: &Report) -> String {
-    let mut s = String::from("| metric | ours | seed-000 baseline |\n|---|---:|---:|\n");
+/// A markdown table with one column per named report.
+pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
+    let mut s = String::from("| metric |");
+    for (name, _) in columns {
+        s.push_str(&format!(" {name} |"));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---:|".repeat(columns.len()));
+    s.push('\n');
     for (name, cell) in ROWS {
-        s.push_str(&format!("| {name} | {} | {} |\n", cell(ours), cell(base)));
+        s.push_str(&format!("| {name} |"));
+        for (_, r) in columns {
+            s.push_str(&format!(" {} |", cell(r)));
+        }
+        s.push('\n');
     }
     s
 }

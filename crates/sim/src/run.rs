@@ -11,8 +11,18 @@ use mm_engine::{BatchConfig, Candidate, Entry, Modes, RegionChoice, form_matches
 /// Which match formation to replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
-    /// Our engine on the whole pool every tick.
+    /// Our engine on the whole pool every tick (what a pool leader runs).
     Ours,
+    /// Our engine as the `claim` workers run it: every tick, `workers` consumers
+    /// each claim a rating-contiguous run of `batch` queued tickets (at least three
+    /// full matches' worth, as `WorkerConfig::batch_for`) from a random start rank,
+    /// as `claim.lua` does, and form matches from that run alone; what they do not
+    /// match goes back to the queue. `seed` drives the start ranks.
+    Claim {
+        batch: usize,
+        workers: usize,
+        seed: u64,
+    },
     /// Seed 000: every tick, `workers` workers each claim the `batch` lowest-rated
     /// queued tickets (ZRANGEBYSCORE from the bottom) and run the tightest-spread
     /// batch algorithm on them. The seed has no parties, teams or cross-region: party
@@ -106,7 +116,9 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
                     .copied()
                     .filter(|&t| !tickets[t].done)
                     .filter(|&t| match engine {
-                        Engine::Ours => tickets[t].regions.iter().any(|&(r, _)| r == region),
+                        Engine::Ours | Engine::Claim { .. } => {
+                            tickets[t].regions.iter().any(|&(r, _)| r == region)
+                        }
                         Engine::Seed000 { .. } => tickets[t].regions[0].0 == region,
                     })
                     .collect();
@@ -115,6 +127,14 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
                 }
                 let matches = match engine {
                     Engine::Ours => ours(mode, &tickets, &pool, region, now),
+                    Engine::Claim {
+                        batch,
+                        workers,
+                        seed,
+                    } => {
+                        let salt = seed ^ now.rotate_left(17) ^ ((mi * 31 + region) as u64);
+                        claimed(mode, &tickets, &pool, region, now, batch, workers, salt)
+                    }
                     Engine::Seed000 { batch, workers } => {
                         seed000(mode, &tickets, &pool, now, batch, workers)
                     }
@@ -159,7 +179,7 @@ fn admit(
         })
         .collect();
     let keys: Vec<usize> = match engine {
-        Engine::Ours => vec![by_key.len()],
+        Engine::Ours | Engine::Claim { .. } => vec![by_key.len()],
         Engine::Seed000 { .. } => (0..a.ratings.len()).map(|i| by_key.len() + i).collect(),
     };
     by_key.resize(by_key.len() + keys.len(), Vec::new());
@@ -191,7 +211,7 @@ fn admit(
             by_key[key].push(id);
         };
         match engine {
-            Engine::Ours => push(
+            Engine::Ours | Engine::Claim { .. } => push(
                 keys[0],
                 (0..a.ratings.len()).collect(),
                 mode.party_rating.rate(&a.ratings),
@@ -238,6 +258,41 @@ fn ours(
                 .collect()
         })
         .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn claimed(
+    mode: &mm_engine::Mode,
+    tickets: &[SimTicket],
+    pool: &[usize],
+    region: usize,
+    now: u64,
+    batch: usize,
+    workers: usize,
+    salt: u64,
+) -> Vec<Vec<Vec<usize>>> {
+    use rand::{Rng, SeedableRng};
+    let mut queue: Vec<usize> = pool.to_vec();
+    queue.sort_by(|&a, &b| {
+        tickets[a]
+            .rating
+            .total_cmp(&tickets[b].rating)
+            .then(a.cmp(&b))
+    });
+    let take = batch.max(3 * mode.max_players());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(salt);
+    let mut out = Vec::new();
+    // Each consumer claims a run from what the others left this tick.
+    for _ in 0..workers {
+        if queue.is_empty() {
+            break;
+        }
+        let n = queue.len();
+        let start = ((rng.random::<f64>() * n as f64) as usize).min(n.saturating_sub(take));
+        let run: Vec<usize> = queue.drain(start..(start + take).min(n)).collect();
+        out.extend(ours(mode, tickets, &run, region, now));
+    }
+    out
 }
 
 fn seed000(
@@ -295,7 +350,7 @@ fn seed000(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SEED000, scenarios};
+    use crate::{CLAIM, SEED000, scenarios};
 
     fn short(name: &str, seconds: u64) -> Scenario {
         let mut s = scenarios::all(&Modes::defaults())
@@ -312,6 +367,7 @@ mod tests {
         let s = short("mixed", 60);
         assert_eq!(run(&s, Engine::Ours), run(&s, Engine::Ours));
         assert_eq!(run(&s, SEED000), run(&s, SEED000));
+        assert_eq!(run(&s, CLAIM), run(&s, CLAIM));
     }
 
     #[test]
@@ -322,6 +378,11 @@ mod tests {
         assert!(ours.parties_matched > 50, "{ours:?}");
         assert_eq!(ours.parties_split, 0);
         assert_eq!(ours.double_booked, 0);
+        // Claim batches keep the same rules on fewer tickets at a time.
+        let claim = run(&s, CLAIM);
+        assert!(claim.matches > 100, "{claim:?}");
+        assert_eq!(claim.parties_split, 0);
+        assert_eq!(claim.double_booked, 0);
         // The baseline knows no parties: it splits them.
         let base = run(&s, SEED000);
         assert!(base.parties_split > 0);

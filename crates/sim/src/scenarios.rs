@@ -99,6 +99,19 @@ pub fn all(modes: &Modes) -> Vec<Scenario> {
             five(),
             0.0,
         ),
+        // The baseline knows no parties; without them its team balance can be
+        // compared with ours fairly.
+        scenario(
+            modes,
+            "solo",
+            "5v5, solo players only, 50 players/s for 10 min",
+            7,
+            50.0,
+            600,
+            &[1.0],
+            five(),
+            0.0,
+        ),
         scenario(
             modes,
             "br100",
