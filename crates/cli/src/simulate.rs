@@ -1,9 +1,14 @@
 //! `matchmaker simulate`: replays the shipped scenarios (or one of them) through our
 //! engine on whole pools, our engine on claim batches (the `claim` workers) and the
-//! seed-000 baseline on a simulated clock and prints the comparison as markdown. Needs no Redis; the same scenario always gives the same figures.
+//! seed-000 baseline on a simulated clock and prints the comparison as markdown.
+//! `--trace FILE` replays a studio's own arrivals instead ([`mm_sim::trace`]), and
+//! `--rate`, `--duration`, `--party-mix` and `--mode` describe a stream of one's
+//! own. Needs no Redis; the same scenario always gives the same figures.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
+use mm_sim::Scenario;
+use mm_sim::stream::RegionMix;
 use mm_sim::{CLAIM, SEED000, run, scenarios, side_by_side};
 
 #[derive(Debug, Clone, Args)]
@@ -14,17 +19,128 @@ pub struct SimulateArgs {
     /// Replace the stream's random seed (each scenario has its own by default).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Replay this trace (JSON lines of arriving groups: time, ratings, modes,
+    /// latencies per region, cancel time) instead of a generated stream.
+    #[arg(long, conflicts_with_all = ["scenario", "rate", "duration", "party_mix", "mode"])]
+    pub trace: Option<std::path::PathBuf>,
+    /// A stream of your own: players arriving per second (default 50).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// A stream of your own: how long players arrive (default 10m).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// A stream of your own: share of groups by size, solo first (default
+    /// 0.8,0.08,0.05,0.04,0.03).
+    #[arg(long, value_delimiter = ',')]
+    pub party_mix: Option<Vec<f64>>,
+    /// A stream of your own: the mode everyone queues for (default 5v5).
+    #[arg(long)]
+    pub mode: Option<String>,
     #[command(flatten)]
     pub modes: crate::config::ModesArgs,
 }
 
+/// The scenario a trace file describes.
+fn from_trace(path: &std::path::Path, modes: &mm_engine::Modes) -> Result<Scenario> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the trace {}", path.display()))?;
+    let trace =
+        mm_sim::trace::parse(&text).with_context(|| format!("the trace {}", path.display()))?;
+    let mut s = scenarios::scenario(
+        modes,
+        "trace",
+        &format!(
+            "{}: {} groups over {} s",
+            path.display(),
+            trace.arrivals.len(),
+            trace.arrivals.last().map_or(0, |a| a.at_ms).div_ceil(1000)
+        ),
+        0,
+        0.0,
+        0,
+        &[1.0],
+        Vec::new(),
+        0.0,
+    );
+    let mut used: Vec<&str> = trace
+        .arrivals
+        .iter()
+        .flat_map(|a| a.modes.iter().map(String::as_str))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    s.stream.modes = used.into_iter().map(|m| (m.to_string(), 1.0)).collect();
+    s.stream.regions = trace
+        .regions
+        .iter()
+        .map(|name| RegionMix {
+            name: name.clone(),
+            share: 0.0,
+            latency_ms: Vec::new(),
+        })
+        .collect();
+    s.trace = Some(trace.arrivals);
+    Ok(s)
+}
+
+/// The scenario `--rate`, `--duration`, `--party-mix` and `--mode` describe, if
+/// any of them is given.
+fn from_stream_args(args: &SimulateArgs, modes: &mm_engine::Modes) -> Result<Option<Scenario>> {
+    if args.rate.is_none()
+        && args.duration.is_none()
+        && args.party_mix.is_none()
+        && args.mode.is_none()
+    {
+        return Ok(None);
+    }
+    let rate = args.rate.unwrap_or(50.0);
+    if !(rate > 0.0 && rate <= 100_000.0) {
+        bail!("--rate must be more than 0 and at most 100000 players/s");
+    }
+    let duration = args.duration.unwrap_or(std::time::Duration::from_secs(600));
+    if duration.is_zero() || duration > std::time::Duration::from_secs(24 * 3600) {
+        bail!("--duration must be more than 0 and at most 24h");
+    }
+    let mix = args
+        .party_mix
+        .clone()
+        .unwrap_or(scenarios::PARTY_MIX.to_vec());
+    if mix.is_empty()
+        || mix.iter().any(|w| !w.is_finite() || *w < 0.0)
+        || mix.iter().sum::<f64>() <= 0.0
+    {
+        bail!("--party-mix must list shares >= 0 by party size, solo first, not all zero");
+    }
+    let mode = args.mode.clone().unwrap_or_else(|| "5v5".into());
+    let about = format!(
+        "{mode}, {rate} players/s for {}, party mix {mix:?}",
+        humantime::format_duration(duration)
+    );
+    Ok(Some(scenarios::scenario(
+        modes,
+        "custom",
+        &about,
+        args.seed.unwrap_or(7),
+        rate,
+        duration.as_secs().max(1),
+        &mix,
+        vec![(mode.as_str(), 1.0)],
+        0.0,
+    )))
+}
+
 pub fn simulate(args: SimulateArgs) -> Result<()> {
     let modes = args.modes.modes()?;
-    let all = scenarios::all(&modes);
-    let chosen: Vec<_> = all
-        .into_iter()
-        .filter(|s| args.scenario == "all" || s.name == args.scenario)
-        .collect();
+    let chosen: Vec<Scenario> = if let Some(path) = &args.trace {
+        vec![from_trace(path, &modes)?]
+    } else if let Some(custom) = from_stream_args(&args, &modes)? {
+        vec![custom]
+    } else {
+        scenarios::all(&modes)
+            .into_iter()
+            .filter(|s| args.scenario == "all" || s.name == args.scenario)
+            .collect()
+    };
     if chosen.is_empty() {
         bail!(
             "unknown scenario {:?}; known: quiet, normal, peak, solo, br100, mixed, all",
@@ -32,7 +148,9 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
         );
     }
     for mut scenario in chosen {
-        if let Some(seed) = args.seed {
+        if let Some(seed) = args.seed
+            && scenario.trace.is_none()
+        {
             scenario.stream.seed = seed;
         }
         for (mode, _) in &scenario.stream.modes {

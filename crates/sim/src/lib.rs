@@ -8,6 +8,7 @@ pub mod report;
 pub mod run;
 pub mod scenarios;
 pub mod stream;
+pub mod trace;
 
 pub use report::{Report, side_by_side};
 pub use run::{Engine, Scenario, run};

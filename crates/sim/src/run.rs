@@ -34,8 +34,11 @@ pub enum Engine {
 /// A scenario: a stream, the modes and regions it runs against, and the clock.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    pub name: &'static str,
-    pub about: &'static str,
+    pub name: String,
+    pub about: String,
+    /// Replays these arrivals (a trace, [`crate::trace`]) instead of generating
+    /// the stream; the stream's regions name the latencies' columns.
+    pub trace: Option<Vec<Arrival>>,
     pub stream: StreamSpec,
     pub modes: Modes,
     /// Matching runs every `tick_ms` of simulated time (seed 004: every 500 ms).
@@ -64,16 +67,25 @@ struct SimTicket {
 pub fn run(scenario: &Scenario, engine: Engine) -> Report {
     let modes: Vec<&mm_engine::Mode> = scenario.modes.iter().collect();
     let mode_index = |name: &str| modes.iter().position(|m| m.name == name);
-    let arrivals = generate(&scenario.stream, |name| {
-        mode_index(name).map_or(1, |i| modes[i].max_party)
-    });
-    let region_names: Vec<&str> = scenario.stream.regions.iter().map(|r| r.name).collect();
+    let arrivals = match &scenario.trace {
+        Some(trace) => trace.clone(),
+        None => generate(&scenario.stream, |name| {
+            mode_index(name).map_or(1, |i| modes[i].max_party)
+        }),
+    };
+    let region_names: Vec<&str> = scenario
+        .stream
+        .regions
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
     let mut tickets: Vec<SimTicket> = Vec::new();
     let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); modes.len()];
     let mut by_key: Vec<Vec<usize>> = Vec::new();
     let mut outcome = Outcome::new(&arrivals);
     let mut next = 0;
-    let end = (scenario.stream.duration_s + scenario.drain_s) * 1000;
+    let last = arrivals.last().map_or(0, |a| a.at_ms.div_ceil(1000));
+    let end = (scenario.stream.duration_s.max(last) + scenario.drain_s) * 1000;
     let mut now = 0;
     while now <= end {
         // Arrivals up to now.

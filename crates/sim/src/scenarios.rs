@@ -9,17 +9,17 @@ use mm_engine::Modes;
 pub fn regions() -> Vec<RegionMix> {
     vec![
         RegionMix {
-            name: "eu",
+            name: "eu".into(),
             share: 0.45,
             latency_ms: vec![25, 95, 190],
         },
         RegionMix {
-            name: "na",
+            name: "na".into(),
             share: 0.35,
             latency_ms: vec![95, 30, 140],
         },
         RegionMix {
-            name: "asia",
+            name: "asia".into(),
             share: 0.20,
             latency_ms: vec![190, 140, 35],
         },
@@ -32,26 +32,27 @@ pub const PARTY_MIX: [f64; 5] = [0.80, 0.08, 0.05, 0.04, 0.03];
 /// A scenario against `modes`: `rate` players/s for `duration_s`, every 500 ms of
 /// simulated time, then 180 s of drain; 5% of groups give up.
 #[allow(clippy::too_many_arguments)]
-fn scenario(
+pub fn scenario(
     modes: &Modes,
-    name: &'static str,
-    about: &'static str,
+    name: &str,
+    about: &str,
     seed: u64,
     rate: f64,
     duration_s: u64,
     party_sizes: &[f64],
-    mix: Vec<(&'static str, f64)>,
+    mix: Vec<(&str, f64)>,
     second_mode: f64,
 ) -> Scenario {
     Scenario {
-        name,
-        about,
+        name: name.to_string(),
+        about: about.to_string(),
+        trace: None,
         stream: StreamSpec {
             seed,
             players_per_second: rate,
             duration_s,
             party_sizes: party_sizes.to_vec(),
-            modes: mix,
+            modes: mix.into_iter().map(|(m, w)| (m.to_string(), w)).collect(),
             second_mode,
             regions: regions(),
             cancel_rate: 0.05,

@@ -13,7 +13,7 @@ pub const RATING_MAX: f64 = 3000.0;
 /// every region (ms, same order as the scenario's region list).
 #[derive(Debug, Clone)]
 pub struct RegionMix {
-    pub name: &'static str,
+    pub name: String,
     pub share: f64,
     pub latency_ms: Vec<u32>,
 }
@@ -29,7 +29,7 @@ pub struct StreamSpec {
     /// Share of tickets by party size, index 0 = solo.
     pub party_sizes: Vec<f64>,
     /// Share of arrivals by mode.
-    pub modes: Vec<(&'static str, f64)>,
+    pub modes: Vec<(String, f64)>,
     /// Share of arriving groups that queue for a second mode at the same time.
     pub second_mode: f64,
     pub regions: Vec<RegionMix>,
@@ -45,7 +45,7 @@ pub struct Arrival {
     /// Member ratings (the first is the leader's).
     pub ratings: Vec<f64>,
     /// Modes queued for, first is the main one.
-    pub modes: Vec<&'static str>,
+    pub modes: Vec<String>,
     /// Latency to every region of the scenario.
     pub latency_ms: Vec<u32>,
     /// When the group gives up, if it ever does.
@@ -59,16 +59,16 @@ fn normal(rng: &mut StdRng) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
-fn pick<T: Copy>(rng: &mut StdRng, items: &[(T, f64)]) -> T {
+fn pick<'a, T>(rng: &mut StdRng, items: &'a [(T, f64)]) -> &'a T {
     let total: f64 = items.iter().map(|(_, w)| w).sum();
     let mut x = rng.random::<f64>() * total;
-    for &(item, w) in items {
-        if x < w {
+    for (item, w) in items {
+        if x < *w {
             return item;
         }
         x -= w;
     }
-    items.last().expect("non-empty").0
+    &items.last().expect("non-empty").0
 }
 
 /// A rating drawn from N(1500, 300), clipped to 0..=3000.
@@ -103,22 +103,22 @@ pub fn generate(spec: &StreamSpec, max_party: impl Fn(&str) -> usize) -> Vec<Arr
         if t as u64 >= end {
             break;
         }
-        let mode = pick(&mut rng, &spec.modes);
-        let mut size = pick(&mut rng, &sizes);
+        let mode = pick(&mut rng, &spec.modes).as_str();
+        let mut size = *pick(&mut rng, &sizes);
         size = size.min(max_party(mode));
         let leader = rating(&mut rng);
         let mut ratings = vec![leader];
         for _ in 1..size {
             ratings.push((leader + 150.0 * normal(&mut rng)).clamp(0.0, RATING_MAX));
         }
-        let mut modes = vec![mode];
+        let mut modes = vec![mode.to_string()];
         if rng.random::<f64>() < spec.second_mode {
             let other = pick(&mut rng, &spec.modes);
             if other != mode && size <= max_party(other) {
-                modes.push(other);
+                modes.push(other.clone());
             }
         }
-        let home = &spec.regions[pick(&mut rng, &regions)];
+        let home = &spec.regions[*pick(&mut rng, &regions)];
         let latency_ms = home
             .latency_ms
             .iter()

@@ -227,3 +227,65 @@ fn dev_tokens_are_refused_off_loopback_and_jwt_needs_keys() {
         }
     }
 }
+
+#[test]
+fn the_simulator_replays_a_trace_and_a_stream_of_ones_own() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ten 1v1 players in two regions, a party of two for 5v5 that gives up, and
+    // players who will never find five opponents.
+    let mut lines = String::from("# a studio's own traffic\n");
+    for i in 0..10 {
+        lines.push_str(&format!(
+            "{{\"at_ms\": {}, \"players\": [\"p{i}\"], \"ratings\": [{}], \"mode\": \"1v1\", \"latency_ms\": {{\"eu\": 30, \"na\": 95}}}}\n",
+            i * 200,
+            1500 + i * 5
+        ));
+    }
+    lines.push_str("{\"at_ms\": 50, \"ratings\": [1400, 1420], \"modes\": [\"5v5\"], \"latency_ms\": {\"na\": 40}, \"cancel_at_ms\": 20000}\n");
+    let trace = dir.path().join("trace.jsonl");
+    std::fs::write(&trace, &lines).unwrap();
+    let (ok, text) = run(&["simulate", "--trace", trace.to_str().unwrap()], &[]);
+    assert!(ok, "{text}");
+    assert!(text.contains("### trace"), "{text}");
+    assert!(
+        text.contains("| metric | ours, whole pool | ours, claim batches | seed-000 baseline |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| players arrived | 12 | 12 | 12 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| players matched | 10 | 10 | 10 |"),
+        "{text}"
+    );
+    assert!(text.contains("| groups cancelled | 1 |"), "{text}");
+    // A bad line is refused with its number; an unknown mode by name.
+    std::fs::write(&trace, format!("{lines}{{\"at_ms\": 1}}\n")).unwrap();
+    let (ok, text) = run(&["simulate", "--trace", trace.to_str().unwrap()], &[]);
+    assert!(!ok && text.contains("line 13"), "{text}");
+    std::fs::write(&trace, lines.replace("1v1", "2v2")).unwrap();
+    let (ok, text) = run(&["simulate", "--trace", trace.to_str().unwrap()], &[]);
+    assert!(!ok && text.contains("2v2"), "{text}");
+    // A generated stream of one's own.
+    let (ok, text) = run(
+        &[
+            "simulate",
+            "--rate",
+            "20",
+            "--duration",
+            "30s",
+            "--mode",
+            "1v1",
+            "--party-mix",
+            "1",
+        ],
+        &[],
+    );
+    assert!(
+        ok && text.contains("### custom (1v1, 20 players/s for 30s"),
+        "{text}"
+    );
+    let (ok, text) = run(&["simulate", "--rate=0"], &[]);
+    assert!(!ok && text.contains("--rate"), "{text}");
+}
