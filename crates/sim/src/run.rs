@@ -272,6 +272,18 @@ fn ours(
         .collect()
 }
 
+/// The pool's tickets in queue order: by rating, then by arrival.
+fn by_rating(tickets: &[SimTicket], pool: &[usize]) -> Vec<usize> {
+    let mut queue = pool.to_vec();
+    queue.sort_by(|&a, &b| {
+        tickets[a]
+            .rating
+            .total_cmp(&tickets[b].rating)
+            .then(a.cmp(&b))
+    });
+    queue
+}
+
 #[allow(clippy::too_many_arguments)]
 fn claimed(
     mode: &mm_engine::Mode,
@@ -284,13 +296,7 @@ fn claimed(
     salt: u64,
 ) -> Vec<Vec<Vec<usize>>> {
     use rand::{Rng, SeedableRng};
-    let mut queue: Vec<usize> = pool.to_vec();
-    queue.sort_by(|&a, &b| {
-        tickets[a]
-            .rating
-            .total_cmp(&tickets[b].rating)
-            .then(a.cmp(&b))
-    });
+    let mut queue = by_rating(tickets, pool);
     let take = batch.max(3 * mode.max_players());
     let mut rng = rand::rngs::StdRng::seed_from_u64(salt);
     let mut out = Vec::new();
@@ -315,13 +321,7 @@ fn seed000(
     batch: usize,
     workers: usize,
 ) -> Vec<Vec<Vec<usize>>> {
-    let mut queue: Vec<usize> = pool.to_vec();
-    queue.sort_by(|&a, &b| {
-        tickets[a]
-            .rating
-            .total_cmp(&tickets[b].rating)
-            .then(a.cmp(&b))
-    });
+    let queue = by_rating(tickets, pool);
     let players = mode.max_players();
     let cfg = BatchConfig {
         min_players: players,
