@@ -11,7 +11,10 @@
 //! - creation: intended start -> `201 Created`;
 //! - time to match: intended start -> the match on the socket;
 //! - after formation: the match's `created_at` -> its arrival on the socket
-//!   (wall clock, whole milliseconds: the engine stamps the match in ms).
+//!   (wall clock, whole milliseconds: the engine stamps the match in ms);
+//! - last in: time to match of each match's last-arriving member (its intended
+//!   start -> the match on its socket): how fast the service reacts to the ticket
+//!   that makes a match possible, without the wait for partners to arrive.
 //!
 //! Ratings are drawn uniformly from `--rating-spread` centred on 1500 (default 50:
 //! any two players fit each other's opening window of +-50), so time to match
@@ -89,6 +92,7 @@ struct Sample {
 struct Timings {
     create: Duration,
     matched: Duration,
+    match_id: String,
     /// Match `created_at` to its arrival, ms (wall clock).
     after_formation_ms: u64,
 }
@@ -100,6 +104,8 @@ struct Step {
     create: Latency,
     matched: Latency,
     after_formation: Latency,
+    /// Time to match of each match's last-arriving member.
+    last_in: Latency,
     errors: BTreeMap<String, u64>,
 }
 
@@ -342,6 +348,8 @@ async fn measure(
             ..Step::default()
         })
         .collect();
+    // Per match: its step, and the last member's time to match (by intended start).
+    let mut last_in: BTreeMap<String, (usize, Instant, Duration)> = BTreeMap::new();
     let collect = async {
         while let Some(s) = rx.recv().await {
             let Some(i) = holds
@@ -355,6 +363,12 @@ async fn measure(
                 Ok(t) => {
                     step.create.record(t.create);
                     step.matched.record(t.matched);
+                    let last = last_in
+                        .entry(t.match_id.clone())
+                        .or_insert((i, s.intended, t.matched));
+                    if s.intended > last.1 {
+                        *last = (i, s.intended, t.matched);
+                    }
                     step.after_formation
                         .record(Duration::from_millis(t.after_formation_ms));
                 }
@@ -363,6 +377,9 @@ async fn measure(
         }
     };
     collect.await;
+    for (i, _, matched) in last_in.into_values() {
+        steps[i].last_in.record(matched);
+    }
     while players.join_next().await.is_some() {}
     let flood = match flooding {
         Some(f) => Some(f.await.unwrap_or_default()),
@@ -524,6 +541,7 @@ async fn one_ticket(
     Ok(Timings {
         create: created - intended,
         matched: at.saturating_duration_since(intended),
+        match_id: match_id.to_string(),
         after_formation_ms: at_ms.saturating_sub(formed_ms),
     })
 }
@@ -567,6 +585,14 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
                 q[6],
                 q[7],
                 q[8],
+            );
+            println!(
+                "{:<26}   last in ({} matches): p50 {:.1}  p95 {:.1}  p99 {:.1} ms",
+                "",
+                s.last_in.count(),
+                s.last_in.ms(0.5),
+                s.last_in.ms(0.95),
+                s.last_in.ms(0.99)
             );
             for (kind, n) in &s.errors {
                 println!("{:<26}   error {kind}: {n}", "");
