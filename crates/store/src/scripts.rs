@@ -59,7 +59,7 @@ pub struct Scripts {
 impl Scripts {
     pub fn new() -> Self {
         Self {
-            enqueue: Script::new(include_str!("lua/enqueue.lua")),
+            enqueue: script!("enqueue.lua"),
             claim: script!("claim.lua"),
             complete: script!("complete.lua"),
             release: script!("release.lua"),

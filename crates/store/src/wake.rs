@@ -1,6 +1,8 @@
 //! Wake-ups (seed 002's "agent enqueued" event): a new ticket wakes the workers
-//! serving its pool at once instead of at their next poll, which stays as the
-//! safety net. On Redis, `enqueue.lua` publishes the pool's name on
+//! serving its pool at once instead of at their next poll (which stays as the
+//! safety net), and so does a ticket put back in the queue by a reclaim or by a
+//! match that was not played. On Redis, `enqueue.lua` (and `reclaim.lua`,
+//! `unwind_entry.lua`) publishes the pool's name on
 //! [`crate::keys::WAKE_CHANNEL`] only when the pool is *armed*: every claim arms it
 //! (`claim.lua`), the first ticket after a claim disarms it and publishes, so a
 //! busy pool costs one message per claim, not one per ticket. A process's

@@ -53,3 +53,11 @@ end
 local function gcra_store(key, tat, now)
   redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
 end
+
+-- Wakes the workers of a pool once per claim: if the pool is armed (a claim ran
+-- since the last wake-up), disarms it and publishes the pool's name.
+local function wake(armed, channel, pool)
+  if redis.call('DEL', armed) == 1 then
+    redis.call('PUBLISH', channel, pool)
+  end
+end

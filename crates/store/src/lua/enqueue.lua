@@ -15,7 +15,5 @@ end
 redis.call('HSET', KEYS[3], ARGV[1], 'q')
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
-if redis.call('DEL', KEYS[5]) == 1 then
-  redis.call('PUBLISH', ARGV[5], ARGV[6])
-end
+wake(KEYS[5], ARGV[5], ARGV[6])
 return 1

@@ -2,9 +2,10 @@
 -- played: 'requeue' puts it back in the queue (keeping its rating score and, in the
 -- ticket data, its original enqueue time) if it is still in this match or was set
 -- aside because of it; 'end' gives the matched entry its final state. Idempotent.
--- KEYS: 1 queue zset, 2 state hash, 3 done zset, 4 since zset
+-- A requeued entry wakes the pool's workers (see enqueue.lua).
+-- KEYS: 1 queue zset, 2 state hash, 3 done zset, 4 since zset, 5 armed flag
 -- ARGV: 1 ticket id, 2 match id, 3 'requeue' or 'end', 4 rating, 5 final state,
---       6 the ticket's enqueue time (ms)
+--       6 the ticket's enqueue time (ms), 7 wake channel, 8 pool name
 -- Returns 1 if the entry changed.
 local s = redis.call('HGET', KEYS[2], ARGV[1])
 local matched = s == 'm:' .. ARGV[2]
@@ -14,6 +15,7 @@ if ARGV[3] == 'requeue' then
   redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
   redis.call('ZADD', KEYS[4], ARGV[6], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
+  wake(KEYS[5], ARGV[7], ARGV[8])
   return 1
 end
 if not matched then return 0 end

@@ -193,6 +193,7 @@ impl Lifecycle for MemoryStore {
         let now = now_ms();
         let mid = &record.matched.id;
         let at_fault = record.at_fault();
+        let mut requeued_in = Vec::new();
         let mut inner = self.lock();
         for t in &record.matched.tickets {
             let fate = record.fate(&t.players);
@@ -235,6 +236,7 @@ impl Lifecycle for MemoryStore {
                         ps.state.insert(t.ticket_id.clone(), State::Requeued);
                         ps.queue.insert((Score(t.rating), t.ticket_id.clone()));
                         ps.done.remove(t.ticket_id.as_str());
+                        requeued_in.push(other.name());
                     }
                     TicketFate::End { status, reason } => {
                         if matches!(here, Some(State::Matched(_))) {
@@ -250,6 +252,11 @@ impl Lifecycle for MemoryStore {
                     TicketFate::Stay => {}
                 }
             }
+        }
+        drop(inner);
+        requeued_in.dedup();
+        for pool in requeued_in {
+            self.wakes.wake(&pool);
         }
         Ok(())
     }

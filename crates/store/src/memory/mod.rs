@@ -670,7 +670,12 @@ impl Store for MemoryStore {
         }
         ps.leases.remove(worker);
         let ids = ps.held_ids(worker);
-        Ok(Some(ps.requeue(worker, &ids)))
+        let n = ps.requeue(worker, &ids);
+        drop(inner);
+        if n > 0 {
+            self.wakes.wake(&pool.name());
+        }
+        Ok(Some(n))
     }
 
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {

@@ -829,7 +829,10 @@ impl Store for RedisStore {
             .key(&keys.state)
             .key(keys.held(worker))
             .key(&keys.leases)
+            .key(&keys.armed)
             .arg(worker)
+            .arg(WAKE_CHANNEL)
+            .arg(pool.name())
             .invoke_async(&mut self.conn())
             .await?;
         Ok((n >= 0).then_some(n as usize))

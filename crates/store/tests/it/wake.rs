@@ -1,5 +1,5 @@
-//! Wake-ups: a ticket queued after a claim wakes the pool's workers in every
-//! process (on Redis, one message per claim however many tickets follow), and a
+//! Wake-ups: a ticket queued after a claim (or returned to the queue by a reclaim)
+//! wakes the pool's workers in every process (on Redis, one message per claim however many tickets follow), and a
 //! subscription killed by the server (`CLIENT KILL`) comes back by itself, waking
 //! everyone once so that nothing queued meanwhile waits for a poll.
 
@@ -50,7 +50,29 @@ async fn on_redis_one_wake_up_per_claim(h: Harness) {
     assert_eq!(next(&mut ups, Duration::from_secs(5)).await, one);
 }
 
-crate::every_deployment!(a_ticket_after_a_claim_wakes_the_pool);
+async fn a_reclaim_wakes_the_pool(h: Harness) {
+    let s = &*h.store;
+    for i in 0..2 {
+        s.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    let held = s
+        .claim("dead", &pool(), 10, 0.0, Duration::from_millis(100))
+        .await
+        .unwrap();
+    assert_eq!(held.len(), 2);
+    let mut ups = s.wake_ups().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(s.reclaim("dead", &pool()).await.unwrap(), Some(2));
+    assert_eq!(
+        next(&mut ups, Duration::from_secs(5)).await,
+        Some(Wake::Pool(pool().name()))
+    );
+}
+
+crate::every_deployment!(
+    a_ticket_after_a_claim_wakes_the_pool,
+    a_reclaim_wakes_the_pool
+);
 
 mod one_wake_up_per_claim {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
