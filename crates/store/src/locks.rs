@@ -91,11 +91,6 @@ impl TokenLock {
         }
     }
 
-    /// This holder's token.
-    pub fn token(&self) -> &str {
-        &self.token
-    }
-
     /// Takes the lock if it is free: the fencing token, or `None` if held.
     pub async fn acquire(&self, store: &(impl Locks + ?Sized)) -> Result<Option<u64>, StoreError> {
         store.try_lock(&self.name, &self.token, self.ttl).await
