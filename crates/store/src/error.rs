@@ -3,13 +3,26 @@
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    Redis(redis::RedisError),
+    /// A pool leader's write refused: its fencing token is stale, a later leader
+    /// took the pool (see [`crate::Leading`]).
+    #[error("fenced off: {0}")]
+    Fenced(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     #[error("timed out talking to the store")]
     Timeout,
     #[error("written, but {acked} of {wanted} replicas confirmed it in time")]
     NotReplicated { acked: u32, wanted: u32 },
+}
+
+impl From<redis::RedisError> for StoreError {
+    fn from(e: redis::RedisError) -> Self {
+        if e.code() == Some("FENCED") {
+            return StoreError::Fenced(e.detail().unwrap_or("stale fencing token").to_string());
+        }
+        StoreError::Redis(e)
+    }
 }
 
 impl From<serde_json::Error> for StoreError {

@@ -17,13 +17,15 @@
 //! slots are kept through [`Fleet`]. Results wait for the rating service, and
 //! players' rating freshness is marked, through [`Results`]. Rate limits shared by
 //! every ingress are counted through [`Limits`], parties are kept through
-//! [`Parties`], and token locks with fencing tokens through [`Locks`].
+//! [`Parties`], token locks with fencing tokens through [`Locks`], and pool
+//! leaders' fenced writes through [`Leading`].
 
 mod api;
 mod error;
 mod fleet;
 mod hub;
 pub mod keys;
+mod leading;
 mod lifecycle;
 mod limits;
 mod locks;
@@ -41,6 +43,7 @@ pub use api::{
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
 pub use hub::Hub;
+pub use leading::Leading;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};
 pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, TokenLock};

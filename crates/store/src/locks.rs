@@ -150,6 +150,12 @@ impl MemoryLocks {
         f(&mut inner, now)
     }
 
+    /// The fencing counter of `lock`: the token its latest holder got (0: never
+    /// taken).
+    pub fn fence(&self, lock: &LockName) -> u64 {
+        self.with(|inner, _| inner.fences.get(&lock.fence).copied().unwrap_or(0))
+    }
+
     pub fn try_lock(&self, lock: &LockName, token: &str, ttl: Duration) -> Option<u64> {
         self.with(|inner, now| {
             if inner.held.contains_key(&lock.holder) {

@@ -85,7 +85,9 @@ impl StoreError {
         match self {
             StoreError::Redis(e) => unreachable(e),
             StoreError::Timeout => true,
-            StoreError::Corrupt(_) | StoreError::NotReplicated { .. } => false,
+            StoreError::Corrupt(_) | StoreError::NotReplicated { .. } | StoreError::Fenced(_) => {
+                false
+            }
         }
     }
 }

@@ -4,9 +4,11 @@
 -- rating band is systematically left behind.
 -- Arms the pool: the next ticket queued publishes a wake-up (see enqueue.lua).
 -- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset,
---       6 armed flag
--- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms
+--       6 armed flag, 7 the pool's fencing counter
+-- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms, 5 the leader's
+--       fencing token ('' for a worker that is not a pool leader)
 -- Returns a flat list: ticket JSON, first-claim flag (1/0), ...
+fenced(KEYS[7], ARGV[5])
 local now = now_ms()
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('SET', KEYS[6], '1')

@@ -23,10 +23,14 @@ local function requeue(q, st, held, ids)
       end
     end
   end
-  if #gone > 0 then redis.call('ZREM', held, unpack(gone)) end
-  if #back > 0 then
-    redis.call('ZADD', q, unpack(back))
-    redis.call('HSET', st, unpack(states))
+  -- In steps: unpack has a limit, and a pool leader may hold a whole pool.
+  local step = 2000
+  for i = 1, #gone, step do
+    redis.call('ZREM', held, unpack(gone, i, math.min(i + step - 1, #gone)))
+  end
+  for i = 1, #back, step do
+    redis.call('ZADD', q, unpack(back, i, math.min(i + step - 1, #back)))
+    redis.call('HSET', st, unpack(states, i, math.min(i + step - 1, #states)))
   end
   return #back / 2
 end
@@ -59,5 +63,17 @@ end
 local function wake(armed, channel, pool)
   if redis.call('DEL', armed) == 1 then
     redis.call('PUBLISH', channel, pool)
+  end
+end
+
+-- Refuses a pool leader's write carrying a stale fencing token: `fence` ('' for a
+-- write that is not a leader's: no check) is older than the pool's fencing counter
+-- at `key`, so a later leader took the pool (see locks.rs). Raises a FENCED error,
+-- so the script writes nothing.
+local function fenced(key, fence)
+  if fence == nil or fence == '' then return end
+  local current = tonumber(redis.call('GET', key) or '0')
+  if tonumber(fence) < current then
+    error({err = 'FENCED fencing token ' .. fence .. ' is stale: the pool has a later leader (' .. current .. ')'})
   end
 end

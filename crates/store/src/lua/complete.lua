@@ -6,16 +6,18 @@
 -- its lifecycle hash (status, players, ready-check deadline) and, when its saga has
 -- a step to take, an entry in the due set.
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
---       6 decisions hash, 7 due zset, 8 recent matches list
--- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, then
+--       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing counter
+-- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
+--       leader's fencing token ('' for a worker that is not a pool leader), then
 --       repeated groups: match id, match JSON,
 --       'c' to try or 'a' to abort, status, ready-check deadline ('' none), player
 --       count, due time ('' none), status after acceptance, disconnect grace ms,
 --       ticket count n, n ticket ids
 -- Returns the ids of the committed matches.
+fenced(KEYS[9], ARGV[3])
 local now = now_ms()
 local committed = {}
-local i = 3
+local i = 4
 while i <= #ARGV do
   local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c'
   local status, deadline, players, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]

@@ -1,8 +1,11 @@
 -- Returns tickets a worker holds to the queue with their rating and original
 -- enqueue time (the ticket data is untouched). With no ids, releases all it holds.
--- KEYS: 1 queue zset, 2 state hash, 3 worker's held zset
--- ARGV: ticket ids (optional)
+-- KEYS: 1 queue zset, 2 state hash, 3 worker's held zset, 4 the pool's fencing counter
+-- ARGV: 1 the leader's fencing token ('' for a worker that is not a pool leader),
+--       then ticket ids (optional)
 -- Returns how many tickets went back to the queue.
-local ids = ARGV
+fenced(KEYS[4], ARGV[1])
+local ids = {}
+for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then ids = redis.call('ZRANGE', KEYS[3], 0, -1) end
 return requeue(KEYS[1], KEYS[2], KEYS[3], ids)

@@ -4,6 +4,7 @@
 //! The match lifecycle and the game servers are in [`lifecycle`] and [`fleet`].
 
 mod fleet;
+mod leading;
 mod lifecycle;
 mod maps;
 mod results;
@@ -339,6 +340,9 @@ pub struct MemoryStore {
     limits: crate::MemoryLimits,
     parties: crate::MemoryParties,
     locks: crate::MemoryLocks,
+    /// Taken by lock takers and by leaders' fenced writes, so that a fencing token
+    /// cannot go stale between a write's check and the write.
+    leading: tokio::sync::Mutex<()>,
 }
 
 #[async_trait]
@@ -349,6 +353,7 @@ impl crate::Locks for MemoryStore {
         token: &str,
         ttl: std::time::Duration,
     ) -> Result<Option<u64>, StoreError> {
+        let _gate = self.leading.lock().await;
         Ok(self.locks.try_lock(lock, token, ttl))
     }
 

@@ -81,6 +81,7 @@ impl RedisStore {
         &self,
         worker: &str,
         pool: &Pool,
+        fence: Option<u64>,
         matches: &[Match],
         lease: Duration,
     ) -> Result<Vec<MatchId>, StoreError> {
@@ -139,8 +140,10 @@ impl RedisStore {
             .key(&keys.decisions)
             .key(&keys.due)
             .key(&keys.recent)
+            .key(&keys.fence)
             .arg(&keys.life_prefix)
-            .arg(crate::RECENT_MATCHES);
+            .arg(crate::RECENT_MATCHES)
+            .arg(super::leading::fence_arg(fence));
         for (m, lost) in matches.iter().zip(&lost) {
             let (record, due) = MatchRecord::committed(m.clone());
             inv.arg(m.id.as_str())
@@ -157,7 +160,15 @@ impl RedisStore {
                 inv.arg(t.ticket_id.as_str());
             }
         }
-        let ids: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+        // A fenced-off leader commits nothing: its reservations are given back
+        // like an aborted match's, then it hears why.
+        let (ids, fenced) = match inv.invoke_async::<Vec<String>>(&mut self.conn()).await {
+            Ok(ids) => (ids, None),
+            Err(e) => match StoreError::from(e) {
+                e @ StoreError::Fenced(_) => (Vec::new(), Some(e)),
+                e => return Err(e),
+            },
+        };
         let committed: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
 
         // Give back what the aborted matches reserved; a failure only delays others
@@ -180,6 +191,9 @@ impl RedisStore {
             });
         if let Err(e) = try_join_all(undo).await {
             tracing::warn!(error = %e, "could not drop the reservations of aborted matches");
+        }
+        if let Some(e) = fenced {
+            return Err(e);
         }
         ids.into_iter()
             .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))

@@ -6,6 +6,7 @@
 mod conn;
 mod cross;
 mod fleet;
+mod leading;
 mod lifecycle;
 mod limits;
 mod locks;
@@ -736,30 +737,7 @@ impl Store for RedisStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let keys = PoolKeys::new(pool);
-        let got: Vec<(String, i64)> = self
-            .scripts
-            .claim
-            .key(&keys.queue)
-            .key(&keys.tickets)
-            .key(&keys.state)
-            .key(keys.held(worker))
-            .key(&keys.leases)
-            .key(&keys.armed)
-            .arg(worker)
-            .arg(max)
-            .arg(start.clamp(0.0, 1.0))
-            .arg(lease.as_millis() as u64)
-            .invoke_async(&mut self.conn())
-            .await?;
-        got.into_iter()
-            .map(|(json, first)| {
-                Ok(Claimed {
-                    ticket: serde_json::from_str(&json)?,
-                    first_claim: first == 1,
-                })
-            })
-            .collect()
+        self.claim_as(worker, pool, None, max, start, lease).await
     }
 
     async fn complete(
@@ -772,7 +750,7 @@ impl Store for RedisStore {
         if matches.is_empty() {
             return Ok(Vec::new());
         }
-        self.commit(worker, pool, matches, lease).await
+        self.commit(worker, pool, None, matches, lease).await
     }
 
     async fn release(
@@ -781,16 +759,7 @@ impl Store for RedisStore {
         pool: &Pool,
         ids: Option<&[TicketId]>,
     ) -> Result<usize, StoreError> {
-        if ids.is_some_and(|ids| ids.is_empty()) {
-            return Ok(0);
-        }
-        let keys = PoolKeys::new(pool);
-        let mut inv = self.scripts.release.prepare_invoke();
-        inv.key(&keys.queue).key(&keys.state).key(keys.held(worker));
-        for id in ids.unwrap_or_default() {
-            inv.arg(id.as_str());
-        }
-        Ok(inv.invoke_async(&mut self.conn()).await?)
+        self.release_as(worker, pool, None, ids).await
     }
 
     async fn heartbeat(
@@ -799,16 +768,7 @@ impl Store for RedisStore {
         pool: &Pool,
         lease: Duration,
     ) -> Result<usize, StoreError> {
-        let keys = PoolKeys::new(pool);
-        Ok(self
-            .scripts
-            .heartbeat
-            .key(&keys.leases)
-            .key(keys.held(worker))
-            .arg(worker)
-            .arg(lease.as_millis() as u64)
-            .invoke_async(&mut self.conn())
-            .await?)
+        self.heartbeat_as(worker, pool, None, lease).await
     }
 
     async fn expired_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 const LEASE: Duration = Duration::from_secs(30);
 
-fn make_match(claimed: &[&Claimed]) -> Match {
+pub(crate) fn make_match(claimed: &[&Claimed]) -> Match {
     Match {
         id: MatchId::new(format!("m-{}", uuid::Uuid::new_v4().simple())).unwrap(),
         mode: "ranked".into(),

@@ -2,6 +2,7 @@
 //! Redis one on a real redis-server started per test), and the claim races.
 
 mod conformance;
+mod leading;
 mod lifecycle;
 mod limits;
 mod locks;

@@ -1,0 +1,138 @@
+//! Pool leaders' fenced writes ([`crate::Leading`]) in process: each write checks
+//! the pool's fencing counter behind the same gate lock takers pass, then does
+//! what the plain worker's call does.
+
+use super::{MemoryStore, State};
+use crate::{Claimed, Leading, LockName, Store, StoreError};
+use async_trait::async_trait;
+use mm_domain::{Match, MatchId, Pool, TicketId, now_ms};
+use std::time::Duration;
+
+impl MemoryStore {
+    /// Holds the gate while `fence` is the pool's latest; refuses it otherwise.
+    async fn fenced(
+        &self,
+        pool: &Pool,
+        fence: u64,
+    ) -> Result<tokio::sync::MutexGuard<'_, ()>, StoreError> {
+        let gate = self.leading.lock().await;
+        let current = self.locks.fence(&LockName::pool_leader(pool));
+        if fence < current {
+            return Err(StoreError::Fenced(format!(
+                "fencing token {fence} is stale: the pool has a later leader ({current})"
+            )));
+        }
+        Ok(gate)
+    }
+}
+
+#[async_trait]
+impl Leading for MemoryStore {
+    async fn lead_claim(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        max: usize,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        self.claim(worker, pool, max, 0.0, lease).await
+    }
+
+    async fn lead_complete(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        matches: &[Match],
+        lease: Duration,
+    ) -> Result<Vec<MatchId>, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        self.complete(worker, pool, matches, lease).await
+    }
+
+    async fn lead_release(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        ids: Option<&[TicketId]>,
+    ) -> Result<usize, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        self.release(worker, pool, ids).await
+    }
+
+    async fn lead_heartbeat(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        lease: Duration,
+    ) -> Result<usize, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        self.heartbeat(worker, pool, lease).await
+    }
+
+    async fn lead_prune(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        ids: Option<&[TicketId]>,
+    ) -> Result<Vec<TicketId>, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let ids = match ids {
+            Some(ids) => ids.to_vec(),
+            None => ps.held_ids(worker),
+        };
+        let Some(held) = ps.held.get_mut(worker) else {
+            return Ok(Vec::new());
+        };
+        let gone: Vec<TicketId> = ids
+            .into_iter()
+            .filter(|id| held.contains_key(id) && ps.state.get(id) != Some(&State::Held))
+            .collect();
+        for id in &gone {
+            held.remove(id);
+        }
+        if held.is_empty() {
+            ps.held.remove(worker);
+        }
+        Ok(gone)
+    }
+
+    async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        let back = {
+            let mut inner = self.lock();
+            let ps = inner.pool(pool);
+            let others: Vec<String> = ps.held.keys().filter(|w| *w != worker).cloned().collect();
+            others
+                .iter()
+                .map(|w| {
+                    let ids = ps.held_ids(w);
+                    ps.requeue(w, &ids)
+                })
+                .sum()
+        };
+        if back > 0 {
+            self.wakes.wake(&pool.name());
+        }
+        Ok(back)
+    }
+
+    async fn live_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        Ok(inner
+            .pool(pool)
+            .leases
+            .iter()
+            .filter(|(_, until)| **until >= now)
+            .map(|(w, _)| w.clone())
+            .collect())
+    }
+}

@@ -1,0 +1,205 @@
+//! Pool leaders' fenced writes ([`crate::Leading`]) and the fence-aware forms of
+//! claim, release and heartbeat that the plain worker calls pass no fence to.
+
+use super::RedisStore;
+use crate::keys::{PoolKeys, WAKE_CHANNEL};
+use crate::{Claimed, Leading, StoreError};
+use async_trait::async_trait;
+use mm_domain::{Match, MatchId, Pool, TicketId};
+use std::time::Duration;
+
+/// The fence argument of a script: '' for a worker that is not a leader.
+pub(super) fn fence_arg(fence: Option<u64>) -> String {
+    fence.map(|f| f.to_string()).unwrap_or_default()
+}
+
+impl RedisStore {
+    pub(super) async fn claim_as(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: Option<u64>,
+        max: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let got: Vec<(String, i64)> = self
+            .scripts
+            .claim
+            .key(&keys.queue)
+            .key(&keys.tickets)
+            .key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.leases)
+            .key(&keys.armed)
+            .key(&keys.fence)
+            .arg(worker)
+            .arg(max)
+            .arg(start.clamp(0.0, 1.0))
+            .arg(lease.as_millis() as u64)
+            .arg(fence_arg(fence))
+            .invoke_async(&mut self.conn())
+            .await?;
+        got.into_iter()
+            .map(|(json, first)| {
+                Ok(Claimed {
+                    ticket: serde_json::from_str(&json)?,
+                    first_claim: first == 1,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) async fn release_as(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: Option<u64>,
+        ids: Option<&[TicketId]>,
+    ) -> Result<usize, StoreError> {
+        if ids.is_some_and(|ids| ids.is_empty()) {
+            return Ok(0);
+        }
+        let keys = PoolKeys::new(pool);
+        let mut inv = self.scripts.release.prepare_invoke();
+        inv.key(&keys.queue)
+            .key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.fence)
+            .arg(fence_arg(fence));
+        for id in ids.unwrap_or_default() {
+            inv.arg(id.as_str());
+        }
+        Ok(inv.invoke_async(&mut self.conn()).await?)
+    }
+
+    pub(super) async fn heartbeat_as(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: Option<u64>,
+        lease: Duration,
+    ) -> Result<usize, StoreError> {
+        let keys = PoolKeys::new(pool);
+        Ok(self
+            .scripts
+            .heartbeat
+            .key(&keys.leases)
+            .key(keys.held(worker))
+            .key(&keys.fence)
+            .arg(worker)
+            .arg(lease.as_millis() as u64)
+            .arg(fence_arg(fence))
+            .invoke_async(&mut self.conn())
+            .await?)
+    }
+}
+
+#[async_trait]
+impl Leading for RedisStore {
+    async fn lead_claim(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        max: usize,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.claim_as(worker, pool, Some(fence), max, 0.0, lease)
+            .await
+    }
+
+    async fn lead_complete(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        matches: &[Match],
+        lease: Duration,
+    ) -> Result<Vec<MatchId>, StoreError> {
+        if matches.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.commit(worker, pool, Some(fence), matches, lease).await
+    }
+
+    async fn lead_release(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        ids: Option<&[TicketId]>,
+    ) -> Result<usize, StoreError> {
+        self.release_as(worker, pool, Some(fence), ids).await
+    }
+
+    async fn lead_heartbeat(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        lease: Duration,
+    ) -> Result<usize, StoreError> {
+        self.heartbeat_as(worker, pool, Some(fence), lease).await
+    }
+
+    async fn lead_prune(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        ids: Option<&[TicketId]>,
+    ) -> Result<Vec<TicketId>, StoreError> {
+        if ids.is_some_and(|ids| ids.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let keys = PoolKeys::new(pool);
+        let mut inv = self.scripts.lead_prune.prepare_invoke();
+        inv.key(&keys.state)
+            .key(keys.held(worker))
+            .key(&keys.fence)
+            .arg(fence);
+        for id in ids.unwrap_or_default() {
+            inv.arg(id.as_str());
+        }
+        let gone: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+        gone.into_iter()
+            .map(|id| TicketId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect()
+    }
+
+    async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {
+        let keys = PoolKeys::new(pool);
+        // Every worker that ever heartbeated the pool and was not reclaimed since:
+        // whoever else holds tickets here.
+        let others: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&keys.leases)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.conn())
+            .await?;
+        let mut inv = self.scripts.adopt.prepare_invoke();
+        inv.key(&keys.queue)
+            .key(&keys.state)
+            .key(&keys.fence)
+            .key(&keys.armed);
+        for other in others.iter().filter(|w| *w != worker) {
+            inv.key(keys.held(other));
+        }
+        inv.arg(fence).arg(WAKE_CHANNEL).arg(pool.name());
+        Ok(inv.invoke_async(&mut self.conn()).await?)
+    }
+
+    async fn live_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let now = self.server_now().await?;
+        let live: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(&keys.leases)
+            .arg(now)
+            .arg("+inf")
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(live)
+    }
+}

@@ -1,0 +1,179 @@
+//! Pool leaders' fenced writes on the memory store, Redis and a Redis Cluster: a
+//! leader whose lock was taken by a later one can write nothing to the pool, the
+//! new leader adopts what the old one held, a leader hears which of its tickets
+//! ended meanwhile, and a whole pool (more than one script's unpack) moves at once.
+
+use crate::conformance::make_match;
+use crate::{Harness, pool, ticket};
+use mm_store::{LockName, StoreError, TokenLock};
+use std::time::Duration;
+
+const LEASE: Duration = Duration::from_secs(30);
+
+fn fenced<T: std::fmt::Debug>(r: Result<T, StoreError>) {
+    assert!(
+        matches!(r, Err(StoreError::Fenced(_))),
+        "expected fenced off, got {r:?}"
+    );
+}
+
+async fn a_deposed_leader_cannot_write_a_thing(h: Harness) {
+    let (s, pool) = (&*h.store, pool());
+    for i in 0..4 {
+        s.enqueue(&ticket(i, 1500.0 + i as f64)).await.unwrap();
+    }
+    let old = TokenLock::new(LockName::pool_leader(&pool), Duration::from_millis(200));
+    let first = old.acquire(s).await.unwrap().expect("a free pool");
+    let held = s.lead_claim("old", &pool, first, 100, LEASE).await.unwrap();
+    assert_eq!(held.len(), 4);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let new = TokenLock::new(LockName::pool_leader(&pool), LEASE);
+    let second = new
+        .acquire(s)
+        .await
+        .unwrap()
+        .expect("the old lease ran out");
+    assert!(second > first);
+
+    // The old leader comes back: every write is refused and changes nothing.
+    let m = make_match(&[&held[0], &held[1]]);
+    fenced(
+        s.lead_complete("old", &pool, first, std::slice::from_ref(&m), LEASE)
+            .await,
+    );
+    fenced(s.lead_claim("old", &pool, first, 100, LEASE).await);
+    fenced(s.lead_release("old", &pool, first, None).await);
+    fenced(s.lead_heartbeat("old", &pool, first, LEASE).await);
+    fenced(s.lead_prune("old", &pool, first, None).await);
+    fenced(s.adopt("old", &pool, first).await);
+    assert!(s.recent_matches(&pool, 10).await.unwrap().is_empty());
+    let d = s.depths(&pool).await.unwrap();
+    assert_eq!(
+        (d.queued, d.processing),
+        (0, 4),
+        "still held by the old leader"
+    );
+
+    // The new leader takes the old one's tickets and matches them.
+    assert_eq!(s.adopt("new", &pool, second).await.unwrap(), 4);
+    let mine = s
+        .lead_claim("new", &pool, second, 100, LEASE)
+        .await
+        .unwrap();
+    assert_eq!(mine.len(), 4);
+    assert!(
+        mine.iter().all(|c| !c.first_claim),
+        "searching was said once"
+    );
+    let m = make_match(&[&mine[0], &mine[1]]);
+    let done = s
+        .lead_complete("new", &pool, second, std::slice::from_ref(&m), LEASE)
+        .await;
+    assert_eq!(done.unwrap(), vec![m.id.clone()]);
+    assert_eq!(
+        s.lead_heartbeat("new", &pool, second, LEASE).await.unwrap(),
+        2
+    );
+    // The old leader's match never happened; the new one's did, once.
+    fenced(
+        s.lead_complete(
+            "old",
+            &pool,
+            first,
+            &[make_match(&[&held[2], &held[3]])],
+            LEASE,
+        )
+        .await,
+    );
+    let recent = s.recent_matches(&pool, 10).await.unwrap();
+    assert_eq!(recent.iter().map(|m| &m.id).collect::<Vec<_>>(), [&m.id]);
+    assert_eq!(s.lead_release("new", &pool, second, None).await.unwrap(), 2);
+    let d = s.depths(&pool).await.unwrap();
+    assert_eq!((d.queued, d.processing), (2, 0));
+}
+
+async fn a_leader_hears_which_of_its_tickets_ended(h: Harness) {
+    let (s, pool) = (&*h.store, pool());
+    let tickets: Vec<_> = (0..3).map(|i| ticket(i, 1500.0)).collect();
+    for t in &tickets {
+        s.enqueue(t).await.unwrap();
+    }
+    let lock = TokenLock::new(LockName::pool_leader(&pool), LEASE);
+    let fence = lock.acquire(s).await.unwrap().unwrap();
+    assert_eq!(
+        s.lead_claim("l", &pool, fence, 100, LEASE)
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+    s.cancel(&tickets[1].owner, &tickets[1].id).await.unwrap();
+    let gone = s.lead_prune("l", &pool, fence, None).await.unwrap();
+    assert_eq!(gone, vec![tickets[1].id.clone()]);
+    assert!(
+        s.lead_prune("l", &pool, fence, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(s.lead_heartbeat("l", &pool, fence, LEASE).await.unwrap(), 2);
+    // Asking about some ids only looks at those.
+    s.cancel(&tickets[0].owner, &tickets[0].id).await.unwrap();
+    let some = [tickets[2].id.clone()];
+    assert!(
+        s.lead_prune("l", &pool, fence, Some(&some))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(s.live_workers(&pool).await.unwrap(), vec!["l".to_string()]);
+}
+
+async fn a_whole_pool_changes_leader_at_once(h: Harness) {
+    let (s, pool) = (&*h.store, pool());
+    const N: usize = 5_000;
+    let tickets: Vec<_> = (0..N).map(|i| ticket(i, 1000.0 + i as f64)).collect();
+    let mut set = tokio::task::JoinSet::new();
+    for chunk in tickets.chunks(N / 8) {
+        let (store, chunk) = (h.store.clone(), chunk.to_vec());
+        set.spawn(async move {
+            for t in &chunk {
+                store.enqueue(t).await.unwrap();
+            }
+        });
+    }
+    set.join_all().await;
+    let old = TokenLock::new(LockName::pool_leader(&pool), Duration::from_millis(200));
+    let first = old.acquire(s).await.unwrap().unwrap();
+    let mut claimed = 0;
+    loop {
+        let got = s
+            .lead_claim("old", &pool, first, 2000, LEASE)
+            .await
+            .unwrap();
+        if got.is_empty() {
+            break;
+        }
+        claimed += got.len();
+    }
+    assert_eq!(claimed, N);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let new = TokenLock::new(LockName::pool_leader(&pool), LEASE);
+    let second = new.acquire(s).await.unwrap().unwrap();
+    assert_eq!(s.adopt("new", &pool, second).await.unwrap(), N);
+    let d = s.depths(&pool).await.unwrap();
+    assert_eq!((d.queued, d.processing), (N as u64, 0));
+    // Lowest rating first, in order.
+    let got = s.lead_claim("new", &pool, second, 10, LEASE).await.unwrap();
+    let ratings: Vec<f64> = got.iter().map(|c| c.ticket.rating).collect();
+    assert_eq!(
+        ratings,
+        (0..10).map(|i| 1000.0 + i as f64).collect::<Vec<_>>()
+    );
+}
+
+crate::every_deployment!(
+    a_deposed_leader_cannot_write_a_thing,
+    a_leader_hears_which_of_its_tickets_ended,
+    a_whole_pool_changes_leader_at_once,
+);
