@@ -253,6 +253,7 @@ fn worker_config(args: &PushArgs) -> Result<WorkerConfig> {
         modes: Modes::of([mode])?,
         formation: Default::default(),
         wake_ups: true,
+        coordination: Default::default(),
     })
 }
 

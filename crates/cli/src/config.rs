@@ -8,7 +8,7 @@ use mm_engine::{Modes, WindowPolicy};
 use mm_server::Catalog;
 use mm_server::server_manager::ServerManagerConfig;
 use mm_server::supervisor::SupervisorConfig;
-use mm_server::worker::{Formation, WorkerConfig};
+use mm_server::worker::{Coordination, Formation, WorkerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -168,6 +168,12 @@ pub struct WorkerArgs {
     /// Pub/Sub, or in-process for `serve`); `false`: poll only.
     #[arg(long, env = "WAKE_UPS", default_value_t = true, action = clap::ArgAction::Set)]
     pub wake_ups: bool,
+    /// How workers share the pools: `claim` (every worker claims batches of
+    /// CLAIM_BATCH_SIZE from any pool) or `leader` (one worker per pool leads it
+    /// under a fenced lease of LOCK_TTL and matches over the whole pool). Every
+    /// worker of a deployment must use the same.
+    #[arg(long, env = "COORDINATION", default_value = "claim", value_parser = ["claim", "leader"])]
+    pub coordination: String,
 }
 
 impl WorkerArgs {
@@ -244,6 +250,10 @@ impl WorkerArgs {
             poll: self.poll_interval,
             modes: catalog.modes().clone(),
             wake_ups: self.wake_ups,
+            coordination: match self.coordination.as_str() {
+                "leader" => Coordination::Leader,
+                _ => Coordination::Claim,
+            },
         })
     }
 }

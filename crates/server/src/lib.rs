@@ -3,6 +3,7 @@
 //!
 //! - [`ingress`]: the HTTP/JSON + WebSocket API for game clients (stateless);
 //! - [`worker`]: claims tickets, forms matches, commits them (stateless; leases in the store);
+//! - [`leader`]: the worker's pool leaders, with `COORDINATION=leader`;
 //! - [`supervisor`]: reclaims tickets of dead workers, finishes interrupted fan-outs
 //!   and sagas, fails the matches of lost game servers, forgets old finished tickets;
 //! - [`server_manager`]: the gRPC control plane for game servers;
@@ -43,6 +44,7 @@ impl Unreachable for mm_store::StoreError {
 pub mod catalog;
 pub mod dashboard;
 pub mod ingress;
+pub mod leader;
 pub mod ratings;
 pub mod saga;
 pub mod server_manager;

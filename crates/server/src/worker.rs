@@ -2,6 +2,8 @@
 //! engine and commit them, plus one heartbeater that keeps the worker's leases
 //! alive. Matched tickets are completed and the rest released in the same cycle, so
 //! nothing accumulates in the held sets. On shutdown it releases whatever it holds.
+//! With `COORDINATION=leader` the consumers give way to one pool leader task per
+//! pool ([`crate::leader`]).
 //!
 //! An idle consumer sleeps until its next poll or until a wake-up says a ticket
 //! arrived in one of its pools ([`mm_store::Wakes`], seed 002), whichever is first;
@@ -51,6 +53,21 @@ pub struct WorkerConfig {
     /// Wake idle consumers when a ticket arrives (`WAKE_UPS`); without, they
     /// only poll.
     pub wake_ups: bool,
+    /// How the workers of a deployment share the pools (`COORDINATION`).
+    pub coordination: Coordination,
+}
+
+/// How the workers of a deployment share the pools. Every worker of a deployment
+/// must use the same.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Coordination {
+    /// Every worker claims batches of `CLAIM_BATCH_SIZE` tickets at a random rank
+    /// of any pool and forms matches within the batch.
+    #[default]
+    Claim,
+    /// One worker per pool leads it (a fenced lease) and forms matches over the
+    /// whole pool ([`crate::leader`]).
+    Leader,
 }
 
 /// The match-formation algorithm a worker runs.
@@ -104,9 +121,11 @@ pub async fn run(
         metrics::counter!(names::MATCHES_FORMED, "mode" => pool.mode.clone()).increment(0);
     }
     let heartbeat_stop = CancellationToken::new();
+    let led = crate::leader::Led::default();
     let heartbeater = tokio::spawn(heartbeat_loop(
         store.clone(),
         cfg.clone(),
+        led.clone(),
         heartbeat_stop.clone(),
     ));
     let (woken, wakes) = tokio::sync::watch::channel(0u64);
@@ -119,15 +138,32 @@ pub async fn run(
         ))
     });
     let mut consumers = Vec::new();
-    for i in 0..cfg.pool_size.max(1) {
-        consumers.push(tokio::spawn(consume(
-            store.clone(),
-            cfg.clone(),
-            stats.clone(),
-            i,
-            wakes.clone(),
-            shutdown.clone(),
-        )));
+    match cfg.coordination {
+        Coordination::Claim => {
+            for i in 0..cfg.pool_size.max(1) {
+                consumers.push(tokio::spawn(consume(
+                    store.clone(),
+                    cfg.clone(),
+                    stats.clone(),
+                    i,
+                    wakes.clone(),
+                    shutdown.clone(),
+                )));
+            }
+        }
+        Coordination::Leader => {
+            for pool in &cfg.pools {
+                consumers.push(tokio::spawn(crate::leader::lead_pool(
+                    store.clone(),
+                    cfg.clone(),
+                    stats.clone(),
+                    pool.clone(),
+                    led.clone(),
+                    wakes.clone(),
+                    shutdown.clone(),
+                )));
+            }
+        }
     }
     for c in consumers {
         let _ = c.await;
@@ -139,7 +175,9 @@ pub async fn run(
     heartbeat_stop.cancel();
     let _ = heartbeater.await;
     let mut released = 0;
-    for pool in &cfg.pools {
+    // A leader released its pools itself, fenced; a deposed one must not.
+    let plain = cfg.coordination == Coordination::Claim;
+    for pool in cfg.pools.iter().filter(|_| plain) {
         match store.release(&cfg.id, pool, None).await {
             Ok(n) => released += n,
             Err(e) => {
@@ -151,7 +189,15 @@ pub async fn run(
     stats
 }
 
-async fn heartbeat_loop(store: Arc<dyn Store>, cfg: Arc<WorkerConfig>, stop: CancellationToken) {
+/// Extends the worker's lease on every pool, which also says it is live (a
+/// candidate to lead, with `COORDINATION=leader`). Pools it leads are left to the
+/// leader's own fenced heartbeat.
+async fn heartbeat_loop(
+    store: Arc<dyn Store>,
+    cfg: Arc<WorkerConfig>,
+    led: crate::leader::Led,
+    stop: CancellationToken,
+) {
     let mut tick = tokio::time::interval(cfg.heartbeat);
     loop {
         tokio::select! {
@@ -159,7 +205,8 @@ async fn heartbeat_loop(store: Arc<dyn Store>, cfg: Arc<WorkerConfig>, stop: Can
             _ = tick.tick() => {}
         }
         let mut held = 0;
-        for pool in &cfg.pools {
+        let leading = led.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for pool in cfg.pools.iter().filter(|p| !leading.contains(&p.name())) {
             match store.heartbeat(&cfg.id, pool, cfg.lease).await {
                 Ok(n) => held += n,
                 Err(e) => {
@@ -272,7 +319,7 @@ async fn consume(
 /// matches in small batches, while an idle or unmatchable queue costs no more
 /// polls than a fixed `POLL_INTERVAL`.
 #[derive(Debug, Clone, Copy)]
-struct IdlePause {
+pub(crate) struct IdlePause {
     next: Duration,
     max: Duration,
 }
@@ -281,7 +328,7 @@ struct IdlePause {
 const FIRST_IDLE_PAUSE: Duration = Duration::from_millis(5);
 
 impl IdlePause {
-    fn new(max: Duration) -> Self {
+    pub(crate) fn new(max: Duration) -> Self {
         Self {
             next: FIRST_IDLE_PAUSE.min(max),
             max,
@@ -289,11 +336,11 @@ impl IdlePause {
     }
 
     /// A wake-up ended the pause: new tickets, so look again soon.
-    fn woken(&mut self) {
+    pub(crate) fn woken(&mut self) {
         self.next = FIRST_IDLE_PAUSE.min(self.max);
     }
 
-    fn after_pass(&mut self, formed: usize) -> Option<Duration> {
+    pub(crate) fn after_pass(&mut self, formed: usize) -> Option<Duration> {
         if formed > 0 {
             self.next = FIRST_IDLE_PAUSE.min(self.max);
             return None;
@@ -325,7 +372,7 @@ mod tests {
 
 /// Drives the sagas of matches just committed and fanned out: placement now, or a
 /// timer for the ready check's deadline.
-fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
+pub(crate) fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
     for m in done {
         let wake = match m.lifecycle.initial_status() {
             MatchStatus::Placing => Some(0),
@@ -384,26 +431,8 @@ pub async fn cycle(
         .fetch_add(claimed.len() as u64, Ordering::Relaxed);
     metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
         .increment(claimed.len() as u64);
-    let searching: Vec<EventEnvelope> = claimed
-        .iter()
-        .filter(|c| c.first_claim)
-        .flat_map(|c| {
-            c.ticket.players.iter().map(|p| EventEnvelope {
-                player: p.clone(),
-                event: Event::Searching {
-                    ticket_id: c.ticket.id.clone(),
-                },
-            })
-        })
-        .collect();
-    if let Err(e) = store.publish(&searching).await {
-        warn_store!(e, "could not publish ticket.searching");
-    }
-
-    let matches = match cfg.formation {
-        Formation::Engine => propose(&claimed, pool, mode),
-        Formation::Seed000 => propose_seed000(&claimed, pool, mode),
-    };
+    publish_searching(store, &claimed).await;
+    let matches = propose_for(cfg, &claimed, pool, mode);
     let committed: HashSet<MatchId> = store
         .complete(&cfg.id, pool, &matches, cfg.lease)
         .await?
@@ -461,8 +490,40 @@ pub async fn cycle(
     })
 }
 
+/// Tells the players of tickets claimed for the first time that their search began.
+pub(crate) async fn publish_searching(store: &dyn Store, claimed: &[Claimed]) {
+    let searching: Vec<EventEnvelope> = claimed
+        .iter()
+        .filter(|c| c.first_claim)
+        .flat_map(|c| {
+            c.ticket.players.iter().map(|p| EventEnvelope {
+                player: p.clone(),
+                event: Event::Searching {
+                    ticket_id: c.ticket.id.clone(),
+                },
+            })
+        })
+        .collect();
+    if let Err(e) = store.publish(&searching).await {
+        warn_store!(e, "could not publish ticket.searching");
+    }
+}
+
+/// Proposes matches of `claimed` with the configured formation.
+pub(crate) fn propose_for(
+    cfg: &WorkerConfig,
+    claimed: &[Claimed],
+    pool: &Pool,
+    mode: &Mode,
+) -> Vec<Match> {
+    match cfg.formation {
+        Formation::Engine => propose(claimed, pool, mode),
+        Formation::Seed000 => propose_seed000(claimed, pool, mode),
+    }
+}
+
 /// Matches formed, each ticket's time to match and each match's rating spread.
-fn record_matches(done: &[Match]) {
+pub(crate) fn record_matches(done: &[Match]) {
     for m in done {
         let mode = m.mode.clone();
         metrics::counter!(names::MATCHES_FORMED, "mode" => mode.clone()).increment(1);

@@ -1,11 +1,12 @@
 //! One worker cycle with each formation: ours claims at least three full matches'
 //! worth per poll, seed 000's baseline exactly its batch, and both commit only
 //! matches that fit the mode and every member's window. An idle worker is woken
-//! by new tickets long before its next poll, and without wake-ups it is not.
+//! by new tickets long before its next poll, and without wake-ups it is not. Two
+//! pool leaders in one process take turns on the memory store.
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_engine::{Modes, WindowPolicy};
-use mm_server::worker::{Formation, WorkerConfig, WorkerStats, cycle};
+use mm_server::worker::{Coordination, Formation, WorkerConfig, WorkerStats, cycle};
 use mm_store::{MemoryStore, Store};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -34,6 +35,7 @@ fn config(formation: Formation, batch_size: usize) -> WorkerConfig {
         modes: Modes::of([ffa]).unwrap(),
         formation,
         wake_ups: true,
+        coordination: Default::default(),
     }
 }
 
@@ -144,4 +146,82 @@ async fn a_new_ticket_wakes_an_idle_worker() {
 #[tokio::test(start_paused = true)]
 async fn without_wake_ups_an_idle_worker_waits_for_its_poll() {
     assert!(!matched_soon_after_an_idle_spell(false).await);
+}
+
+/// `serve`'s store with `COORDINATION=leader`: of two workers, the pool's owner
+/// leads and matches the whole pool; stopped, it hands the pool over and the other
+/// leads. Every player ends in one match.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_leaders_in_one_process_take_turns() {
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(seeded().await);
+    let pool = Pool::new("ffa", "eu");
+    let leader = |id: &str| {
+        let mut c = config(Formation::Engine, 10);
+        c.id = id.into();
+        c.coordination = Coordination::Leader;
+        c.lease = Duration::from_millis(500);
+        c.heartbeat = Duration::from_millis(50);
+        c.poll = Duration::from_millis(20);
+        c
+    };
+    let ids = ["lead-a", "lead-b"];
+    let stops = [
+        tokio_util::sync::CancellationToken::new(),
+        tokio_util::sync::CancellationToken::new(),
+    ];
+    let mut workers: Vec<_> = ids
+        .iter()
+        .zip(&stops)
+        .map(|(id, stop)| {
+            Some(tokio::spawn(mm_server::worker::run(
+                store.clone(),
+                leader(id),
+                stop.clone(),
+            )))
+        })
+        .collect();
+    let drained = |store: std::sync::Arc<dyn Store>, pool: Pool| async move {
+        for _ in 0..500 {
+            let d = store.depths(&pool).await.unwrap();
+            if d.queued + d.processing == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("not drained: {:?}", store.depths(&pool).await.unwrap());
+    };
+    drained(store.clone(), pool.clone()).await;
+
+    // The owner stops: it hands the pool over, and the other leads.
+    let first = mm_server::leader::owner(&pool.name(), ids).unwrap();
+    let k = ids.iter().position(|w| *w == first).unwrap();
+    stops[k].cancel();
+    let stats = workers[k].take().unwrap().await.unwrap();
+    assert!(stats.matches.load(Ordering::Relaxed) > 0, "the owner led");
+    for i in 0..2 {
+        let t = Ticket::solo(
+            TicketId::new(format!("after-{i}")).unwrap(),
+            PlayerId::new(format!("after-{i}")).unwrap(),
+            "ffa",
+            "eu",
+            1500.0,
+            now_ms(),
+        );
+        store.enqueue(&t).await.unwrap();
+    }
+    drained(store.clone(), pool.clone()).await;
+    stops[1 - k].cancel();
+    let stats = workers[1 - k].take().unwrap().await.unwrap();
+    assert_eq!(
+        stats.matches.load(Ordering::Relaxed),
+        1,
+        "the other led next"
+    );
+
+    let matches = store.recent_matches(&pool, 100).await.unwrap();
+    let mut players: Vec<_> = matches.iter().flat_map(|m| m.players().cloned()).collect();
+    assert_eq!(players.len(), 62);
+    players.sort();
+    players.dedup();
+    assert_eq!(players.len(), 62, "no player twice");
 }

@@ -26,6 +26,7 @@ pub const MATCH_RATING_SPREAD: &str = "matchmaker_match_rating_spread";
 pub const WORKER_CYCLE: &str = "matchmaker_worker_cycle_duration_seconds";
 pub const HEARTBEAT_FAILURES: &str = "matchmaker_heartbeat_failures_total";
 pub const LOCKS_REFRESHED: &str = "matchmaker_locks_refreshed";
+pub const POOLS_LED: &str = "matchmaker_pool_leader";
 
 // Supervisor.
 pub const RECLAIM_ATTEMPTS: &str = "matchmaker_reclaim_attempts_total";
@@ -130,6 +131,11 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         LOCKS_REFRESHED,
         Kind::Gauge,
         "Tickets whose lease the worker's last heartbeat refreshed.",
+    ),
+    (
+        POOLS_LED,
+        Kind::Gauge,
+        "1 while this worker leads the pool (COORDINATION=leader), else 0.",
     ),
     (
         RECLAIM_ATTEMPTS,

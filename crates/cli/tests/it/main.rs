@@ -13,6 +13,7 @@ mod e2e;
 mod faults;
 mod fleet_auth;
 mod fuzz;
+mod leaders;
 mod lifecycle;
 mod limits;
 mod metrics;
