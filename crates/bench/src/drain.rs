@@ -267,22 +267,7 @@ pub(super) async fn seed(
     rng_seed: u64,
     tag: &str,
 ) -> Result<()> {
-    let now = now_ms();
-    let tickets: Vec<Ticket> = ratings(n, rng_seed)
-        .into_iter()
-        .enumerate()
-        .map(|(i, rating)| {
-            let player = PlayerId::new(format!("bench-{tag}-{i}")).expect("valid id");
-            Ticket::solo(
-                TicketId::new(format!("t-bench-{tag}-{i}")).expect("valid id"),
-                player,
-                pool.mode.clone(),
-                pool.region.clone(),
-                rating,
-                now,
-            )
-        })
-        .collect();
+    let tickets = bench_tickets(pool, n, rng_seed, tag);
     let mut tasks = tokio::task::JoinSet::new();
     for chunk in tickets.chunks(n.div_ceil(32)) {
         let (store, chunk) = (store.clone(), chunk.to_vec());
@@ -297,6 +282,26 @@ pub(super) async fn seed(
         r??;
     }
     Ok(())
+}
+
+/// The `n` seeded tickets of a run: `t-bench-TAG-I`, ratings N(1500, 300).
+pub(super) fn bench_tickets(pool: &Pool, n: usize, rng_seed: u64, tag: &str) -> Vec<Ticket> {
+    let now = now_ms();
+    ratings(n, rng_seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, rating)| {
+            let player = PlayerId::new(format!("bench-{tag}-{i}")).expect("valid id");
+            Ticket::solo(
+                TicketId::new(format!("t-bench-{tag}-{i}")).expect("valid id"),
+                player,
+                pool.mode.clone(),
+                pool.region.clone(),
+                rating,
+                now,
+            )
+        })
+        .collect()
 }
 
 async fn drain_once(

@@ -6,10 +6,15 @@
 //! store: no ticket lost, none in two matches.
 //!
 //! Our short-lease settings run beside seed 000's (30 s lease, 2 s heartbeat, 5 s
-//! supervisor, claim batch 10) in the same command.
+//! supervisor, claim batch 10) in the same command, and (with `--leader`) our
+//! pool leaders (`COORDINATION=leader`), whose victim is the pool's leader: there
+//! "back after" is the takeover (the new leader adopts the dead one's tickets), and
+//! "next match" the failover, from the kill to the next match formed in the pool.
+//! A leader matches a whole seeded pool in one cycle, so its run streams the
+//! tickets in instead (`--stream-rate` a second) and kills the leader mid-stream.
 
 use super::chart::{Lines, Series};
-use super::drain::{RunRedis, seed};
+use super::drain::{RunRedis, bench_tickets, seed};
 use super::{BENCH_MODE, Output, matchmaker, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -49,6 +54,13 @@ pub struct RecoveryArgs {
     /// Skip the run with seed 000's settings (it takes about a minute).
     #[arg(long)]
     pub no_baseline: bool,
+    /// Also run our pool leaders (`COORDINATION=leader`, same lease), killing the
+    /// pool's leader.
+    #[arg(long)]
+    pub leader: bool,
+    /// Tickets a second streamed into the leader run (after the first tenth).
+    #[arg(long, default_value_t = 2_000)]
+    pub stream_rate: usize,
     /// Give up on a run after this long.
     #[arg(long, default_value = "180s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
@@ -73,6 +85,8 @@ struct Settings {
     batch: usize,
     /// Seed 000's formation (`FORMATION=seed000`) rather than ours.
     seed000: bool,
+    /// `COORDINATION=leader`: the victim is the pool's leader.
+    leader: bool,
 }
 
 struct Outcome {
@@ -81,6 +95,8 @@ struct Outcome {
     stranded: usize,
     /// From the kill until the dead worker held nothing.
     recovered_after: Option<Duration>,
+    /// From the kill until the next match was formed in the pool.
+    next_match_after: Option<Duration>,
     matched: usize,
     left: usize,
     lost: usize,
@@ -89,8 +105,6 @@ struct Outcome {
     samples: Vec<(f64, u64, u64)>,
     kill_at: f64,
 }
-
-const VICTIM: &str = "bench-w0";
 
 pub async fn run(args: RecoveryArgs) -> Result<()> {
     if args.tickets < 100 || args.workers < 2 {
@@ -109,7 +123,15 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
         supervise: args.supervise_interval,
         batch: args.claim_batch_size,
         seed000: false,
+        leader: false,
     }];
+    if args.leader {
+        runs.push(Settings {
+            label: "ours, leader",
+            leader: true,
+            ..runs[0]
+        });
+    }
     if !args.no_baseline {
         runs.push(Settings {
             label: "seed-000 settings",
@@ -118,6 +140,7 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
             supervise: Duration::from_secs(5),
             batch: 10,
             seed000: true,
+            leader: false,
         });
     }
     let mut outcomes = Vec::new();
@@ -146,8 +169,35 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     } = RunRedis::new(args.redis_url.as_deref())?;
     let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
     let keys = PoolKeys::new(&pool);
-    eprintln!("[{label}] seeding {} tickets ...", args.tickets);
-    seed(&store, &pool, args.tickets, args.seed, &tag).await?;
+    // Tickets not enqueued yet count as left.
+    let unsent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let producer = if s.leader {
+        // A tenth at once, the rest streamed at --stream-rate.
+        let tickets = bench_tickets(&pool, args.tickets, args.seed, &tag);
+        let (first, rest) = tickets.split_at(args.tickets / 10);
+        for t in first {
+            store.enqueue(t).await?;
+        }
+        let (store, rest, rate) = (store.clone(), rest.to_vec(), args.stream_rate.max(100));
+        unsent.store(rest.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let unsent = unsent.clone();
+        Some(tokio::spawn(async move {
+            let start = Instant::now();
+            for (i, chunk) in rest.chunks(rate / 100).enumerate() {
+                tokio::time::sleep_until((start + Duration::from_millis(10 * i as u64)).into())
+                    .await;
+                for t in chunk {
+                    store.enqueue(t).await?;
+                }
+                unsent.fetch_sub(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok::<_, mm_store::StoreError>(())
+        }))
+    } else {
+        eprintln!("[{label}] seeding {} tickets ...", args.tickets);
+        seed(&store, &pool, args.tickets, args.seed, &tag).await?;
+        None
+    };
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
         .await?;
@@ -163,6 +213,9 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         );
         if s.seed000 {
             cmd.env("FORMATION", "seed000");
+        }
+        if s.leader {
+            cmd.env("COORDINATION", "leader");
         }
         for (k, v) in extra {
             cmd.env(k, v);
@@ -197,7 +250,18 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         .collect::<Result<_>>()?;
 
     let n = args.tickets as u64;
-    let held_key = keys.held(VICTIM);
+    let ids: Vec<String> = (0..args.workers).map(|i| format!("bench-w{i}")).collect();
+    // The claim run kills the first worker; the leader run the pool's leader.
+    let victim = if s.leader {
+        let owner = mm_server::leader::owner(&pool.name(), ids.iter().map(String::as_str))
+            .context("no workers")?;
+        ids.iter().position(|w| w == owner).unwrap_or(0)
+    } else {
+        0
+    };
+    let held_key = keys.held(&ids[victim]);
+    let mut matches_at_kill = 0usize;
+    let mut next_match_after = None;
     let mut samples = Vec::new();
     let mut killed: Option<(Instant, Vec<String>)> = None;
     let mut recovered_after = None;
@@ -208,7 +272,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         let d = store.depths(&pool).await?;
         let now = started.elapsed();
         samples.push((now.as_secs_f64(), d.queued, d.processing));
-        let left = d.queued + d.processing;
+        let left = d.queued + d.processing + unsent.load(std::sync::atomic::Ordering::Relaxed);
         bar.set_position(n.saturating_sub(left));
         match &killed {
             // Kill the victim once `--kill-after` of the tickets are matched, while
@@ -224,8 +288,9 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                     }
                 }
                 if holding > 0 {
-                    workers[0].kill();
+                    workers[victim].kill();
                     let at = Instant::now();
+                    matches_at_kill = admin.hlen(&keys.matches).await?;
                     // The dead worker's set no longer changes until it is reclaimed.
                     let stranded: Vec<String> = admin.zrange(&held_key, 0, -1).await?;
                     bar.println(format!(
@@ -236,7 +301,17 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                     killed = Some((at, stranded));
                 }
             }
-            Some((at, _)) if recovered_after.is_none() => {
+            Some((at, _)) if next_match_after.is_none() || recovered_after.is_none() => {
+                if next_match_after.is_none() {
+                    let formed: usize = admin.hlen(&keys.matches).await?;
+                    if formed > matches_at_kill {
+                        next_match_after = Some(at.elapsed());
+                    }
+                }
+                if recovered_after.is_some() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
                 let holding: u64 = admin.zcard(&held_key).await?;
                 if holding == 0 {
                     recovered_after = Some(at.elapsed());
@@ -268,8 +343,13 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     bar.finish_and_clear();
-    for w in workers.iter_mut().skip(1) {
-        w.terminate(Duration::from_secs(10));
+    if let Some(p) = producer {
+        p.await??;
+    }
+    for (i, w) in workers.iter_mut().enumerate() {
+        if i != victim {
+            w.terminate(Duration::from_secs(10));
+        }
     }
     supervisor.terminate(Duration::from_secs(10));
 
@@ -286,6 +366,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         label,
         stranded,
         recovered_after,
+        next_match_after,
         matched: audit.matched,
         left: audit.waiting,
         lost: audit.lost,
@@ -344,23 +425,27 @@ async fn audit(
 fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
-        "{:<18} {:>9} {:>13} {:>8} {:>8} {:>5} {:>11}",
-        "run", "stranded", "back after", "matched", "waiting", "lost", "duplicated"
+        "{:<18} {:>9} {:>13} {:>13} {:>8} {:>8} {:>5} {:>11}",
+        "run", "stranded", "back after", "next match", "matched", "waiting", "lost", "duplicated"
     );
     for o in outcomes {
         println!(
-            "{:<18} {:>9} {:>13} {:>8} {:>8} {:>5} {:>11}",
+            "{:<18} {:>9} {:>13} {:>13} {:>8} {:>8} {:>5} {:>11}",
             o.label,
             o.stranded,
             o.recovered_after
                 .map_or("never".into(), |d| format!("{:.2}s", d.as_secs_f64())),
+            o.next_match_after
+                .map_or("none".into(), |d| format!("{:.2}s", d.as_secs_f64())),
             o.matched,
             o.left,
             o.lost,
             o.duplicated
         );
     }
-    if let [ours, base] = outcomes
+    let ours = outcomes.iter().find(|o| o.label == "ours");
+    let base = outcomes.iter().find(|o| o.label == "seed-000 settings");
+    if let (Some(ours), Some(base)) = (ours, base)
         && let (Some(a), Some(b)) = (ours.recovered_after, base.recovered_after)
     {
         println!(
@@ -389,10 +474,10 @@ fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
                 format!("every stranded ticket back ({:.2} s)", d.as_secs_f64()),
             ));
         }
-        let file = if o.label == "ours" {
-            "recovery.png"
-        } else {
-            "recovery-seed000.png"
+        let file = match o.label {
+            "ours" => "recovery.png",
+            "ours, leader" => "recovery-leader.png",
+            _ => "recovery-seed000.png",
         };
         args.output.lines(
             file,
