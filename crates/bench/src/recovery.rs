@@ -278,7 +278,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
             // Kill the victim once `--kill-after` of the tickets are matched, while
             // it holds tickets (it holds them only during its cycles, so look
             // closely).
-            None if (n - left) as f64 >= args.kill_after * n as f64 => {
+            None if n.saturating_sub(left) as f64 >= args.kill_after * n as f64 => {
                 let mut holding: u64 = 0;
                 let look = Instant::now();
                 while holding == 0 && look.elapsed() < Duration::from_secs(2) {

@@ -18,8 +18,8 @@
 
 use crate::MAX_BACKOFF;
 use crate::worker::{
-    Formed, IdlePause, WorkerConfig, WorkerStats, propose_for, publish_searching, record_matches,
-    start_sagas,
+    Formed, IdlePause, WorkerConfig, WorkerStats, fanned_out, propose_for, publish_searching,
+    record_matches, start_sagas,
 };
 use mm_domain::{Pool, TicketId};
 use mm_store::outage::Backoff;
@@ -364,21 +364,8 @@ async fn cycle(
     stats
         .matches
         .fetch_add(done.len() as u64, Ordering::Relaxed);
-    if let Err(e) = store.fan_out(pool, &done).await {
-        warn_store!(
-            e,
-            matches = done.len(),
-            "fan-out failed; the supervisor will retry"
-        );
-        return Ok(Formed {
-            committed_at,
-            matches: Vec::new(),
-        });
-    }
-    Ok(Formed {
-        committed_at,
-        matches: done,
-    })
+    let fanned = store.fan_out(pool, &done).await;
+    Ok(fanned_out(fanned, committed_at, done))
 }
 
 /// `MATCHMAKER_FAILPOINT=leader-stall-before-commit` (tests): the first commit

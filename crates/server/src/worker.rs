@@ -472,22 +472,31 @@ pub async fn cycle(
         .matches
         .fetch_add(committed.len() as u64, Ordering::Relaxed);
 
-    // A failure here leaves the matches in the outbox for the supervisor.
+    Ok(fanned_out(fanned, committed_at, done))
+}
+
+/// What a cycle committed, once fanned out: the matches to drive, none if the
+/// fan-out failed (it leaves them in the outbox for the supervisor).
+pub(crate) fn fanned_out(
+    fanned: Result<(), StoreError>,
+    committed_at: Option<Instant>,
+    done: Vec<Match>,
+) -> Formed {
     if let Err(e) = fanned {
         warn_store!(
             e,
             matches = done.len(),
             "fan-out failed; the supervisor will retry"
         );
-        return Ok(Formed {
+        return Formed {
             committed_at,
             matches: Vec::new(),
-        });
+        };
     }
-    Ok(Formed {
+    Formed {
         committed_at,
         matches: done,
-    })
+    }
 }
 
 /// Tells the players of tickets claimed for the first time that their search began.

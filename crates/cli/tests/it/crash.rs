@@ -4,7 +4,7 @@
 //! still queued (none lost, none twice), nothing is held, and the supervisor
 //! returned the dead worker's tickets. Two supervisors run at once throughout.
 
-use crate::{BIN, fast_env};
+use crate::{BIN, fast_env, signal};
 use mm_domain::{Match, PlayerId, Pool, RegionQueue, Ticket, TicketId, now_ms};
 use mm_store::keys::{PlayerKeys, PoolKeys};
 use mm_store::{RedisStore, Store};
@@ -16,16 +16,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const N: usize = 10_000;
-
-fn signal(pid: u32, sig: &str) {
-    assert!(
-        Command::new("kill")
-            .args([sig, &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_a_worker_mid_batch_loses_nothing() {

@@ -8,7 +8,7 @@
 //! tests know which worker leads. A few tickets too far apart ever to match stay
 //! in the pool throughout: whoever holds them leads.
 
-use crate::{BIN, fast_env};
+use crate::{BIN, fast_env, signal};
 use mm_domain::{Match, PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_server::leader::owner;
 use mm_store::keys::PoolKeys;
@@ -25,16 +25,6 @@ use std::time::{Duration, Instant};
 const POOL: &str = "1v1:eu";
 /// Tickets nobody can match (ratings 2,000 apart; the window caps at 500).
 const PARKED: usize = 6;
-
-fn signal(pid: u32, sig: &str) {
-    assert!(
-        Command::new("kill")
-            .args([sig, &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-}
 
 fn ticket(name: &str, i: usize, rating: f64) -> Ticket {
     Ticket::solo(

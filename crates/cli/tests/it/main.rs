@@ -97,6 +97,17 @@ pub const NO_LIMIT: &str = "1000000/1s,1000000/1s";
 /// Settings that make a deployment react quickly in tests. Tickets may carry the
 /// client's ratings (most tests match on chosen ratings); the rating tests switch
 /// that off.
+/// Sends `sig` (`-STOP`, `-CONT`, ...) to a process.
+pub fn signal(pid: u32, sig: &str) {
+    assert!(
+        Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
 pub fn fast_env(cmd: &mut Command) {
     cmd.env("RUST_LOG", "info")
         .env("AUTH", "dev")
