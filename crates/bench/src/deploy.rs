@@ -69,8 +69,10 @@ impl Ratings {
 
 /// A running deployment; stopped when dropped.
 pub struct Deployment {
-    /// `http://host:port`, no trailing slash.
+    /// `http://host:port`, no trailing slash (empty for the seed-000 port).
     pub base: String,
+    /// The seed-000 port's Redis: its players enqueue there directly.
+    port_redis: Option<String>,
     /// The process holding the players' sockets (none for a given URL).
     ingress: Option<Proc>,
     others: Vec<Proc>,
@@ -154,6 +156,7 @@ impl Deployment {
         }
         Ok(Self {
             base: format!("http://{addr}"),
+            port_redis: None,
             ingress: Some(ingress),
             others,
             _redis: redis,
@@ -162,10 +165,55 @@ impl Deployment {
         })
     }
 
+    /// The seed-000 port ([`super::seed000`]) on a fresh redis-server: its
+    /// supervisor and `workers` workers of two consumers each, with seed 000's
+    /// settings, serving mode `bench` in region `eu`. It has no HTTP front: players
+    /// enqueue into its Redis and hear of matches on its channel, as its ingress
+    /// would.
+    pub fn port(workers: usize) -> Result<Self> {
+        use super::pipeline::{port_supervisor, port_worker};
+        use super::seed000::{HEARTBEAT_INTERVAL, LOCK_TTL, SUPERVISE_INTERVAL};
+        let redis = RedisServer::start();
+        let dir = tempfile::tempdir()?;
+        let url = redis.url();
+        let pool = mm_domain::Pool::new("bench", "eu");
+        let mut others = vec![Proc::spawn(
+            "supervisor",
+            port_supervisor(&url, LOCK_TTL, SUPERVISE_INTERVAL)?,
+            dir.path(),
+        )];
+        for i in 0..workers {
+            let cmd = port_worker(
+                &url,
+                &pool,
+                &format!("bench-w{i}"),
+                2,
+                LOCK_TTL,
+                HEARTBEAT_INTERVAL,
+            )?;
+            others.push(Proc::spawn(&format!("worker-{i}"), cmd, dir.path()));
+        }
+        Ok(Self {
+            base: String::new(),
+            port_redis: Some(url),
+            ingress: None,
+            others,
+            _redis: Some(redis),
+            _postgres: None,
+            _dir: Some(dir),
+        })
+    }
+
+    /// The Redis of the seed-000 port, if this is it.
+    pub fn port_redis(&self) -> Option<&str> {
+        self.port_redis.as_deref()
+    }
+
     /// A deployment the user runs, at `url` (loopback only).
     pub fn given(url: &str) -> Result<Self> {
         Ok(Self {
             base: loopback_base(url)?,
+            port_redis: None,
             ingress: None,
             others: Vec::new(),
             _redis: None,

@@ -2,8 +2,10 @@
 //! K `matchmaker worker` processes (and a supervisor) started, queue and
 //! processing depth sampled until the queue is empty. Reports tickets/s, the
 //! workers' peak RSS and Redis CPU per ticket by command (from `INFO
-//! commandstats`, taken when 99% are matched, before the idle tail), beside a
-//! baseline run with seed 000's settings and formation in the same command.
+//! commandstats`, taken when 99% are matched, before the idle tail), beside two
+//! baselines in the same command: the seed-000 port ([`super::seed000`]: seed
+//! 000's own scripts, keys and worker loop) and our pipeline run with seed 000's
+//! settings and formation.
 //!
 //! `--record-metrics on,off` runs ours again with every process's metrics off
 //! (`METRICS=false`), and `--rounds N` repeats the whole plan, interleaved: the
@@ -11,16 +13,15 @@
 
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
+use super::pipeline::{Watch, port_supervisor, port_worker};
 use super::redis_info::{command_usec, redis_cpu_usec};
-use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, matchmaker, progress};
+use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, matchmaker, progress, seed000};
 use anyhow::{Result, bail};
 use clap::Args;
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
-use mm_store::{RedisStore, Store};
 use mm_testkit::{Proc, RedisServer};
 use rand::{Rng, SeedableRng};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Args)]
@@ -37,10 +38,20 @@ pub struct DrainArgs {
     /// Tickets claimed per poll.
     #[arg(long, default_value_t = 100)]
     pub claim_batch_size: usize,
-    /// Skip the run with seed 000's settings and formation (claim batch 10,
-    /// tightest-spread runs, 30 s lease, 2 s heartbeat, 5 s supervisor).
+    /// Skip the baselines.
     #[arg(long)]
     pub no_baseline: bool,
+    /// The baselines, comma-separated: `port` (seed 000's pipeline ported:
+    /// its scripts, keys and worker loop), `settings` (our pipeline with seed 000's
+    /// settings and formation: claim batch 10, tightest-spread runs, 30 s lease,
+    /// 2 s heartbeat, 5 s supervisor, no wake-ups).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "port,settings"
+    )]
+    pub baseline: Vec<Baseline>,
     /// Use this Redis (redis://HOST:PORT on loopback) instead of a redis-server the
     /// command starts. Each run seeds a pool of its own (mode `bench`, region
     /// `bench-TAG`) and leaves behind what it did not match.
@@ -62,6 +73,27 @@ pub struct DrainArgs {
     #[command(flatten)]
     pub output: Output,
 }
+
+/// A baseline run beside ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Baseline {
+    /// Seed 000's pipeline, ported ([`seed000`]).
+    Port,
+    /// Our pipeline with seed 000's settings and formation.
+    Settings,
+}
+
+/// What a run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pipeline {
+    Ours { metrics: bool },
+    Seed000Settings,
+    Seed000Port,
+}
+
+/// Labels of the baselines (their rounds add " #N").
+const PORT: &str = "seed-000 port";
+const SETTINGS: &str = "seed-000 settings";
 
 /// What one run measured.
 struct Outcome {
@@ -106,11 +138,18 @@ pub async fn run(args: DrainArgs) -> Result<()> {
                 super::Switch::On => format!("ours{suffix}"),
                 super::Switch::Off => format!("ours, metrics off{suffix}"),
             };
-            outcomes.push(drain_once(&args, &label, false, m == super::Switch::On).await?);
+            let metrics = m == super::Switch::On;
+            outcomes.push(drain_once(&args, &label, Pipeline::Ours { metrics }).await?);
         }
-        if !args.no_baseline {
-            let label = format!("seed-000 settings{suffix}");
-            outcomes.push(drain_once(&args, &label, true, true).await?);
+        if args.no_baseline {
+            continue;
+        }
+        for b in &args.baseline {
+            let (name, pipeline) = match b {
+                Baseline::Port => (PORT, Pipeline::Seed000Port),
+                Baseline::Settings => (SETTINGS, Pipeline::Seed000Settings),
+            };
+            outcomes.push(drain_once(&args, &format!("{name}{suffix}"), pipeline).await?);
         }
     }
     report(&args, &outcomes)
@@ -125,14 +164,15 @@ fn drain_rate(args: &DrainArgs, o: &Outcome) -> Option<f64> {
 fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
     let mut by_comparison: Vec<(&str, Vec<f64>)> = Vec::new();
     for o in outcomes {
-        let (base, other_label, name) =
-            if let Some(rest) = o.label.strip_prefix("seed-000 settings") {
-                (o, format!("ours{rest}"), "ours / seed-000 settings")
-            } else if let Some(rest) = o.label.strip_prefix("ours, metrics off") {
-                (o, format!("ours{rest}"), "metrics on / metrics off")
-            } else {
-                continue;
-            };
+        let (base, other_label, name) = if let Some(rest) = o.label.strip_prefix(PORT) {
+            (o, format!("ours{rest}"), "ours / seed-000 port")
+        } else if let Some(rest) = o.label.strip_prefix(SETTINGS) {
+            (o, format!("ours{rest}"), "ours / seed-000 settings")
+        } else if let Some(rest) = o.label.strip_prefix("ours, metrics off") {
+            (o, format!("ours{rest}"), "metrics on / metrics off")
+        } else {
+            continue;
+        };
         let Some(other) = outcomes.iter().find(|x| x.label == other_label) else {
             continue;
         };
@@ -260,30 +300,6 @@ fn ratings(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-pub(super) async fn seed(
-    store: &Arc<dyn Store>,
-    pool: &Pool,
-    n: usize,
-    rng_seed: u64,
-    tag: &str,
-) -> Result<()> {
-    let tickets = bench_tickets(pool, n, rng_seed, tag);
-    let mut tasks = tokio::task::JoinSet::new();
-    for chunk in tickets.chunks(n.div_ceil(32)) {
-        let (store, chunk) = (store.clone(), chunk.to_vec());
-        tasks.spawn(async move {
-            for t in &chunk {
-                store.enqueue(t).await?;
-            }
-            Ok::<_, mm_store::StoreError>(())
-        });
-    }
-    while let Some(r) = tasks.join_next().await {
-        r??;
-    }
-    Ok(())
-}
-
 /// The `n` seeded tickets of a run: `t-bench-TAG-I`, ratings N(1500, 300).
 pub(super) fn bench_tickets(pool: &Pool, n: usize, rng_seed: u64, tag: &str) -> Vec<Ticket> {
     let now = now_ms();
@@ -304,22 +320,25 @@ pub(super) fn bench_tickets(pool: &Pool, n: usize, rng_seed: u64, tag: &str) -> 
         .collect()
 }
 
-async fn drain_once(
-    args: &DrainArgs,
-    label: &str,
-    seed000: bool,
-    metrics: bool,
-) -> Result<Outcome> {
+async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result<Outcome> {
     let RunRedis {
         server: _server,
         url,
         pool,
         tag,
     } = RunRedis::new(args.redis_url.as_deref())?;
-    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&url).await?);
-    let batch = if seed000 { 10 } else { args.claim_batch_size };
+    let mut watch = match pipeline {
+        Pipeline::Seed000Port => Watch::port(&url, &pool).await?,
+        _ => Watch::ours(&url, &pool).await?,
+    };
+    let batch = match pipeline {
+        Pipeline::Ours { .. } => args.claim_batch_size,
+        _ => seed000::BATCH,
+    };
     eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
-    seed(&store, &pool, args.tickets, args.seed, &tag).await?;
+    watch
+        .seed(&bench_tickets(&pool, args.tickets, args.seed, &tag))
+        .await?;
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
         .await?;
@@ -332,12 +351,28 @@ async fn drain_once(
     let logs = tempfile::tempdir()?;
     let modes_file = logs.path().join("modes.toml");
     std::fs::write(&modes_file, BENCH_MODE)?;
-    let command = |sub: &str| -> Result<Command> {
+    let command = |sub: &str, i: usize| -> Result<Command> {
+        if pipeline == Pipeline::Seed000Port {
+            return match sub {
+                "supervisor" => {
+                    port_supervisor(&url, seed000::LOCK_TTL, seed000::SUPERVISE_INTERVAL)
+                }
+                _ => port_worker(
+                    &url,
+                    &pool,
+                    &format!("bench-w{i}"),
+                    args.worker_pool_size,
+                    seed000::LOCK_TTL,
+                    seed000::HEARTBEAT_INTERVAL,
+                ),
+            };
+        }
         let mut cmd = matchmaker(sub, Some(&url), &modes_file, &pool.mode, &pool.region)?;
+        let metrics = pipeline != Pipeline::Ours { metrics: false };
         cmd.env("CLAIM_BATCH_SIZE", batch.to_string())
             .env("WORKER_POOL_SIZE", args.worker_pool_size.to_string())
             .env("METRICS", metrics.to_string());
-        if seed000 {
+        if pipeline == Pipeline::Seed000Settings {
             for (k, v) in SEED000_WORKER {
                 cmd.env(k, v);
             }
@@ -345,13 +380,13 @@ async fn drain_once(
         }
         Ok(cmd)
     };
-    let mut supervisor = Proc::spawn("supervisor", command("supervisor")?, logs.path());
+    let mut supervisor = Proc::spawn("supervisor", command("supervisor", 0)?, logs.path());
     let started = Instant::now();
     let mut workers = Vec::new();
     for i in 0..args.workers {
         workers.push(Proc::spawn(
             &format!("worker-{i}"),
-            command("worker")?,
+            command("worker", i)?,
             logs.path(),
         ));
     }
@@ -365,10 +400,10 @@ async fn drain_once(
     let mut at_t99: Option<Snapshot> = None;
     let mut stable_since: Option<(u64, Instant)> = None;
     let t_end = loop {
-        let d = store.depths(&pool).await?;
+        let (queued, processing) = watch.depths().await?;
         let elapsed = started.elapsed();
-        samples.push((elapsed.as_secs_f64(), d.queued, d.processing));
-        let left = d.queued + d.processing;
+        samples.push((elapsed.as_secs_f64(), queued, processing));
+        let left = queued + processing;
         bar.set_position(n.saturating_sub(left));
         for (peak, w) in worker_rss_kib.iter_mut().zip(&workers) {
             *peak = (*peak).max(rss_kib(w.pid()).unwrap_or(0));
@@ -422,8 +457,8 @@ async fn drain_once(
         .map(|(name, usec)| (name, usec / done.max(1) as f64))
         .collect();
     breakdown.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let d = store.depths(&pool).await?;
-    let left = d.queued + d.processing;
+    let (queued, processing) = watch.depths().await?;
+    let left = queued + processing;
     Ok(Outcome {
         label: label.into(),
         batch,

@@ -20,8 +20,12 @@
 //! any two players fit each other's opening window of +-50), so time to match
 //! measures the service, not how long an outlier waits for a partner.
 //!
-//! Baseline in the same command: the same deployment and traffic with seed 000's
-//! worker settings and formation ([`super::SEED000_WORKER`]).
+//! Baselines in the same command: the same deployment and traffic with seed 000's
+//! worker settings and formation ([`super::SEED000_WORKER`]); and, on Redis, the
+//! seed-000 port ([`super::seed000`]) with the same traffic. The port has no HTTP
+//! front, so its players enqueue straight into its Redis (its ingress's one
+//! round trip) and hear of their match on its Pub/Sub channel: it is spared the
+//! HTTP and WebSocket hops ours pays, which flatters it.
 //!
 //! `--flood F` instead compares the run with itself plus one more player who
 //! queues tickets at F times their per-player limit the whole time (both runs
@@ -32,15 +36,16 @@
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings, rss_kib};
 use super::histogram::Latency;
+use super::seed000::{MATCH_CHANNEL, Port, PortMatch, PortTicket};
 use super::{Output, Target, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
@@ -69,7 +74,7 @@ pub struct LatencyArgs {
     pub workers: usize,
     #[command(flatten)]
     pub target: Target,
-    /// Skip the run with seed 000's settings.
+    /// Skip the baselines (seed 000's settings, and the seed-000 port on Redis).
     #[arg(long)]
     pub no_baseline: bool,
     /// Seed of the rating generator.
@@ -213,6 +218,10 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
             let label = format!("{} ({})", s.label(), args.deployment.name());
             runs.push(measure(&args, d, &label, None).await?);
         }
+        if !args.no_baseline && args.deployment == Kind::Redis {
+            let d = Deployment::port(args.workers)?;
+            runs.push(measure(&args, d, "seed-000 port (redis)", None).await?);
+        }
     }
     report(&args, &runs)
 }
@@ -286,19 +295,17 @@ async fn measure(
     let mut joined = 0usize;
     let flooding =
         flood.map(|f| tokio::spawn(flooder(d.base.clone(), args.clone(), f, stopping.clone())));
+    let port = match d.port_redis() {
+        Some(url) => Some(PortLink::connect(url, &args.target.region).await?),
+        None => None,
+    };
     for &target in &args.steps {
         while joined < target {
             let player = format!("lat-{run_tag}-{joined}");
-            let url = format!("{}/v1/ws?token={player}", d.ws_base());
-            let config = WebSocketConfig::default().read_buffer_size(4 * 1024);
-            let (mut ws, _) =
-                tokio_tungstenite::connect_async_with_config(&url, Some(config), true)
-                    .await
-                    .with_context(|| format!("{label}: socket of {player}"))?;
-            match ws.next().await {
-                Some(Ok(Message::Text(t))) if t.contains("session.ready") => {}
-                other => bail!("{label}: {player}: expected session.ready, got {other:?}"),
-            }
+            let link = match &port {
+                Some(p) => Link::Port(p.clone()),
+                None => Link::Ws(Box::new(connect(&d, &player, label).await?)),
+            };
             let rating = 1500.0 + args.rating_spread * (rng.random::<f64>() - 0.5);
             // Each player's schedule starts at a random point of the period, so
             // arrivals are spread evenly rather than in waves.
@@ -317,7 +324,7 @@ async fn measure(
                     stopping: stopping.clone(),
                     stop: stop.clone(),
                 },
-                ws,
+                link,
             ));
             joined += 1;
             tokio::time::sleep(args.spawn_every).await;
@@ -414,8 +421,86 @@ struct PlayerCtx {
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// One player: a ticket every `period` from now on, each waited for on `ws`.
-async fn play(ctx: PlayerCtx, mut ws: Socket) {
+/// How a player reaches the deployment.
+enum Link {
+    /// HTTP for tickets, its own WebSocket for matches.
+    Ws(Box<Socket>),
+    /// The seed-000 port's Redis.
+    Port(PortLink),
+}
+
+/// A player's socket, once the session is ready.
+async fn connect(d: &Deployment, player: &str, label: &str) -> Result<Socket> {
+    let url = format!("{}/v1/ws?token={player}", d.ws_base());
+    let config = WebSocketConfig::default().read_buffer_size(4 * 1024);
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(&url, Some(config), true)
+        .await
+        .with_context(|| format!("{label}: socket of {player}"))?;
+    match ws.next().await {
+        Some(Ok(Message::Text(t))) if t.contains("session.ready") => Ok(ws),
+        other => bail!("{label}: {player}: expected session.ready, got {other:?}"),
+    }
+}
+
+/// A match heard on the port's channel: when, wall-clock ms, and the match.
+type Heard = (Instant, u64, PortMatch);
+
+/// The seed-000 port as its players reach it: a connection to enqueue on, and
+/// one subscriber that hands each published match to the tickets waiting for it
+/// (as the seed's ingress forwards matches to sockets).
+#[derive(Clone)]
+struct PortLink {
+    port: Port,
+    waiters: Arc<std::sync::Mutex<HashMap<String, oneshot::Sender<Heard>>>>,
+    _listener: Arc<AbortOnDrop>,
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl PortLink {
+    async fn connect(url: &str, region: &str) -> Result<Self> {
+        let mut sub = redis::Client::open(url)?.get_async_pubsub().await?;
+        sub.subscribe(MATCH_CHANNEL).await?;
+        let waiters: Arc<std::sync::Mutex<HashMap<String, oneshot::Sender<Heard>>>> =
+            Arc::default();
+        let listener = {
+            let waiters = waiters.clone();
+            tokio::spawn(async move {
+                let mut messages = sub.on_message();
+                while let Some(msg) = messages.next().await {
+                    let (at, at_ms) = (Instant::now(), mm_domain::now_ms());
+                    let Ok(m) = msg
+                        .get_payload::<String>()
+                        .map_err(anyhow::Error::from)
+                        .and_then(|p| Ok(serde_json::from_str::<PortMatch>(&p)?))
+                    else {
+                        continue;
+                    };
+                    let mut w = waiters.lock().expect("not poisoned");
+                    for t in &m.tickets {
+                        if let Some(tx) = w.remove(t) {
+                            let _ = tx.send((at, at_ms, m.clone()));
+                        }
+                    }
+                }
+            })
+        };
+        Ok(Self {
+            port: Port::connect(url, region).await?,
+            waiters,
+            _listener: Arc::new(AbortOnDrop(listener)),
+        })
+    }
+}
+
+/// One player: a ticket every `period` from now on, each waited for on its link.
+async fn play(ctx: PlayerCtx, mut link: Link) {
     let origin = Instant::now() + ctx.phase;
     for k in 0u32.. {
         let intended = origin + ctx.period * k;
@@ -426,13 +511,64 @@ async fn play(ctx: PlayerCtx, mut ws: Socket) {
         if ctx.stopping.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let outcome = one_ticket(&ctx, &mut ws, intended).await;
+        let outcome = match &mut link {
+            Link::Ws(ws) => one_ticket(&ctx, ws, intended).await,
+            Link::Port(port) => one_port_ticket(&ctx, port, intended, k).await,
+        };
         let broken = matches!(&outcome, Err(e) if e.starts_with("socket"));
         if ctx.tx.send(Sample { intended, outcome }).is_err() || broken {
             break;
         }
     }
-    let _ = ws.close(None).await;
+    if let Link::Ws(ws) = &mut link {
+        let _ = ws.close(None).await;
+    }
+}
+
+/// One ticket of the seed-000 port: enqueued, then waited for on its channel.
+async fn one_port_ticket(
+    ctx: &PlayerCtx,
+    link: &PortLink,
+    intended: Instant,
+    k: u32,
+) -> Result<Timings, String> {
+    let id = format!("{}-{k}", ctx.player);
+    let (tx, rx) = oneshot::channel();
+    // Listening before the ticket exists, so no match can be missed.
+    link.waiters
+        .lock()
+        .expect("not poisoned")
+        .insert(id.clone(), tx);
+    let ticket = PortTicket {
+        id: id.clone(),
+        player_id: ctx.player.clone(),
+        mmr: ctx.rating,
+        region: ctx.region.clone(),
+        created_at: mm_domain::now_ms(),
+    };
+    let deadline = tokio::time::Instant::from(intended + MATCH_TIMEOUT);
+    let mut port = link.port.clone();
+    let forget = |e: String| {
+        link.waiters.lock().expect("not poisoned").remove(&id);
+        Err(e)
+    };
+    tokio::select! {
+        r = port.enqueue(&ticket) => if let Err(e) = r { return forget(format!("enqueue failed: {e}")) },
+        _ = tokio::time::sleep_until(deadline) => return forget("request timed out".into()),
+        _ = ctx.stop.notified() => return forget("stopped before the match".into()),
+    }
+    let created = Instant::now();
+    let (at, at_ms, m) = tokio::select! {
+        r = rx => r.map_err(|_| "the listener stopped".to_string())?,
+        _ = tokio::time::sleep_until(deadline) => return forget("no match within 30 s".into()),
+        _ = ctx.stop.notified() => return forget("stopped before the match".into()),
+    };
+    Ok(Timings {
+        create: created - intended,
+        matched: at.saturating_duration_since(intended),
+        match_id: m.id,
+        after_formation_ms: at_ms.saturating_sub(m.created_at),
+    })
 }
 
 /// What a socket frame says about a match, if anything: (ticket id, match
@@ -635,12 +771,17 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
             flooded,
             quiet,
         );
-    } else if let [ours, base] = runs {
-        ratios(
-            "ratio ours / seed-000 settings (p99; below 1 is better):",
-            ours,
-            base,
-        );
+    } else if let [ours, bases @ ..] = runs {
+        for base in bases {
+            ratios(
+                &format!(
+                    "ratio {} / {} (p99; below 1 is better):",
+                    ours.label, base.label
+                ),
+                ours,
+                base,
+            );
+        }
     }
     let mut rows = Vec::new();
     for r in runs {

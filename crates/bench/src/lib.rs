@@ -13,11 +13,13 @@ mod fleet;
 mod histogram;
 mod latency;
 mod lock;
+mod pipeline;
 mod progress;
 mod push;
 mod ratings;
 mod recovery;
 mod redis_info;
+pub mod seed000;
 mod soak;
 mod throughput;
 
@@ -207,6 +209,12 @@ pub enum Scenario {
     Ratings(ratings::RatingsArgs),
     /// A long run of players queuing, accepting, declining and cancelling on Redis: every process's memory and Redis's key count over time (flat once warm).
     Soak(soak::SoakArgs),
+    /// A worker of the seed-000 port (the benches start it).
+    #[command(hide = true)]
+    Seed000Worker(seed000::worker::WorkerArgs),
+    /// The supervisor of the seed-000 port (the benches start it).
+    #[command(hide = true)]
+    Seed000Supervisor(seed000::worker::SupervisorArgs),
 }
 
 pub async fn run(scenario: Scenario) -> Result<()> {
@@ -220,5 +228,7 @@ pub async fn run(scenario: Scenario) -> Result<()> {
         Scenario::Throughput(args) => throughput::run(args).await,
         Scenario::Ratings(args) => ratings::run(args).await,
         Scenario::Soak(args) => soak::run(args).await,
+        Scenario::Seed000Worker(args) => seed000::worker::run_worker(args).await,
+        Scenario::Seed000Supervisor(args) => seed000::worker::run_supervisor(args).await,
     }
 }

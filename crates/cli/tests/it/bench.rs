@@ -125,8 +125,9 @@ fn drain_matches_nearly_everyone() {
         ],
         &["drain.csv", "drain.png"],
     );
-    // Ours, then seed 000's settings and formation (FORMATION=seed000).
-    for label in ["ours", "seed-000 settings"] {
+    // Ours, then the seed-000 port, then seed 000's settings and formation
+    // (FORMATION=seed000).
+    for label in ["ours", "seed-000 port", "seed-000 settings"] {
         let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
         let n = cols.len();
         // run, batch, matched, left, ...: a few outliers may wait for their window.
@@ -160,6 +161,41 @@ fn recovery_loses_and_duplicates_nothing() {
         assert!(cols[2].ends_with('s') && cols[2] != "none", "{out}");
         assert_eq!((cols[5], cols[6]), ("0", "0"), "{label}:\n{out}");
     }
+}
+
+#[test]
+fn recovery_of_the_seed000_port_reclaims_after_its_lease() {
+    // Seed 000's 30 s lease: the run takes about 40 s.
+    let out = bench(
+        &[
+            "recovery",
+            "--baseline",
+            "port",
+            "--kill-after",
+            "0",
+            "--tickets",
+            "2000",
+        ],
+        &["recovery.csv", "recovery-seed000-port.png"],
+    );
+    let label = "seed-000 port";
+    let cols: Vec<&str> = row(&out, label)
+        .trim_start_matches(label)
+        .split_whitespace()
+        .collect();
+    let back: f64 = cols[1].trim_end_matches('s').parse().unwrap();
+    assert!(cols[0].parse::<u64>().unwrap() > 0, "{out}");
+    // Its supervisor reclaims once the 30 s lease is over, within one 5 s period.
+    assert!((29.0..40.0).contains(&back), "{out}");
+    // Nothing lost; the port may match a ticket twice (a worker killed between
+    // saving a match and completing it), which the bench reports.
+    assert_eq!(cols[5], "0", "{out}");
+    let duplicated: u64 = cols[6].parse().unwrap();
+    assert_eq!(
+        duplicated > 0,
+        out.contains("tickets in two matches"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -250,7 +286,11 @@ fn latency_measures_every_step_of_both_runs() {
         ],
         &["latency.csv", "latency-create.png", "latency-match.png"],
     );
-    for label in ["ours (redis)", "seed-000 settings (redis)"] {
+    for label in [
+        "ours (redis)",
+        "seed-000 settings (redis)",
+        "seed-000 port (redis)",
+    ] {
         let rows: Vec<Vec<&str>> = out
             .lines()
             .filter_map(|l| l.strip_prefix(label))
@@ -265,7 +305,14 @@ fn latency_measures_every_step_of_both_runs() {
             assert_eq!(cols[2], "0", "errors:\n{out}");
         }
     }
-    assert!(out.contains("ratio ours / seed-000 settings"), "{out}");
+    assert!(
+        out.contains("ratio ours (redis) / seed-000 settings (redis)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ratio ours (redis) / seed-000 port (redis)"),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,211 @@
+//! The pipelines the drain and recovery benches run on one Redis: ours
+//! (`matchmaker worker` and `supervisor` over the store) and the seed-000 port
+//! ([`super::seed000`]), behind what those benches read of them: queue and
+//! processing depth, what a worker holds, how many matches were formed, and what
+//! an audit needs.
+
+use super::seed000::{MATCH_CHANNEL, Port, PortTicket};
+use anyhow::Result;
+use futures_util::StreamExt;
+use mm_domain::{Match, Pool, Ticket};
+use mm_store::keys::PoolKeys;
+use mm_store::{RedisStore, Store};
+use redis::AsyncCommands;
+use redis::aio::MultiplexedConnection;
+use std::collections::HashSet;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A pipeline's state in Redis, as a bench watches it.
+pub(crate) enum Watch {
+    Ours {
+        store: Arc<dyn Store>,
+        keys: Box<PoolKeys>,
+        pool: Pool,
+        admin: MultiplexedConnection,
+    },
+    Port {
+        port: Port,
+        /// Matches seen on the port's channel since the watch began.
+        formed: Arc<AtomicUsize>,
+        listener: tokio::task::JoinHandle<()>,
+    },
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Watch::Port { listener, .. } = self {
+            listener.abort();
+        }
+    }
+}
+
+impl Watch {
+    pub async fn ours(url: &str, pool: &Pool) -> Result<Self> {
+        Ok(Watch::Ours {
+            store: Arc::new(RedisStore::connect(url).await?),
+            keys: Box::new(PoolKeys::new(pool)),
+            pool: pool.clone(),
+            admin: admin(url).await?,
+        })
+    }
+
+    /// The port's state in `pool`'s region; counts matches from now on.
+    pub async fn port(url: &str, pool: &Pool) -> Result<Self> {
+        let formed = Arc::new(AtomicUsize::new(0));
+        let mut sub = redis::Client::open(url)?.get_async_pubsub().await?;
+        sub.subscribe(MATCH_CHANNEL).await?;
+        let listener = {
+            let formed = formed.clone();
+            tokio::spawn(async move {
+                let mut messages = sub.on_message();
+                while messages.next().await.is_some() {
+                    formed.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        Ok(Watch::Port {
+            port: Port::connect(url, &pool.region).await?,
+            formed,
+            listener,
+        })
+    }
+
+    /// Enqueues `tickets` as the pipeline's ingress would, 32 at a time.
+    pub async fn seed(&self, tickets: &[Ticket]) -> Result<()> {
+        let mut tasks = tokio::task::JoinSet::new();
+        for chunk in tickets.chunks(tickets.len().div_ceil(32).max(1)) {
+            let chunk = chunk.to_vec();
+            match self {
+                Watch::Ours { store, .. } => {
+                    let store = store.clone();
+                    tasks.spawn(async move {
+                        for t in &chunk {
+                            store.enqueue(t).await?;
+                        }
+                        Ok::<_, anyhow::Error>(())
+                    });
+                }
+                Watch::Port { port, .. } => {
+                    let mut port = port.clone();
+                    tasks.spawn(async move {
+                        for t in &chunk {
+                            port.enqueue(&port_ticket(t)).await?;
+                        }
+                        Ok(())
+                    });
+                }
+            }
+        }
+        while let Some(r) = tasks.join_next().await {
+            r??;
+        }
+        Ok(())
+    }
+
+    /// (queued, processing).
+    pub async fn depths(&mut self) -> Result<(u64, u64)> {
+        match self {
+            Watch::Ours { store, pool, .. } => {
+                let d = store.depths(pool).await?;
+                Ok((d.queued, d.processing))
+            }
+            Watch::Port { port, .. } => port.depths().await,
+        }
+    }
+
+    /// The ids `worker` holds.
+    pub async fn held(&mut self, worker: &str) -> Result<Vec<String>> {
+        match self {
+            Watch::Ours { keys, admin, .. } => Ok(admin.zrange(keys.held(worker), 0, -1).await?),
+            Watch::Port { port, .. } => port.held(worker).await,
+        }
+    }
+
+    /// Matches formed so far (ours: in the pool; the port: since the watch began).
+    pub async fn formed(&mut self) -> Result<usize> {
+        match self {
+            Watch::Ours { keys, admin, .. } => Ok(admin.hlen(&keys.matches).await?),
+            Watch::Port { formed, .. } => Ok(formed.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Every match's ticket ids, and the ids waiting in the queue.
+    pub async fn settled(&mut self) -> Result<(Vec<Vec<String>>, HashSet<String>)> {
+        match self {
+            Watch::Ours { keys, admin, .. } => {
+                let mut matches = Vec::new();
+                for json in admin.hvals::<_, Vec<String>>(&keys.matches).await? {
+                    let m: Match = serde_json::from_str(&json)?;
+                    matches.push(
+                        m.tickets
+                            .iter()
+                            .map(|t| t.ticket_id.as_str().to_string())
+                            .collect(),
+                    );
+                }
+                let queued: Vec<String> = admin.zrange(&keys.queue, 0, -1).await?;
+                Ok((matches, queued.into_iter().collect()))
+            }
+            Watch::Port { port, .. } => Ok((port.matches().await?, port.queued().await?)),
+        }
+    }
+}
+
+async fn admin(url: &str) -> Result<MultiplexedConnection> {
+    Ok(redis::Client::open(url)?
+        .get_multiplexed_async_connection()
+        .await?)
+}
+
+/// A bench ticket as the port's ingress would enqueue it.
+pub(crate) fn port_ticket(t: &Ticket) -> PortTicket {
+    PortTicket {
+        id: t.id.as_str().to_string(),
+        player_id: t.players[0].as_str().to_string(),
+        mmr: t.rating,
+        region: t.regions[0].region.clone(),
+        created_at: t.enqueued_at,
+    }
+}
+
+/// A worker of the port: `matchmaker bench seed000-worker`.
+pub(crate) fn port_worker(
+    url: &str,
+    pool: &Pool,
+    id: &str,
+    consumers: usize,
+    lock_ttl: Duration,
+    heartbeat: Duration,
+) -> Result<Command> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["bench", "seed000-worker", "--redis-url", url])
+        .args(["--region", &pool.region, "--worker-id", id])
+        .args(["--worker-pool-size", &consumers.to_string()])
+        .args([
+            "--lock-ttl",
+            &humantime::format_duration(lock_ttl).to_string(),
+        ])
+        .args([
+            "--heartbeat-interval",
+            &humantime::format_duration(heartbeat).to_string(),
+        ]);
+    Ok(cmd)
+}
+
+/// The port's supervisor: `matchmaker bench seed000-supervisor`.
+pub(crate) fn port_supervisor(url: &str, lock_ttl: Duration, every: Duration) -> Result<Command> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["bench", "seed000-supervisor", "--redis-url", url])
+        .args([
+            "--lock-ttl",
+            &humantime::format_duration(lock_ttl).to_string(),
+        ])
+        .args([
+            "--supervise-interval",
+            &humantime::format_duration(every).to_string(),
+        ]);
+    Ok(cmd)
+}

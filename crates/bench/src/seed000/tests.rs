@@ -1,0 +1,200 @@
+//! The port's scripts and consumer cycle against a real redis-server, starting
+//! with seed 000's own `TestClaim_NoDoubleBooking`.
+
+use super::worker::WorkerArgs;
+use super::*;
+use mm_testkit::RedisServer;
+use std::collections::HashMap;
+
+const TTL: Duration = Duration::from_secs(30);
+
+fn ticket(i: usize, mmr: f64) -> PortTicket {
+    PortTicket {
+        id: format!("t{i}"),
+        player_id: format!("p{i}"),
+        mmr,
+        region: "us-east".into(),
+        created_at: mm_domain::now_ms(),
+    }
+}
+
+async fn port(redis: &RedisServer) -> Port {
+    Port::connect(&redis.url(), "us-east").await.unwrap()
+}
+
+async fn ttl_of(port: &mut Port, key: &str) -> i64 {
+    redis::cmd("TTL")
+        .arg(key)
+        .query_async(&mut port.conn)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn four_workers_racing_never_claim_a_ticket_twice() {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    for i in 0..20 {
+        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    let mut racers = tokio::task::JoinSet::new();
+    for w in 0..4 {
+        let mut p = port(&redis).await;
+        racers.spawn(async move {
+            let worker = format!("{}-{w}", uuid::Uuid::new_v4());
+            let mut got = Vec::new();
+            for _ in 0..3 {
+                got.extend(p.claim(&worker, 10, TTL).await.unwrap());
+            }
+            got
+        });
+    }
+    let mut claims: HashMap<String, usize> = HashMap::new();
+    while let Some(r) = racers.join_next().await {
+        for t in r.unwrap() {
+            *claims.entry(t.id).or_default() += 1;
+        }
+    }
+    assert_eq!(claims.len(), 20, "twelve claims of ten take all twenty");
+    assert!(claims.values().all(|&n| n == 1), "{claims:?}");
+    assert_eq!(p.depths().await.unwrap(), (0, 20));
+}
+
+#[tokio::test]
+async fn a_claim_takes_the_lowest_ratings_and_skips_a_locked_ticket() {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    for (i, mmr) in [1900.0, 1200.0, 1500.0, 1000.0].into_iter().enumerate() {
+        p.enqueue(&ticket(i, mmr)).await.unwrap();
+    }
+    // Another worker's lock on t3 (1000) left behind in the queue.
+    let () = redis::cmd("SET")
+        .arg("mm:lock:t3")
+        .arg("other")
+        .query_async(&mut p.conn)
+        .await
+        .unwrap();
+    let got = p.claim("w", 2, TTL).await.unwrap();
+    let ids: Vec<&str> = got.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["t1"],
+        "t3 is locked; the range's first two are t3 and t1"
+    );
+    assert_eq!(p.held("w").await.unwrap(), ["t1"]);
+    assert!(ttl_of(&mut p, "mm:lock:t1").await > 0);
+}
+
+#[tokio::test]
+async fn release_requeues_at_the_rating_and_complete_forgets() {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    p.enqueue(&ticket(0, 1400.0)).await.unwrap();
+    p.enqueue(&ticket(1, 1600.0)).await.unwrap();
+    assert_eq!(p.claim("w", 10, TTL).await.unwrap().len(), 2);
+    assert_eq!(p.complete("w", &["t0"]).await.unwrap(), 1);
+    assert_eq!(p.release("w", &["t1"]).await.unwrap(), 1);
+    assert_eq!(ttl_of(&mut p, "mm:lock:t0").await, -2);
+    assert_eq!(ttl_of(&mut p, "mm:lock:t1").await, -2);
+    assert_eq!(p.depths().await.unwrap(), (1, 0));
+    let score: f64 = redis::cmd("ZSCORE")
+        .arg("mm:queue:us-east")
+        .arg("t1")
+        .query_async(&mut p.conn)
+        .await
+        .unwrap();
+    assert_eq!(score, 1600.0);
+    // Released again by a worker that does not hold it: nothing happens.
+    assert_eq!(p.release("w", &["t1"]).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_heartbeat_refreshes_every_lock_of_the_worker() {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    for i in 0..3 {
+        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    p.claim("w", 3, Duration::from_secs(5)).await.unwrap();
+    assert!(ttl_of(&mut p, "mm:lock:t0").await <= 5);
+    assert_eq!(p.heartbeat("w", Duration::from_secs(60)).await.unwrap(), 3);
+    for i in 0..3 {
+        assert!(ttl_of(&mut p, &format!("mm:lock:t{i}")).await > 50);
+    }
+}
+
+#[tokio::test]
+async fn the_supervisor_reclaims_only_a_stale_workers_tickets() {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    for i in 0..6 {
+        p.enqueue(&ticket(i, 1000.0 + i as f64)).await.unwrap();
+    }
+    p.heartbeat("dead", TTL).await.unwrap();
+    p.heartbeat("alive", TTL).await.unwrap();
+    assert_eq!(p.claim("dead", 3, TTL).await.unwrap().len(), 3);
+    assert_eq!(p.claim("alive", 3, TTL).await.unwrap().len(), 3);
+    // Nobody is stale yet.
+    assert_eq!(p.reclaim(TTL).await.unwrap(), 0);
+    // The dead worker's last beat is a minute old.
+    let () = redis::cmd("SET")
+        .arg("mm:hb:dead")
+        .arg(mm_domain::now_ms() - 60_000)
+        .query_async(&mut p.conn)
+        .await
+        .unwrap();
+    assert_eq!(p.reclaim(TTL).await.unwrap(), 3);
+    assert_eq!(p.depths().await.unwrap(), (3, 3));
+    assert!(p.held("dead").await.unwrap().is_empty());
+    assert_eq!(p.held("alive").await.unwrap().len(), 3);
+    assert_eq!(
+        p.queued().await.unwrap(),
+        ["t0", "t1", "t2"].map(String::from).into_iter().collect()
+    );
+    // The reclaimed tickets can be claimed again.
+    assert_eq!(p.claim("alive", 10, TTL).await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_consumer_cycle_saves_publishes_completes_and_releases() {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut sub = client.get_async_pubsub().await.unwrap();
+    sub.subscribe(MATCH_CHANNEL).await.unwrap();
+    // Two tight pairs and one outlier no window reaches.
+    for (i, mmr) in [1500.0, 1510.0, 1800.0, 1805.0, 2900.0]
+        .into_iter()
+        .enumerate()
+    {
+        p.enqueue(&ticket(i, mmr)).await.unwrap();
+    }
+    let args = WorkerArgs {
+        redis_url: redis.url(),
+        region: "us-east".into(),
+        worker_id: "w".into(),
+        claim_batch_size: BATCH,
+        worker_pool_size: 1,
+        lock_ttl: TTL,
+        heartbeat_interval: HEARTBEAT_INTERVAL,
+    };
+    assert_eq!(super::worker::one_cycle(&mut p, &args).await.unwrap(), 2);
+    let mut matches = p.matches().await.unwrap();
+    matches.sort();
+    assert_eq!(matches, [vec!["t0", "t1"], vec!["t2", "t3"]]);
+    assert_eq!(p.depths().await.unwrap(), (1, 0));
+    assert_eq!(p.queued().await.unwrap(), ["t4".to_string()].into());
+    use futures_util::StreamExt;
+    let mut published = Vec::new();
+    let mut stream = sub.on_message();
+    for _ in 0..2 {
+        let msg = tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .unwrap()
+            .unwrap();
+        let m: PortMatch = serde_json::from_str(&msg.get_payload::<String>().unwrap()).unwrap();
+        published.push(m.tickets);
+    }
+    published.sort();
+    assert_eq!(published, matches);
+}
