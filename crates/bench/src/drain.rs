@@ -13,7 +13,7 @@
 
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
-use super::pipeline::{Watch, port_supervisor, port_worker};
+use super::pipeline::{Watch, port_supervisor, port_worker, worker_ids};
 use super::redis_info::{command_usec, redis_cpu_usec};
 use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, matchmaker, progress, seed000};
 use anyhow::{Result, bail};
@@ -328,7 +328,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         tag,
     } = RunRedis::new(args.redis_url.as_deref())?;
     let mut watch = match pipeline {
-        Pipeline::Seed000Port => Watch::port(&url, &pool).await?,
+        Pipeline::Seed000Port => Watch::port(&url, &pool, worker_ids(args.workers)).await?,
         _ => Watch::ours(&url, &pool).await?,
     };
     let batch = match pipeline {
@@ -360,7 +360,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
                 _ => port_worker(
                     &url,
                     &pool,
-                    &format!("bench-w{i}"),
+                    &worker_ids(args.workers)[i],
                     args.worker_pool_size,
                     seed000::LOCK_TTL,
                     seed000::HEARTBEAT_INTERVAL,

@@ -28,6 +28,8 @@ pub(crate) enum Watch {
     },
     Port {
         port: Port,
+        /// Its workers' ids, whose processing hashes are watched.
+        workers: Vec<String>,
         /// Matches seen on the port's channel since the watch began.
         formed: Arc<AtomicUsize>,
         listener: tokio::task::JoinHandle<()>,
@@ -52,8 +54,9 @@ impl Watch {
         })
     }
 
-    /// The port's state in `pool`'s region; counts matches from now on.
-    pub async fn port(url: &str, pool: &Pool) -> Result<Self> {
+    /// The port's state in `pool`'s region, run by `workers` (ids); counts
+    /// matches from now on.
+    pub async fn port(url: &str, pool: &Pool, workers: Vec<String>) -> Result<Self> {
         let formed = Arc::new(AtomicUsize::new(0));
         let mut sub = redis::Client::open(url)?.get_async_pubsub().await?;
         sub.subscribe(MATCH_CHANNEL).await?;
@@ -68,6 +71,7 @@ impl Watch {
         };
         Ok(Watch::Port {
             port: Port::connect(url, &pool.region).await?,
+            workers,
             formed,
             listener,
         })
@@ -112,7 +116,7 @@ impl Watch {
                 let d = store.depths(pool).await?;
                 Ok((d.queued, d.processing))
             }
-            Watch::Port { port, .. } => port.depths().await,
+            Watch::Port { port, workers, .. } => port.depths(workers).await,
         }
     }
 
@@ -152,6 +156,11 @@ impl Watch {
             Watch::Port { port, .. } => Ok((port.matches().await?, port.queued().await?)),
         }
     }
+}
+
+/// The ids the benches give their `n` worker processes.
+pub(crate) fn worker_ids(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("bench-w{i}")).collect()
 }
 
 async fn admin(url: &str) -> Result<MultiplexedConnection> {

@@ -17,7 +17,7 @@
 
 use super::chart::{Lines, Series};
 use super::drain::{Baseline, RunRedis, bench_tickets};
-use super::pipeline::{Watch, port_supervisor, port_worker};
+use super::pipeline::{Watch, port_supervisor, port_worker, worker_ids};
 use super::{BENCH_MODE, Output, matchmaker, progress, seed000};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -208,7 +208,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         tag,
     } = RunRedis::new(args.redis_url.as_deref())?;
     let mut watch = if s.port {
-        Watch::port(&url, &pool).await?
+        Watch::port(&url, &pool, worker_ids(args.workers)).await?
     } else {
         Watch::ours(&url, &pool).await?
     };
@@ -307,7 +307,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         .collect::<Result<_>>()?;
 
     let n = args.tickets as u64;
-    let ids: Vec<String> = (0..args.workers).map(|i| format!("bench-w{i}")).collect();
+    let ids = worker_ids(args.workers);
     // The claim run kills the first worker; the leader run the pool's leader.
     let victim = if s.leader {
         let owner = mm_server::leader::owner(&pool.name(), ids.iter().map(String::as_str))

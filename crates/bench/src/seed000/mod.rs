@@ -244,15 +244,16 @@ impl Port {
 
     // What the benches observe (not part of the pipeline's own round trips).
 
-    /// (queued, processing): the queue's size and every processing hash's.
-    pub async fn depths(&mut self) -> Result<(u64, u64)> {
-        let queued: u64 = self.conn.zcard(queue_key(&self.region)).await?;
-        let mut processing = 0u64;
-        for key in self.scan("mm:proc:*").await? {
-            let n: u64 = self.conn.hlen(&key).await?;
-            processing += n;
+    /// (queued, processing): the queue's size and the processing hashes' of
+    /// `workers`, in one round trip.
+    pub async fn depths(&mut self, workers: &[String]) -> Result<(u64, u64)> {
+        let mut pipe = redis::pipe();
+        pipe.zcard(queue_key(&self.region));
+        for w in workers {
+            pipe.hlen(proc_key(w));
         }
-        Ok((queued, processing))
+        let sizes: Vec<u64> = pipe.query_async(&mut self.conn).await?;
+        Ok((sizes[0], sizes[1..].iter().sum()))
     }
 
     /// The ids in `worker`'s processing hash.

@@ -46,18 +46,21 @@ async fn four_workers_racing_never_claim_a_ticket_twice() {
             for _ in 0..3 {
                 got.extend(p.claim(&worker, 10, TTL).await.unwrap());
             }
-            got
+            (worker, got)
         });
     }
     let mut claims: HashMap<String, usize> = HashMap::new();
+    let mut workers = Vec::new();
     while let Some(r) = racers.join_next().await {
-        for t in r.unwrap() {
+        let (worker, got) = r.unwrap();
+        workers.push(worker);
+        for t in got {
             *claims.entry(t.id).or_default() += 1;
         }
     }
     assert_eq!(claims.len(), 20, "twelve claims of ten take all twenty");
     assert!(claims.values().all(|&n| n == 1), "{claims:?}");
-    assert_eq!(p.depths().await.unwrap(), (0, 20));
+    assert_eq!(p.depths(&workers).await.unwrap(), (0, 20));
 }
 
 #[tokio::test]
@@ -96,7 +99,7 @@ async fn release_requeues_at_the_rating_and_complete_forgets() {
     assert_eq!(p.release("w", &["t1"]).await.unwrap(), 1);
     assert_eq!(ttl_of(&mut p, "mm:lock:t0").await, -2);
     assert_eq!(ttl_of(&mut p, "mm:lock:t1").await, -2);
-    assert_eq!(p.depths().await.unwrap(), (1, 0));
+    assert_eq!(p.depths(&["w".into()]).await.unwrap(), (1, 0));
     let score: f64 = redis::cmd("ZSCORE")
         .arg("mm:queue:us-east")
         .arg("t1")
@@ -144,7 +147,10 @@ async fn the_supervisor_reclaims_only_a_stale_workers_tickets() {
         .await
         .unwrap();
     assert_eq!(p.reclaim(TTL).await.unwrap(), 3);
-    assert_eq!(p.depths().await.unwrap(), (3, 3));
+    assert_eq!(
+        p.depths(&["dead".into(), "alive".into()]).await.unwrap(),
+        (3, 3)
+    );
     assert!(p.held("dead").await.unwrap().is_empty());
     assert_eq!(p.held("alive").await.unwrap().len(), 3);
     assert_eq!(
@@ -182,7 +188,7 @@ async fn a_consumer_cycle_saves_publishes_completes_and_releases() {
     let mut matches = p.matches().await.unwrap();
     matches.sort();
     assert_eq!(matches, [vec!["t0", "t1"], vec!["t2", "t3"]]);
-    assert_eq!(p.depths().await.unwrap(), (1, 0));
+    assert_eq!(p.depths(&["w".into()]).await.unwrap(), (1, 0));
     assert_eq!(p.queued().await.unwrap(), ["t4".to_string()].into());
     use futures_util::StreamExt;
     let mut published = Vec::new();
