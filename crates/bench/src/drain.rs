@@ -67,6 +67,10 @@ pub struct DrainArgs {
     /// run of its own (`on,off` measures what recording costs).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "on")]
     pub record_metrics: Vec<super::Switch>,
+    /// Also run ours with pool leaders (`COORDINATION=leader`): one worker claims
+    /// the whole pool and matches it in memory.
+    #[arg(long)]
+    pub leader: bool,
     /// Runs the plan this many times, interleaved, and reports the median ratio.
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
@@ -86,7 +90,11 @@ pub enum Baseline {
 /// What a run starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pipeline {
-    Ours { metrics: bool },
+    Ours {
+        metrics: bool,
+    },
+    /// Ours with pool leaders (`COORDINATION=leader`).
+    Leader,
     Seed000Settings,
     Seed000Port,
 }
@@ -141,6 +149,10 @@ pub async fn run(args: DrainArgs) -> Result<()> {
             let metrics = m == super::Switch::On;
             outcomes.push(drain_once(&args, &label, Pipeline::Ours { metrics }).await?);
         }
+        if args.leader {
+            let label = format!("ours, leader{suffix}");
+            outcomes.push(drain_once(&args, &label, Pipeline::Leader).await?);
+        }
         if args.no_baseline {
             continue;
         }
@@ -168,6 +180,8 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
             (o, format!("ours{rest}"), "ours / seed-000 port")
         } else if let Some(rest) = o.label.strip_prefix(SETTINGS) {
             (o, format!("ours{rest}"), "ours / seed-000 settings")
+        } else if let Some(rest) = o.label.strip_prefix("ours, leader") {
+            (o, format!("ours{rest}"), "claim / leader")
         } else if let Some(rest) = o.label.strip_prefix("ours, metrics off") {
             (o, format!("ours{rest}"), "metrics on / metrics off")
         } else {
@@ -332,7 +346,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         _ => Watch::ours(&url, &pool).await?,
     };
     let batch = match pipeline {
-        Pipeline::Ours { .. } => args.claim_batch_size,
+        Pipeline::Ours { .. } | Pipeline::Leader => args.claim_batch_size,
         _ => seed000::BATCH,
     };
     eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
@@ -377,6 +391,9 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
                 cmd.env(k, v);
             }
             cmd.env("SUPERVISE_INTERVAL", SEED000_SUPERVISE);
+        }
+        if pipeline == Pipeline::Leader {
+            cmd.env("COORDINATION", "leader");
         }
         Ok(cmd)
     };

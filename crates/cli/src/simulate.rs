@@ -19,8 +19,8 @@ pub struct SimulateArgs {
     /// Replace the stream's random seed (each scenario has its own by default).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Replay this trace (JSON lines of arriving groups: time, ratings, modes,
-    /// latencies per region, cancel time) instead of a generated stream.
+    /// Replay this trace (JSON lines or CSV of arriving groups: time, ratings,
+    /// modes, latencies per region, cancel time) instead of a generated stream.
     #[arg(long, conflicts_with_all = ["scenario", "rate", "duration", "party_mix", "mode"])]
     pub trace: Option<std::path::PathBuf>,
     /// A stream of your own: players arriving per second (default 50).

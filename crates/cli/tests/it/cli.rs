@@ -260,6 +260,20 @@ fn the_simulator_replays_a_trace_and_a_stream_of_ones_own() {
         "{text}"
     );
     assert!(text.contains("| groups cancelled | 1 |"), "{text}");
+    // The same traffic as CSV gives the same report.
+    let mut rows = String::from(
+        "# the same, from a spreadsheet\nat_ms,players,ratings,modes,latency_ms.eu,latency_ms.na,cancel_at_ms\n",
+    );
+    for i in 0..10 {
+        rows.push_str(&format!("{},p{i},{},1v1,30,95,\n", i * 200, 1500 + i * 5));
+    }
+    rows.push_str("50,,1400;1420,5v5,,40,20000\n");
+    let csv = dir.path().join("trace.csv");
+    std::fs::write(&csv, &rows).unwrap();
+    let (ok, from_csv) = run(&["simulate", "--trace", csv.to_str().unwrap()], &[]);
+    assert!(ok, "{from_csv}");
+    let report = |t: &str| t[t.find("| metric").unwrap()..].to_string();
+    assert_eq!(report(&from_csv), report(&text));
     // A bad line is refused with its number; an unknown mode by name.
     std::fs::write(&trace, format!("{lines}{{\"at_ms\": 1}}\n")).unwrap();
     let (ok, text) = run(&["simulate", "--trace", trace.to_str().unwrap()], &[]);
