@@ -38,20 +38,8 @@ pub struct DrainArgs {
     /// Tickets claimed per poll.
     #[arg(long, default_value_t = 100)]
     pub claim_batch_size: usize,
-    /// Skip the baselines.
-    #[arg(long)]
-    pub no_baseline: bool,
-    /// The baselines, comma-separated: `port` (seed 000's pipeline ported:
-    /// its scripts, keys and worker loop), `settings` (our pipeline with seed 000's
-    /// settings and formation: claim batch 10, tightest-spread runs, 30 s lease,
-    /// 2 s heartbeat, 5 s supervisor, no wake-ups).
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "port,settings"
-    )]
-    pub baseline: Vec<Baseline>,
+    #[command(flatten)]
+    pub baselines: Baselines,
     /// Use this Redis (redis://HOST:PORT on loopback) instead of a redis-server the
     /// command starts. Each run seeds a pool of its own (mode `bench`, region
     /// `bench-TAG`) and leaves behind what it did not match.
@@ -78,10 +66,40 @@ pub struct DrainArgs {
     pub output: Output,
 }
 
+/// Which baselines run beside ours (`drain` and `recovery`).
+#[derive(Debug, Clone, Args)]
+pub struct Baselines {
+    /// Skip the baselines.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// The baselines, comma-separated: `port` (seed 000's pipeline ported: its
+    /// scripts, keys and worker loop), `settings` (our pipeline with seed 000's
+    /// settings and formation: claim batch 10, tightest-spread runs, 30 s lease,
+    /// 2 s heartbeat, 5 s supervisor, no wake-ups).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "port,settings"
+    )]
+    pub baseline: Vec<Baseline>,
+}
+
+impl Baselines {
+    /// The baselines to run, in order.
+    pub fn chosen(&self) -> &[Baseline] {
+        if self.no_baseline {
+            &[]
+        } else {
+            &self.baseline
+        }
+    }
+}
+
 /// A baseline run beside ours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Baseline {
-    /// Seed 000's pipeline, ported ([`seed000`]).
+    /// Seed 000's pipeline, ported (`crates/bench/src/seed000`).
     Port,
     /// Our pipeline with seed 000's settings and formation.
     Settings,
@@ -153,10 +171,7 @@ pub async fn run(args: DrainArgs) -> Result<()> {
             let label = format!("ours, leader{suffix}");
             outcomes.push(drain_once(&args, &label, Pipeline::Leader).await?);
         }
-        if args.no_baseline {
-            continue;
-        }
-        for b in &args.baseline {
+        for b in args.baselines.chosen() {
             let (name, pipeline) = match b {
                 Baseline::Port => (PORT, Pipeline::Seed000Port),
                 Baseline::Settings => (SETTINGS, Pipeline::Seed000Settings),

@@ -16,7 +16,7 @@
 //! tickets in instead (`--stream-rate` a second) and kills the leader mid-stream.
 
 use super::chart::{Lines, Series};
-use super::drain::{Baseline, RunRedis, bench_tickets};
+use super::drain::{Baseline, Baselines, RunRedis, bench_tickets};
 use super::pipeline::{Watch, port_supervisor, port_worker, worker_ids};
 use super::{BENCH_MODE, Output, matchmaker, progress, seed000};
 use anyhow::{Context, Result, bail};
@@ -51,18 +51,9 @@ pub struct RecoveryArgs {
     /// time it is seen holding tickets).
     #[arg(long, default_value_t = 0.25)]
     pub kill_after: f64,
-    /// Skip the baselines (each takes about a minute: seed 000's lease is 30 s).
-    #[arg(long)]
-    pub no_baseline: bool,
-    /// The baselines, comma-separated: `port` (seed 000's pipeline ported),
-    /// `settings` (ours with seed 000's settings and formation).
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "port,settings"
-    )]
-    pub baseline: Vec<Baseline>,
+    /// The baselines (each takes about a minute: seed 000's lease is 30 s).
+    #[command(flatten)]
+    pub baselines: Baselines,
     /// Also run our pool leaders (`COORDINATION=leader`, same lease), killing the
     /// pool's leader.
     #[arg(long)]
@@ -154,10 +145,7 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
         leader: false,
         port: false,
     };
-    for b in &args.baseline {
-        if args.no_baseline {
-            break;
-        }
+    for b in args.baselines.chosen() {
         runs.push(match b {
             Baseline::Port => Settings {
                 label: "seed-000 port",

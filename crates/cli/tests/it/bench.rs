@@ -128,7 +128,12 @@ fn drain_matches_nearly_everyone() {
     );
     // Ours, ours with pool leaders, then the seed-000 port, then seed 000's
     // settings and formation (FORMATION=seed000).
-    for label in ["ours ", "ours, leader", "seed-000 port", "seed-000 settings"] {
+    for label in [
+        "ours ",
+        "ours, leader",
+        "seed-000 port",
+        "seed-000 settings",
+    ] {
         let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
         let n = cols.len();
         // run, batch, matched, left, ...: a few outliers may wait for their window.
