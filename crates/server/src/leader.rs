@@ -35,6 +35,9 @@ use tokio_util::sync::CancellationToken;
 /// this many, so no one script holds Redis for long.
 pub const CLAIM_STEP: usize = 2_000;
 
+/// Most matches a leader commits (and fans out) in one step.
+pub const COMMIT_STEP: usize = 250;
+
 /// The pools this worker leads right now (their names); the plain heartbeat
 /// leaves them to the leader's fenced one.
 pub type Led = Arc<Mutex<HashSet<String>>>;
@@ -330,11 +333,16 @@ async fn cycle(
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    let committed: HashSet<_> = store
-        .lead_complete(&cfg.id, pool, l.fence, &matches, cfg.lease)
-        .await?
-        .into_iter()
-        .collect();
+    // A whole pool's matches commit in steps, so no script holds Redis long and
+    // no request holds them all in memory.
+    let mut committed = HashSet::new();
+    for step in matches.chunks(COMMIT_STEP) {
+        committed.extend(
+            store
+                .lead_complete(&cfg.id, pool, l.fence, step, cfg.lease)
+                .await?,
+        );
+    }
     let committed_at = (!committed.is_empty()).then(Instant::now);
     let (done, aborted): (Vec<_>, Vec<_>) =
         matches.into_iter().partition(|m| committed.contains(&m.id));
@@ -364,7 +372,13 @@ async fn cycle(
     stats
         .matches
         .fetch_add(done.len() as u64, Ordering::Relaxed);
-    let fanned = store.fan_out(pool, &done).await;
+    let mut fanned = Ok(());
+    for step in done.chunks(COMMIT_STEP) {
+        fanned = store.fan_out(pool, step).await;
+        if fanned.is_err() {
+            break;
+        }
+    }
     Ok(fanned_out(fanned, committed_at, done))
 }
 

@@ -224,3 +224,47 @@ async fn two_leaders_in_one_process_take_turns() {
     players.dedup();
     assert_eq!(players.len(), 62, "no player twice");
 }
+
+/// A leader commits a whole pool's matches in steps of
+/// [`mm_server::leader::COMMIT_STEP`]: 300 matches formed in one cycle all commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_commits_more_matches_than_one_step_holds() {
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
+    let pool = Pool::new("ffa", "eu");
+    let matches = mm_server::leader::COMMIT_STEP + 50;
+    let now = now_ms();
+    // Groups of eight equal ratings, 1,000 apart: one full match each.
+    for i in 0..matches * 8 {
+        let t = Ticket::solo(
+            TicketId::new(format!("t-{i}")).unwrap(),
+            PlayerId::new(format!("p-{i}")).unwrap(),
+            "ffa",
+            "eu",
+            (i / 8) as f64 * 1000.0,
+            now,
+        );
+        store.enqueue(&t).await.unwrap();
+    }
+    let mut cfg = config(Formation::Engine, 10);
+    cfg.coordination = Coordination::Leader;
+    cfg.heartbeat = Duration::from_millis(50);
+    cfg.poll = Duration::from_millis(20);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let worker = tokio::spawn(mm_server::worker::run(store.clone(), cfg, stop.clone()));
+    for _ in 0..500 {
+        let d = store.depths(&pool).await.unwrap();
+        if d.queued + d.processing == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.cancel();
+    let stats = worker.await.unwrap();
+    assert_eq!(stats.matches.load(Ordering::Relaxed), matches as u64);
+    assert_eq!(
+        stats.matched_tickets.load(Ordering::Relaxed),
+        matches as u64 * 8
+    );
+    let d = store.depths(&pool).await.unwrap();
+    assert_eq!(d.queued + d.processing, 0);
+}

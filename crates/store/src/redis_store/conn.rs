@@ -148,3 +148,21 @@ impl Batches {
         Ok(())
     }
 }
+
+/// Most script calls one step keeps in flight at once. A pool leader commits a
+/// whole pool's matches in one cycle, thousands of players: all their calls at
+/// once would hold every request (and its match JSON) in memory together.
+pub(crate) const CALLS_IN_FLIGHT: usize = 256;
+
+/// Runs `calls` with at most [`CALLS_IN_FLIGHT`] in flight, and returns their
+/// results in order; the first error ends it.
+pub(crate) async fn bounded<T, E, F>(calls: impl IntoIterator<Item = F>) -> Result<Vec<T>, E>
+where
+    F: std::future::Future<Output = Result<T, E>>,
+{
+    use futures_util::{StreamExt, TryStreamExt};
+    futures_util::stream::iter(calls)
+        .buffered(CALLS_IN_FLIGHT)
+        .try_collect()
+        .await
+}

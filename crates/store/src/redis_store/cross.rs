@@ -31,9 +31,8 @@
 use super::RedisStore;
 use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, formed_events, withdrawn_events};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
-use crate::redis_store::conn::Batches;
+use crate::redis_store::conn::{Batches, bounded};
 use crate::{HISTORY_LEN, StoreError};
-use futures_util::future::try_join_all;
 use mm_domain::{Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -110,7 +109,7 @@ impl RedisStore {
                     Ok::<_, StoreError>((i, player, won))
                 }
             });
-        let results = try_join_all(asks).await?;
+        let results = bounded(asks.collect::<Vec<_>>()).await?;
         let mut lost = vec![false; matches.len()];
         let mut taken: Vec<Vec<&PlayerId>> = vec![Vec::new(); matches.len()];
         for (i, player, won) in results {
@@ -189,7 +188,7 @@ impl RedisStore {
                     .await?;
                 Ok::<_, StoreError>(())
             });
-        if let Err(e) = try_join_all(undo).await {
+        if let Err(e) = bounded(undo.collect::<Vec<_>>()).await {
             tracing::warn!(error = %e, "could not drop the reservations of aborted matches");
         }
         if let Some(e) = fenced {
@@ -269,22 +268,30 @@ impl RedisStore {
     /// Settles committed matches of `pool` (step 3 of the module doc).
     pub(super) async fn settle(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         let pool_name = pool.name();
-        let players: Vec<(&Match, &TicketId, &PlayerId)> = matches
+        // Each match's JSON once, for every one of its players' histories.
+        let jsons: Vec<String> = matches
             .iter()
-            .flat_map(|m| {
-                m.tickets
-                    .iter()
-                    .flat_map(move |t| t.players.iter().map(move |p| (m, &t.ticket_id, p)))
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        let players: Vec<(&Match, &str, &TicketId, &PlayerId)> = matches
+            .iter()
+            .zip(&jsons)
+            .flat_map(|(m, json)| {
+                m.tickets.iter().flat_map(move |t| {
+                    t.players
+                        .iter()
+                        .map(move |p| (m, json.as_str(), &t.ticket_id, p))
+                })
             })
             .collect();
         // Players with nothing else live settle in one step; the others report
         // their live tickets.
         let name = pool_name.as_str();
-        let checks = players.iter().map(|&(m, t, p)| async move {
-            let got = self.settle_player(name, m, t, p, None).await?;
-            Ok::<_, StoreError>((m, t, p, got))
+        let checks = players.iter().map(|&(m, json, t, p)| async move {
+            let got = self.settle_player(name, m, json, t, p, None).await?;
+            Ok::<_, StoreError>((m, json, t, p, got))
         });
-        let pending: Vec<_> = try_join_all(checks)
+        let pending: Vec<_> = bounded(checks.collect::<Vec<_>>())
             .await?
             .into_iter()
             .filter(|(.., got)| !got.is_empty())
@@ -294,9 +301,9 @@ impl RedisStore {
         let mut withdraw: BTreeMap<(String, TicketId), &'static str> = BTreeMap::new();
         // Per player: the match, the matched ticket, and the (mode, live-ticket value)
         // pairs to forget.
-        type Forget<'m> = (&'m Match, &'m TicketId, &'m PlayerId, Vec<String>);
+        type Forget<'m> = (&'m Match, &'m str, &'m TicketId, &'m PlayerId, Vec<String>);
         let mut forget: Vec<Forget> = Vec::new();
-        for (m, t, p, got) in pending {
+        for (m, json, t, p, got) in pending {
             let (own, active) = got.split_first().expect("non-empty");
             for other in own.split(',') {
                 if other != pool_name {
@@ -316,7 +323,7 @@ impl RedisStore {
                         .or_insert(MATCHED_ELSEWHERE);
                 }
             }
-            forget.push((m, t, p, active.to_vec()));
+            forget.push((m, json, t, p, active.to_vec()));
         }
 
         let withdrawals = withdraw.iter().map(|((pool, id), reason)| async move {
@@ -343,12 +350,12 @@ impl RedisStore {
             };
             Ok::<_, StoreError>(ticket)
         });
-        let withdrawn = try_join_all(withdrawals).await?;
+        let withdrawn = bounded(withdrawals.collect::<Vec<_>>()).await?;
 
-        let frees = forget
-            .iter()
-            .map(|(m, t, p, pairs)| self.settle_player(&pool_name, m, t, p, Some(pairs)));
-        try_join_all(frees).await?;
+        let frees = forget.iter().map(|(m, json, t, p, pairs)| {
+            self.settle_player(&pool_name, m, json, t, p, Some(pairs))
+        });
+        bounded(frees.collect::<Vec<_>>()).await?;
 
         let keys = PoolKeys::new(pool);
         let mut out = Batches::default();
@@ -382,6 +389,7 @@ impl RedisStore {
         &self,
         pool_name: &str,
         m: &Match,
+        json: &str,
         ticket: &TicketId,
         player: &PlayerId,
         pairs: Option<&[String]>,
@@ -397,7 +405,7 @@ impl RedisStore {
             .arg(m.id.as_str())
             .arg(pool_name)
             .arg(ticket.as_str())
-            .arg(serde_json::to_string(m)?)
+            .arg(json)
             .arg(m.created_at)
             .arg(HISTORY_LEN)
             .arg(super::PLAYER_TTL_SECS)
