@@ -1,6 +1,8 @@
-//! `matchmaker simulate`: replays the shipped scenarios (or one of them) through our
-//! engine on whole pools, our engine on claim batches (the `claim` workers) and the
-//! seed-000 baseline on a simulated clock and prints the comparison as markdown.
+//! `matchmaker simulate`: replays the shipped scenarios (or one of them) through
+//! pool leaders (our engine on whole pools), `claim` workers (our engine on claim
+//! batches) and the seed-000 baseline on a simulated clock, with the timing the
+//! worker settings give (`POLL_INTERVAL`, `WAKE_UPS`, `CLAIM_BATCH_SIZE`, workers x
+//! `WORKER_POOL_SIZE`), and prints the comparison as markdown.
 //! `--trace FILE` replays a studio's own arrivals instead ([`mm_sim::trace`]), and
 //! `--rate`, `--duration`, `--party-mix` and `--mode` describe a stream of one's
 //! own. Needs no Redis; the same scenario always gives the same figures.
@@ -9,11 +11,12 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use mm_sim::Scenario;
 use mm_sim::stream::RegionMix;
-use mm_sim::{CLAIM, SEED000, run, scenarios, side_by_side};
+use mm_sim::{Engine, SEED000, Timing, run, scenarios, side_by_side};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {
-    /// Scenario to run (quiet, normal, peak, solo, br100, mixed), or `all`.
+    /// Scenario to run (quiet, duel, normal, peak, solo, br100, mixed), or `all`.
     #[arg(long, default_value = "all")]
     pub scenario: String,
     /// Replace the stream's random seed (each scenario has its own by default).
@@ -38,6 +41,84 @@ pub struct SimulateArgs {
     pub mode: Option<String>,
     #[command(flatten)]
     pub modes: crate::config::ModesArgs,
+    #[command(flatten)]
+    pub strategy: StrategyArgs,
+}
+
+/// The worker settings the simulated strategies run with (the service's
+/// variables and defaults, but two consumers per worker whatever the CPUs).
+#[derive(Debug, Clone, Args)]
+pub struct StrategyArgs {
+    /// Worker processes of the `claim` strategy.
+    #[arg(long, default_value_t = 3)]
+    pub workers: usize,
+    /// Consumers per worker process.
+    #[arg(long, env = "WORKER_POOL_SIZE", default_value_t = 2)]
+    pub worker_pool_size: usize,
+    /// Most tickets a consumer claims per pool cycle (at least three full
+    /// matches' worth).
+    #[arg(long, env = "CLAIM_BATCH_SIZE", default_value_t = 100)]
+    pub claim_batch_size: usize,
+    /// Longest pause after a pass that formed no match (the first is 5 ms,
+    /// doubling).
+    #[arg(long, env = "POLL_INTERVAL", default_value = "100ms", value_parser = humantime::parse_duration)]
+    pub poll_interval: Duration,
+    /// Wake idle matchers as soon as a ticket arrives in their pools; `false`:
+    /// poll only.
+    #[arg(long, env = "WAKE_UPS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub wake_ups: bool,
+    /// Simulated time one cycle over one pool takes (claim, engine, commit).
+    #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
+    pub cycle: Duration,
+}
+
+impl StrategyArgs {
+    /// Leaders and claim workers as these settings configure them.
+    fn engines(&self) -> Result<(Engine, Engine)> {
+        if !(1..=64).contains(&self.workers) {
+            bail!("--workers must be between 1 and 64");
+        }
+        if !(1..=1024).contains(&self.worker_pool_size) {
+            bail!("WORKER_POOL_SIZE (--worker-pool-size) must be between 1 and 1024");
+        }
+        if !(1..=2000).contains(&self.claim_batch_size) {
+            bail!("CLAIM_BATCH_SIZE (--claim-batch-size) must be between 1 and 2000");
+        }
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        if self.poll_interval.is_zero() || self.poll_interval > Duration::from_secs(60) {
+            bail!("POLL_INTERVAL (--poll-interval) must be more than zero and at most 60s");
+        }
+        if self.cycle.is_zero() || self.cycle > Duration::from_secs(10) {
+            bail!("--cycle must be at least 1ms and at most 10s");
+        }
+        let timing = Timing {
+            poll_ms: ms(self.poll_interval).max(1),
+            wake_ups: self.wake_ups,
+            cycle_ms: ms(self.cycle).max(1),
+            ..Timing::SERVICE
+        };
+        Ok((
+            Engine::Leader { timing },
+            Engine::Claim {
+                batch: self.claim_batch_size,
+                workers: self.workers * self.worker_pool_size,
+                seed: 1,
+                timing,
+            },
+        ))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "claim: {} x {} consumers of {} tickets; POLL_INTERVAL {}, wake-ups {}, {} per pool cycle",
+            self.workers,
+            self.worker_pool_size,
+            self.claim_batch_size,
+            humantime::format_duration(self.poll_interval),
+            if self.wake_ups { "on" } else { "off" },
+            humantime::format_duration(self.cycle),
+        )
+    }
 }
 
 /// The scenario a trace file describes.
@@ -131,6 +212,7 @@ fn from_stream_args(args: &SimulateArgs, modes: &mm_engine::Modes) -> Result<Opt
 
 pub fn simulate(args: SimulateArgs) -> Result<()> {
     let modes = args.modes.modes()?;
+    let (leader, claim) = args.strategy.engines()?;
     let chosen: Vec<Scenario> = if let Some(path) = &args.trace {
         vec![from_trace(path, &modes)?]
     } else if let Some(custom) = from_stream_args(&args, &modes)? {
@@ -143,7 +225,7 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
     };
     if chosen.is_empty() {
         bail!(
-            "unknown scenario {:?}; known: quiet, normal, peak, solo, br100, mixed, all",
+            "unknown scenario {:?}; known: quiet, duel, normal, peak, solo, br100, mixed, all",
             args.scenario
         );
     }
@@ -161,18 +243,22 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
                 );
             }
         }
-        let whole = run(&scenario, mm_sim::Engine::Ours);
-        let claim = run(&scenario, CLAIM);
+        let whole = run(&scenario, leader);
+        let batches = run(&scenario, claim);
         let base = run(&scenario, SEED000);
         println!(
-            "### {} ({}; seed {}, matching every {} ms, {} s drain)\n",
-            scenario.name, scenario.about, scenario.stream.seed, scenario.tick_ms, scenario.drain_s
+            "### {} ({}; seed {}, {} s drain; {})\n",
+            scenario.name,
+            scenario.about,
+            scenario.stream.seed,
+            scenario.drain_s,
+            args.strategy.describe()
         );
         println!(
             "{}",
             side_by_side(&[
-                ("ours, whole pool", &whole),
-                ("ours, claim batches", &claim),
+                ("ours, leader", &whole),
+                ("ours, claim", &batches),
                 ("seed-000 baseline", &base),
             ])
         );

@@ -170,7 +170,7 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
             else {
                 break;
             };
-            if pool.grow_right(s, Some(a), &mut group)
+            if pool.grow(s, Some(a), None, &mut group)
                 && pool.formable(&mut group)
                 && (best.is_empty() || group.spread < best.spread)
             {
@@ -199,9 +199,14 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
     // 2. Everyone else: the tightest match anywhere first, lazily re-evaluated.
     let mut heap = BinaryHeap::new();
     let comfortable = |g: &Group| g.spread <= mode.patience * g.reach;
+    // A group's spread only grows and its reach only shrinks as it grows, so once
+    // it is not comfortable it never will be, unless `formable` may still cut it
+    // (below-full matches of teams larger than one): then it is grown to the end.
+    let give_up =
+        (mode.team_size == 1 || mode.min_players >= mode.max_players()).then_some(mode.patience);
     for s in 0..pool.n {
         if !pool.used[s]
-            && pool.grow_right(s, None, &mut group)
+            && pool.grow(s, None, give_up, &mut group)
             && pool.formable(&mut group)
             && comfortable(&group)
         {
@@ -214,7 +219,7 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
         }
         // Matches taken since may have spoiled this one: rebuild it, and take it only
         // if it is still as tight, else queue it again with its new spread.
-        if !pool.grow_right(s, None, &mut group)
+        if !pool.grow(s, None, give_up, &mut group)
             || !pool.formable(&mut group)
             || !comfortable(&group)
         {
@@ -324,8 +329,15 @@ impl<'a> Snapshot<'a> {
     /// free ticket joins if the match's spread stays within every member's window
     /// half-width (it included) and its party fits the team shape. Stops when full, when the
     /// next ticket is outside the members' common window, or after `SKIP_LIMIT`
-    /// misfits. With `must`, fails unless that position joins.
-    fn grow_right(&mut self, start: usize, must: Option<usize>, g: &mut Group) -> bool {
+    /// misfits. With `must`, fails unless that position joins. With `give_up`,
+    /// fails as soon as the spread exceeds that share of the reach.
+    fn grow(
+        &mut self,
+        start: usize,
+        must: Option<usize>,
+        give_up: Option<f64>,
+        g: &mut Group,
+    ) -> bool {
         let max = self.mode.max_players();
         g.clear();
         if self.used[start] {
@@ -369,6 +381,9 @@ impl<'a> Snapshot<'a> {
             g.players += self.size[c];
             reach = reach.min(self.delta[c]);
             high = r;
+            if give_up.is_some_and(|share| high - low > share * reach) {
+                return false;
+            }
         }
         g.spread = high - low;
         g.reach = reach;

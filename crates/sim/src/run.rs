@@ -1,34 +1,106 @@
-//! Replays a stream through an engine on a simulated clock: arrivals and cancels
-//! are applied tick by tick, then every pool (mode x region) is matched. The same
-//! harness drives our engine and the seed-000 baseline, so both see the very same
+//! Replays a stream through a strategy on a simulated clock, event by event:
+//! arrivals and cancels at their own times, and each strategy's matchers when the
+//! service would run them ([`Timing`]): after a pass that formed a match at once,
+//! after an idle pass a pause of 5 ms doubling up to `POLL_INTERVAL`, cut short by a
+//! wake-up when a ticket arrives in one of their pools. A cycle over one pool takes
+//! `cycle_ms` of simulated time, sees the pool as it is when the cycle starts, and
+//! its matches are recorded when it ends. The same
+//! harness drives our engine and the seed-000 baseline, so all see the very same
 //! stream, and it enforces the product rule that a player ends in at most one match
 //! (a group's other tickets are withdrawn when one is matched).
 
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
-use mm_engine::{BatchConfig, Candidate, Entry, Modes, RegionChoice, form_matches, plan, propose};
+use mm_engine::{
+    BatchConfig, Candidate, Entry, Mode, Modes, RegionChoice, form_matches, plan, propose,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
-/// Which match formation to replay.
+/// When a strategy's matchers run, as the service schedules its consumers and
+/// pool leaders (`crates/server/src/worker.rs`, `leader.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// Longest pause after a pass that formed no match (`POLL_INTERVAL`).
+    pub poll_ms: u64,
+    /// The first such pause; it doubles with each idle pass up to `poll_ms`
+    /// (equal to `poll_ms`: a fixed poll).
+    pub first_pause_ms: u64,
+    /// A ticket's arrival ends the pause of the matchers serving its pool at once
+    /// (`WAKE_UPS`); one during a pass skips the pause after it.
+    pub wake_ups: bool,
+    /// Simulated time one cycle over one pool takes (claim, engine, commit).
+    pub cycle_ms: u64,
+}
+
+impl Timing {
+    /// The service's defaults: `POLL_INTERVAL=100ms` after a first pause of 5 ms,
+    /// `WAKE_UPS=true`, and 1 ms per pool cycle.
+    pub const SERVICE: Timing = Timing {
+        poll_ms: 100,
+        first_pause_ms: 5,
+        wake_ups: true,
+        cycle_ms: 1,
+    };
+
+    /// Seed 000's consumer: a fixed 100 ms sleep after a claim that formed
+    /// nothing, no wake-ups.
+    pub const SEED000: Timing = Timing {
+        poll_ms: 100,
+        first_pause_ms: 100,
+        wake_ups: false,
+        cycle_ms: 1,
+    };
+
+    fn first(&self) -> u64 {
+        self.first_pause_ms.min(self.poll_ms)
+    }
+}
+
+/// Which match formation to replay, and when it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
-    /// Our engine on the whole pool every tick (what a pool leader runs).
-    Ours,
-    /// Our engine as the `claim` workers run it: every tick, `workers` consumers
-    /// each claim a rating-contiguous run of `batch` queued tickets (at least three
-    /// full matches' worth, as `WorkerConfig::batch_for`) from a random start rank,
-    /// as `claim.lua` does, and form matches from that run alone; what they do not
-    /// match goes back to the queue. `seed` drives the start ranks.
+    /// `COORDINATION=leader`: one leader per pool (mode x region) runs our engine
+    /// on the whole pool each cycle. It is woken by arrivals in its own pool (the
+    /// service wakes every leader of a worker on any of the worker's pools; the
+    /// extra passes that adds are left out).
+    Leader { timing: Timing },
+    /// `COORDINATION=claim`: `workers` consumers (processes x `WORKER_POOL_SIZE`)
+    /// each pass over every pool, claiming a rating-contiguous run of `batch`
+    /// queued tickets (at least three full matches' worth, as
+    /// `WorkerConfig::batch_for`) from a random start rank, as `claim.lua` does,
+    /// and forming matches from that run alone; what they do not match goes back
+    /// to the queue. `seed` drives the start ranks.
     Claim {
         batch: usize,
         workers: usize,
         seed: u64,
+        timing: Timing,
     },
-    /// Seed 000: every tick, `workers` workers each claim the `batch` lowest-rated
-    /// queued tickets (ZRANGEBYSCORE from the bottom) and run the tightest-spread
-    /// batch algorithm on them. The seed has no parties, teams or cross-region: party
-    /// members queue as separate tickets, teams alternate in rating order, and a
-    /// ticket waits in its best region only.
-    Seed000 { batch: usize, workers: usize },
+    /// Seed 000: `workers` consumers each claim the `batch` lowest-rated queued
+    /// tickets of a pool (ZRANGEBYSCORE from the bottom) and run the
+    /// tightest-spread batch algorithm on them. The seed has no parties, teams or
+    /// cross-region: party members queue as separate tickets, teams alternate in
+    /// rating order, and a ticket waits in its best region only.
+    Seed000 {
+        batch: usize,
+        workers: usize,
+        timing: Timing,
+    },
+}
+
+impl Engine {
+    pub fn timing(&self) -> Timing {
+        match *self {
+            Engine::Leader { timing }
+            | Engine::Claim { timing, .. }
+            | Engine::Seed000 { timing, .. } => timing,
+        }
+    }
+
+    fn seed000(&self) -> bool {
+        matches!(self, Engine::Seed000 { .. })
+    }
 }
 
 /// A scenario: a stream, the modes and regions it runs against, and the clock.
@@ -41,8 +113,6 @@ pub struct Scenario {
     pub trace: Option<Vec<Arrival>>,
     pub stream: StreamSpec,
     pub modes: Modes,
-    /// Matching runs every `tick_ms` of simulated time (seed 004: every 500 ms).
-    pub tick_ms: u64,
     /// Simulated seconds after the last arrival, to let the queue settle.
     pub drain_s: u64,
 }
@@ -60,12 +130,60 @@ struct SimTicket {
     enqueued_at: u64,
     /// (region index, eligible from).
     regions: Vec<(usize, u64)>,
+    /// The pools (mode x region) whose queues hold it.
+    pools: Vec<usize>,
     done: bool,
+}
+
+/// One consumer or pool leader and its schedule. A pass visits its pools in
+/// turn, one cycle of `cycle_ms` each; the state each cycle sees is the pool's at
+/// its own start.
+struct Matcher {
+    pools: Vec<usize>,
+    /// Where in `pools` its passes start (the service's consumer `i` starts at
+    /// pool `i`).
+    offset: usize,
+    /// When its next cycle starts.
+    next_at: u64,
+    /// The next cycle's place in the pass (0: a new pass).
+    step: usize,
+    /// Matches formed so far in this pass.
+    formed: usize,
+    /// The end of its last cycle.
+    busy_until: u64,
+    pause: u64,
+    woken: bool,
+    rng: StdRng,
+}
+
+impl Matcher {
+    fn wake(&mut self, at: u64, timing: Timing) {
+        if self.step > 0 || at < self.busy_until {
+            // Mid-pass: the pause after it is skipped.
+            self.woken = true;
+        } else if self.next_at > at {
+            self.next_at = at;
+            self.pause = timing.first();
+        }
+    }
+}
+
+/// The queues and tickets of one run.
+struct Sim<'a> {
+    engine: Engine,
+    modes: &'a [&'a Mode],
+    regions: usize,
+    tickets: Vec<SimTicket>,
+    by_key: Vec<Vec<usize>>,
+    by_group: Vec<Vec<usize>>,
+    /// Per pool (`mode * regions + region`): its live tickets by rating, then age.
+    queues: Vec<Vec<usize>>,
+    outcome: Outcome,
 }
 
 /// Runs `engine` over the scenario's stream and summarises the outcome.
 pub fn run(scenario: &Scenario, engine: Engine) -> Report {
-    let modes: Vec<&mm_engine::Mode> = scenario.modes.iter().collect();
+    let modes: Vec<&Mode> = scenario.modes.iter().collect();
     let mode_index = |name: &str| modes.iter().position(|m| m.name == name);
     let arrivals = match &scenario.trace {
         Some(trace) => trace.clone(),
@@ -79,166 +197,282 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         .iter()
         .map(|r| r.name.as_str())
         .collect();
-    let mut tickets: Vec<SimTicket> = Vec::new();
-    let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); modes.len()];
-    let mut by_key: Vec<Vec<usize>> = Vec::new();
-    let mut outcome = Outcome::new(&arrivals);
-    let mut next = 0;
+    let timing = engine.timing();
+    let pools = modes.len() * region_names.len();
+    let mut sim = Sim {
+        engine,
+        modes: &modes,
+        regions: region_names.len(),
+        tickets: Vec::new(),
+        by_key: Vec::new(),
+        by_group: vec![Vec::new(); arrivals.len()],
+        queues: vec![Vec::new(); pools],
+        outcome: Outcome::new(&arrivals),
+    };
+    let mut matchers = matchers(engine, pools);
+    let mut cancels: Vec<(u64, usize)> = arrivals
+        .iter()
+        .enumerate()
+        .filter_map(|(g, a)| a.cancel_at_ms.map(|at| (at, g)))
+        .collect();
+    cancels.sort_unstable();
     let last = arrivals.last().map_or(0, |a| a.at_ms.div_ceil(1000));
     let end = (scenario.stream.duration_s.max(last) + scenario.drain_s) * 1000;
-    let mut now = 0;
-    while now <= end {
-        // Arrivals up to now.
+    let (mut next, mut next_cancel) = (0, 0);
+    loop {
+        let now = [
+            arrivals.get(next).map(|a| a.at_ms),
+            cancels.get(next_cancel).map(|c| c.0),
+            matchers.iter().map(|m| m.next_at).min(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(now) = now.filter(|&t| t <= end) else {
+            break;
+        };
         while next < arrivals.len() && arrivals[next].at_ms <= now {
-            let a = &arrivals[next];
-            admit(
-                engine,
-                next,
-                a,
-                &modes,
-                &region_names,
-                &mut tickets,
-                &mut waiting,
-                &mut by_key,
-            );
+            let entered = sim.admit(next, &arrivals[next], &region_names);
+            if timing.wake_ups {
+                for m in matchers.iter_mut() {
+                    if entered.iter().any(|p| m.pools.contains(p)) {
+                        m.wake(now, timing);
+                    }
+                }
+            }
             next += 1;
         }
-        // Cancels up to now: a group that gives up withdraws all its tickets.
-        for list in &waiting {
-            for &t in list {
-                let g = tickets[t].group;
-                if !tickets[t].done
-                    && arrivals[g].cancel_at_ms.is_some_and(|c| c <= now)
-                    && !outcome.group_matched(g)
-                {
-                    outcome.cancel(g);
-                }
-            }
+        while next_cancel < cancels.len() && cancels[next_cancel].0 <= now {
+            sim.cancel(cancels[next_cancel].1);
+            next_cancel += 1;
         }
-        for t in tickets.iter_mut() {
-            if !t.done && outcome.is_cancelled(t.group) {
-                t.done = true;
-            }
+        for m in matchers.iter_mut().filter(|m| m.next_at <= now) {
+            sim.cycle(m, now, timing);
         }
-        for (mi, mode) in modes.iter().enumerate() {
-            waiting[mi].retain(|&t| !tickets[t].done);
-            for region in 0..region_names.len() {
-                let pool: Vec<usize> = waiting[mi]
-                    .iter()
-                    .copied()
-                    .filter(|&t| !tickets[t].done)
-                    .filter(|&t| match engine {
-                        Engine::Ours | Engine::Claim { .. } => {
-                            tickets[t].regions.iter().any(|&(r, _)| r == region)
-                        }
-                        Engine::Seed000 { .. } => tickets[t].regions[0].0 == region,
-                    })
-                    .collect();
-                if pool.is_empty() {
-                    continue;
-                }
-                let matches = match engine {
-                    Engine::Ours => ours(mode, &tickets, &pool, region, now),
-                    Engine::Claim {
-                        batch,
-                        workers,
-                        seed,
-                    } => {
-                        let salt = seed ^ now.rotate_left(17) ^ ((mi * 31 + region) as u64);
-                        claimed(mode, &tickets, &pool, region, now, batch, workers, salt)
-                    }
-                    Engine::Seed000 { batch, workers } => {
-                        seed000(mode, &tickets, &pool, now, batch, workers)
-                    }
-                };
-                for teams in matches {
-                    for team in &teams {
-                        for &t in team {
-                            for &other in &by_key[tickets[t].key] {
-                                tickets[other].done = true;
-                            }
-                        }
-                    }
-                    outcome.record(&teams, now, |t| {
-                        let x = &tickets[t];
-                        (x.group, x.members.clone(), x.rating, x.size, x.enqueued_at)
-                    });
-                }
-            }
-        }
-        now += scenario.tick_ms;
     }
-    outcome.finish(&arrivals)
+    sim.outcome.finish(&arrivals)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn admit(
-    engine: Engine,
-    group: usize,
-    a: &Arrival,
-    modes: &[&mm_engine::Mode],
-    region_names: &[&str],
-    tickets: &mut Vec<SimTicket>,
-    waiting: &mut [Vec<usize>],
-    by_key: &mut Vec<Vec<usize>>,
-) {
-    let choices: Vec<RegionChoice> = region_names
-        .iter()
-        .zip(&a.latency_ms)
-        .map(|(&region, &latency_ms)| RegionChoice {
-            region,
-            latency_ms: Some(latency_ms),
-        })
-        .collect();
-    let keys: Vec<usize> = match engine {
-        Engine::Ours | Engine::Claim { .. } => vec![by_key.len()],
-        Engine::Seed000 { .. } => (0..a.ratings.len()).map(|i| by_key.len() + i).collect(),
+/// The strategy's consumers or leaders, all due at once at the start.
+fn matchers(engine: Engine, pools: usize) -> Vec<Matcher> {
+    let first = engine.timing().first();
+    let matcher = |pools: Vec<usize>, offset: usize, seed: u64| Matcher {
+        pools,
+        offset,
+        next_at: 0,
+        step: 0,
+        formed: 0,
+        busy_until: 0,
+        pause: first,
+        woken: false,
+        rng: StdRng::seed_from_u64(seed),
     };
-    by_key.resize(by_key.len() + keys.len(), Vec::new());
-    for name in &a.modes {
-        let Some(mi) = modes.iter().position(|m| m.name == *name) else {
-            continue;
-        };
-        let mode = modes[mi];
-        let regions: Vec<(usize, u64)> = plan(mode, &choices, a.at_ms)
-            .into_iter()
-            .map(|(r, at)| {
-                let idx = region_names.iter().position(|&n| n == r).expect("known");
-                (idx, at)
+    match engine {
+        Engine::Leader { .. } => (0..pools).map(|p| matcher(vec![p], 0, 0)).collect(),
+        Engine::Claim { workers, seed, .. } => (0..workers.max(1))
+            .map(|i| {
+                matcher(
+                    (0..pools).collect(),
+                    i,
+                    seed ^ (i as u64 + 1).rotate_left(32),
+                )
+            })
+            .collect(),
+        Engine::Seed000 { workers, .. } => (0..workers.max(1))
+            .map(|i| matcher((0..pools).collect(), i, 0))
+            .collect(),
+    }
+}
+
+impl Sim<'_> {
+    /// Queues an arriving group's tickets; returns the pools they entered.
+    fn admit(&mut self, group: usize, a: &Arrival, region_names: &[&str]) -> Vec<usize> {
+        let choices: Vec<RegionChoice> = region_names
+            .iter()
+            .zip(&a.latency_ms)
+            .map(|(&region, &latency_ms)| RegionChoice {
+                region,
+                latency_ms: Some(latency_ms),
             })
             .collect();
-        let mut push = |key: usize, members: Vec<usize>, rating: f64| {
-            let id = tickets.len();
-            tickets.push(SimTicket {
-                key,
-                group,
-                size: members.len(),
-                members,
-                rating,
-                enqueued_at: a.at_ms,
-                regions: regions.clone(),
-                done: false,
-            });
-            waiting[mi].push(id);
-            by_key[key].push(id);
+        let keys: Vec<usize> = if self.engine.seed000() {
+            (0..a.ratings.len())
+                .map(|i| self.by_key.len() + i)
+                .collect()
+        } else {
+            vec![self.by_key.len()]
         };
-        match engine {
-            Engine::Ours | Engine::Claim { .. } => push(
-                keys[0],
-                (0..a.ratings.len()).collect(),
-                mode.party_rating.rate(&a.ratings),
-            ),
-            Engine::Seed000 { .. } => {
-                for (i, &r) in a.ratings.iter().enumerate() {
-                    push(keys[i], vec![i], r);
+        self.by_key
+            .resize(self.by_key.len() + keys.len(), Vec::new());
+        let mut entered = Vec::new();
+        for name in &a.modes {
+            let Some(mi) = self.modes.iter().position(|m| m.name == *name) else {
+                continue;
+            };
+            let mode = self.modes[mi];
+            let regions: Vec<(usize, u64)> = plan(mode, &choices, a.at_ms)
+                .into_iter()
+                .map(|(r, at)| {
+                    let idx = region_names.iter().position(|&n| n == r).expect("known");
+                    (idx, at)
+                })
+                .collect();
+            // The baseline waits in its best region only.
+            let pools: Vec<usize> = if self.engine.seed000() {
+                vec![mi * self.regions + regions[0].0]
+            } else {
+                regions
+                    .iter()
+                    .map(|&(r, _)| mi * self.regions + r)
+                    .collect()
+            };
+            let tickets: Vec<(usize, Vec<usize>, f64)> = if self.engine.seed000() {
+                (0..a.ratings.len())
+                    .map(|i| (keys[i], vec![i], a.ratings[i]))
+                    .collect()
+            } else {
+                vec![(
+                    keys[0],
+                    (0..a.ratings.len()).collect(),
+                    mode.party_rating.rate(&a.ratings),
+                )]
+            };
+            for (key, members, rating) in tickets {
+                let id = self.tickets.len();
+                self.tickets.push(SimTicket {
+                    key,
+                    group,
+                    size: members.len(),
+                    members,
+                    rating,
+                    enqueued_at: a.at_ms,
+                    regions: regions.clone(),
+                    pools: pools.clone(),
+                    done: false,
+                });
+                for &p in &pools {
+                    let at = self.position(p, id);
+                    self.queues[p].insert(at, id);
+                }
+                self.by_key[key].push(id);
+                self.by_group[group].push(id);
+            }
+            entered.extend(pools);
+        }
+        entered
+    }
+
+    /// Where ticket `t` belongs in pool `p`'s queue.
+    fn position(&self, p: usize, t: usize) -> usize {
+        let rating = self.tickets[t].rating;
+        self.queues[p].partition_point(|&x| {
+            self.tickets[x]
+                .rating
+                .total_cmp(&rating)
+                .then(x.cmp(&t))
+                .is_lt()
+        })
+    }
+
+    /// Takes ticket `t` out of every queue.
+    fn finish(&mut self, t: usize) {
+        if self.tickets[t].done {
+            return;
+        }
+        self.tickets[t].done = true;
+        for i in 0..self.tickets[t].pools.len() {
+            let p = self.tickets[t].pools[i];
+            let at = self.position(p, t);
+            if self.queues[p].get(at) == Some(&t) {
+                self.queues[p].remove(at);
+            }
+        }
+    }
+
+    /// A group that gives up withdraws all its tickets, unless already matched.
+    fn cancel(&mut self, g: usize) {
+        let waiting = self.by_group[g].iter().any(|&t| !self.tickets[t].done);
+        if waiting && !self.outcome.group_matched(g) {
+            self.outcome.cancel(g);
+            for i in 0..self.by_group[g].len() {
+                self.finish(self.by_group[g][i]);
+            }
+        }
+    }
+
+    /// One cycle of a matcher on the next pool of its pass, from `now`; its
+    /// matches are recorded when it ends. After the last pool of a pass the next
+    /// pass is scheduled as the service does: at once if the pass formed a match
+    /// or a wake-up came during it, else after the idle pause.
+    fn cycle(&mut self, m: &mut Matcher, now: u64, timing: Timing) {
+        let n = m.pools.len();
+        let p = m.pools[(m.offset + m.step) % n];
+        let end = now + timing.cycle_ms;
+        let matches = self.form(p, now, &mut m.rng);
+        m.formed += matches.len();
+        for teams in matches {
+            self.commit(&teams, end);
+        }
+        m.busy_until = end;
+        m.step += 1;
+        if m.step < n {
+            m.next_at = end;
+            return;
+        }
+        m.step = 0;
+        if std::mem::take(&mut m.formed) > 0 || std::mem::take(&mut m.woken) {
+            m.next_at = end;
+            m.pause = timing.first();
+        } else {
+            m.next_at = end + m.pause;
+            m.pause = (m.pause * 2).min(timing.poll_ms);
+        }
+    }
+
+    /// The matches one cycle over pool `p` forms at `now`.
+    fn form(&self, p: usize, now: u64, rng: &mut StdRng) -> Vec<Vec<Vec<usize>>> {
+        let (mode, region) = (self.modes[p / self.regions], p % self.regions);
+        let queue = &self.queues[p];
+        let n = queue.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        match self.engine {
+            Engine::Leader { .. } => ours(mode, &self.tickets, queue, region, now),
+            Engine::Claim { batch, .. } => {
+                let take = batch.max(3 * mode.max_players());
+                let start = ((rng.random::<f64>() * n as f64) as usize).min(n.saturating_sub(take));
+                let run = &queue[start..(start + take).min(n)];
+                ours(mode, &self.tickets, run, region, now)
+            }
+            Engine::Seed000 { batch, .. } => {
+                // The claim size our worker uses too: at least three full matches.
+                let take = batch.max(3 * mode.max_players());
+                seed000(mode, &self.tickets, &queue[..take.min(n)], now)
+            }
+        }
+    }
+
+    /// Records a match and withdraws its groups' other tickets.
+    fn commit(&mut self, teams: &[Vec<usize>], at: u64) {
+        for team in teams {
+            for &t in team {
+                let key = self.tickets[t].key;
+                for i in 0..self.by_key[key].len() {
+                    self.finish(self.by_key[key][i]);
                 }
             }
         }
+        let tickets = &self.tickets;
+        self.outcome.record(teams, at, |t| {
+            let x = &tickets[t];
+            (x.group, x.members.clone(), x.rating, x.size, x.enqueued_at)
+        });
     }
 }
 
 fn ours(
-    mode: &mm_engine::Mode,
+    mode: &Mode,
     tickets: &[SimTicket],
     pool: &[usize],
     region: usize,
@@ -272,80 +506,29 @@ fn ours(
         .collect()
 }
 
-/// The pool's tickets in queue order: by rating, then by arrival.
-fn by_rating(tickets: &[SimTicket], pool: &[usize]) -> Vec<usize> {
-    let mut queue = pool.to_vec();
-    queue.sort_by(|&a, &b| {
-        tickets[a]
-            .rating
-            .total_cmp(&tickets[b].rating)
-            .then(a.cmp(&b))
-    });
-    queue
-}
-
-#[allow(clippy::too_many_arguments)]
-fn claimed(
-    mode: &mm_engine::Mode,
-    tickets: &[SimTicket],
-    pool: &[usize],
-    region: usize,
-    now: u64,
-    batch: usize,
-    workers: usize,
-    salt: u64,
-) -> Vec<Vec<Vec<usize>>> {
-    use rand::{Rng, SeedableRng};
-    let mut queue = by_rating(tickets, pool);
-    let take = batch.max(3 * mode.max_players());
-    let mut rng = rand::rngs::StdRng::seed_from_u64(salt);
-    let mut out = Vec::new();
-    // Each consumer claims a run from what the others left this tick.
-    for _ in 0..workers {
-        if queue.is_empty() {
-            break;
-        }
-        let n = queue.len();
-        let start = ((rng.random::<f64>() * n as f64) as usize).min(n.saturating_sub(take));
-        let run: Vec<usize> = queue.drain(start..(start + take).min(n)).collect();
-        out.extend(ours(mode, tickets, &run, region, now));
-    }
-    out
-}
-
+/// Seed 000's formation over the tickets it claimed (lowest-rated first).
 fn seed000(
-    mode: &mm_engine::Mode,
+    mode: &Mode,
     tickets: &[SimTicket],
-    pool: &[usize],
+    claimed: &[usize],
     now: u64,
-    batch: usize,
-    workers: usize,
 ) -> Vec<Vec<Vec<usize>>> {
-    let queue = by_rating(tickets, pool);
     let players = mode.max_players();
     let cfg = BatchConfig {
         min_players: players,
         max_players: players,
         window: mode.window,
     };
-    // The claim size our worker uses too: at least three full matches' worth.
-    let batch = batch.max(3 * players);
-    let mut out = Vec::new();
-    // Each worker claims the lowest `batch` still queued; claimed tickets are out of
-    // the queue until the tick ends.
-    for w in 0..workers {
-        let claimed: Vec<usize> = queue.iter().copied().skip(w * batch).take(batch).collect();
-        if claimed.is_empty() {
-            break;
-        }
-        let candidates: Vec<Candidate> = claimed
-            .iter()
-            .map(|&t| Candidate {
-                rating: tickets[t].rating,
-                enqueued_at: tickets[t].enqueued_at,
-            })
-            .collect();
-        for group in form_matches(&candidates, now, &cfg) {
+    let candidates: Vec<Candidate> = claimed
+        .iter()
+        .map(|&t| Candidate {
+            rating: tickets[t].rating,
+            enqueued_at: tickets[t].enqueued_at,
+        })
+        .collect();
+    form_matches(&candidates, now, &cfg)
+        .into_iter()
+        .map(|group| {
             // Teams alternate in rating order (the seed has no team logic).
             let mut members: Vec<usize> = group.into_iter().map(|i| claimed[i]).collect();
             members.sort_by(|&a, &b| tickets[a].rating.total_cmp(&tickets[b].rating));
@@ -353,16 +536,15 @@ fn seed000(
             for (k, t) in members.into_iter().enumerate() {
                 teams[k % mode.teams].push(t);
             }
-            out.push(teams);
-        }
-    }
-    out
+            teams
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CLAIM, SEED000, scenarios};
+    use crate::{CLAIM, LEADER, SEED000, scenarios};
 
     fn short(name: &str, seconds: u64) -> Scenario {
         let mut s = scenarios::all(&Modes::defaults())
@@ -374,18 +556,113 @@ mod tests {
         s
     }
 
+    /// Pairs of 1v1 players of equal rating in one region: the second of a pair
+    /// arrives 10 ms after the first, a pair every 10 s.
+    fn trickle() -> Scenario {
+        let mut s = short("quiet", 0);
+        s.drain_s = 5;
+        s.stream.regions.truncate(1);
+        s.trace = Some(
+            (0..20u64)
+                .flat_map(|i| [i * 10_000 + 3, i * 10_000 + 13])
+                .map(|at_ms| Arrival {
+                    at_ms,
+                    ratings: vec![1500.0],
+                    modes: vec!["1v1".into()],
+                    latency_ms: vec![30],
+                    cancel_at_ms: None,
+                })
+                .collect(),
+        );
+        s
+    }
+
+    fn without_wake_ups(engine: Engine) -> Engine {
+        let timing = Timing {
+            wake_ups: false,
+            ..engine.timing()
+        };
+        match engine {
+            Engine::Leader { .. } => Engine::Leader { timing },
+            Engine::Claim {
+                batch,
+                workers,
+                seed,
+                ..
+            } => Engine::Claim {
+                batch,
+                workers,
+                seed,
+                timing,
+            },
+            Engine::Seed000 { batch, workers, .. } => Engine::Seed000 {
+                batch,
+                workers,
+                timing,
+            },
+        }
+    }
+
+    #[test]
+    fn a_wake_up_matches_a_pair_within_one_cycle_of_the_second_arrival() {
+        let s = trickle();
+        for engine in [LEADER, CLAIM] {
+            let woken = run(&s, engine);
+            assert_eq!(woken.matches, 20, "{engine:?} {woken:?}");
+            // The second arrival wakes the matcher, whose cycle ends 1 ms later:
+            // the first of the pair waited 11 ms, the second 1 ms.
+            assert_eq!(woken.wait_max_s, 0.011, "{engine:?} {woken:?}");
+            assert_eq!(woken.wait_p50_s, 0.001, "{engine:?} {woken:?}");
+            // Polling alone, the pair waits for the next poll, up to 100 ms after
+            // a quiet spell.
+            let polled = run(&s, without_wake_ups(engine));
+            assert_eq!(polled.matches, 20, "{engine:?} {polled:?}");
+            assert!(polled.wait_max_s > 0.05, "{engine:?} {polled:?}");
+            assert!(
+                polled.wait_p50_s > woken.wait_p50_s,
+                "{engine:?} {polled:?}"
+            );
+        }
+        // Seed 000 sleeps 100 ms whenever a claim formed nothing.
+        let seed = run(&s, SEED000);
+        assert_eq!(seed.matches, 20, "{seed:?}");
+        assert!(seed.wait_max_s > 0.05, "{seed:?}");
+    }
+
+    #[test]
+    fn a_longer_poll_without_wake_ups_waits_longer() {
+        let s = trickle();
+        let poll = |poll_ms| {
+            run(
+                &s,
+                Engine::Leader {
+                    timing: Timing {
+                        poll_ms,
+                        wake_ups: false,
+                        ..Timing::SERVICE
+                    },
+                },
+            )
+        };
+        // The pair waits for the first poll after the second arrives: 10 ms
+        // between them, then up to one poll and one cycle.
+        let (fast, slow) = (poll(20), poll(1000));
+        assert!(fast.wait_max_s <= 0.032, "{fast:?}");
+        assert!(slow.wait_max_s > 0.5, "{slow:?}");
+    }
+
     #[test]
     fn the_same_scenario_gives_the_same_figures() {
-        let s = short("mixed", 60);
-        assert_eq!(run(&s, Engine::Ours), run(&s, Engine::Ours));
+        let s = short("mixed", 30);
+        assert_eq!(run(&s, LEADER), run(&s, LEADER));
         assert_eq!(run(&s, SEED000), run(&s, SEED000));
         assert_eq!(run(&s, CLAIM), run(&s, CLAIM));
     }
 
     #[test]
     fn parties_stay_whole_and_nobody_plays_twice() {
-        let s = short("mixed", 120);
-        let ours = run(&s, Engine::Ours);
+        let s = short("mixed", 60);
+        let ours = run(&s, LEADER);
         assert!(ours.matches > 100, "{ours:?}");
         assert!(ours.parties_matched > 50, "{ours:?}");
         assert_eq!(ours.parties_split, 0);
@@ -406,8 +683,10 @@ mod tests {
         // Five minutes of normal 5v5 traffic: every group is matched, cancelled,
         // or still within its last few minutes of waiting at the end.
         let s = short("normal", 300);
-        let ours = run(&s, Engine::Ours);
-        assert!(ours.wait_max_s < 300.0, "{ours:?}");
-        assert!(ours.never_matched * 100 < ours.groups, "{ours:?}");
+        for engine in [LEADER, CLAIM] {
+            let r = run(&s, engine);
+            assert!(r.wait_max_s < 300.0, "{engine:?} {r:?}");
+            assert!(r.never_matched * 100 < r.groups, "{engine:?} {r:?}");
+        }
     }
 }

@@ -29,8 +29,8 @@ pub fn regions() -> Vec<RegionMix> {
 /// Solo 80%, then parties of 2, 3, 4 and 5 (20% of tickets are parties).
 pub const PARTY_MIX: [f64; 5] = [0.80, 0.08, 0.05, 0.04, 0.03];
 
-/// A scenario against `modes`: `rate` players/s for `duration_s`, every 500 ms of
-/// simulated time, then 180 s of drain; 5% of groups give up.
+/// A scenario against `modes`: `rate` players/s for `duration_s`, then 180 s of
+/// drain; 5% of groups give up.
 #[allow(clippy::too_many_arguments)]
 pub fn scenario(
     modes: &Modes,
@@ -58,7 +58,6 @@ pub fn scenario(
             cancel_rate: 0.05,
         },
         modes: modes.clone(),
-        tick_ms: 500,
         drain_s: 180,
     }
 }
@@ -76,6 +75,19 @@ pub fn all(modes: &Modes) -> Vec<Scenario> {
             900,
             &PARTY_MIX,
             five(),
+            0.0,
+        ),
+        // A thin queue with quick matches: the shortest waits of the scenarios,
+        // so the matchers' poll and wake-up timing weighs most here.
+        scenario(
+            modes,
+            "duel",
+            "1v1, solo players only, 5 players/s for 10 min",
+            5,
+            5.0,
+            600,
+            &[1.0],
+            vec![("1v1", 1.0)],
             0.0,
         ),
         scenario(

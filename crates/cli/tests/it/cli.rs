@@ -248,7 +248,7 @@ fn the_simulator_replays_a_trace_and_a_stream_of_ones_own() {
     assert!(ok, "{text}");
     assert!(text.contains("### trace"), "{text}");
     assert!(
-        text.contains("| metric | ours, whole pool | ours, claim batches | seed-000 baseline |"),
+        text.contains("| metric | ours, leader | ours, claim | seed-000 baseline |"),
         "{text}"
     );
     assert!(
@@ -302,4 +302,23 @@ fn the_simulator_replays_a_trace_and_a_stream_of_ones_own() {
     );
     let (ok, text) = run(&["simulate", "--rate=0"], &[]);
     assert!(!ok && text.contains("--rate"), "{text}");
+    // The strategies run with the worker settings given, named in the heading.
+    let (ok, text) = run(
+        &[
+            "simulate",
+            "--trace",
+            csv.to_str().unwrap(),
+            "--wake-ups",
+            "false",
+        ],
+        &[("POLL_INTERVAL", "250ms"), ("CLAIM_BATCH_SIZE", "40")],
+    );
+    assert!(
+        ok && text.contains("consumers of 40 tickets; POLL_INTERVAL 250ms, wake-ups off"),
+        "{text}"
+    );
+    let (ok, text) = run(&["simulate", "--poll-interval", "0s"], &[]);
+    assert!(!ok && text.contains("POLL_INTERVAL"), "{text}");
+    let (ok, text) = run(&["simulate", "--claim-batch-size", "0"], &[]);
+    assert!(!ok && text.contains("CLAIM_BATCH_SIZE"), "{text}");
 }
