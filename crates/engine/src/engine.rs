@@ -149,15 +149,17 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
     // A ticket that still has no match after twice the time its window takes to
     // stop growing holds its nearest neighbours back (see below).
     let reserve_after = mode.window.time_to_cap().saturating_mul(2);
-    let mut anchors: Vec<u32> = (0..pool.n as u32)
-        .filter(|&p| now.saturating_sub(pool.since[p as usize]) >= overdue_after)
+    // Whether `formable` may cut a group (below-full matches of teams larger than
+    // one). Where it cannot, a group's spread only grows and its reach only
+    // shrinks as it grows, so growing it can stop as soon as it cannot win.
+    let can_cut = mode.team_size > 1 && mode.min_players < mode.max_players();
+    // (since, entry, position): sorted as plain tuples, no lookups while sorting.
+    let mut anchors: Vec<(Millis, u32, u32)> = (0..pool.n)
+        .filter(|&p| now.saturating_sub(pool.since[p]) >= overdue_after)
+        .map(|p| (pool.since[p], pool.order[p], p as u32))
         .collect();
-    anchors.sort_unstable_by(|&a, &b| {
-        pool.since[a as usize]
-            .cmp(&pool.since[b as usize])
-            .then(pool.order[a as usize].cmp(&pool.order[b as usize]))
-    });
-    for &a in &anchors {
+    anchors.sort_unstable();
+    for &(_, _, a) in &anchors {
         let a = a as usize;
         if pool.used[a] {
             continue;
@@ -170,7 +172,13 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
             else {
                 break;
             };
-            if pool.grow(s, Some(a), None, &mut group)
+            // Starts further down can only give wider matches than the best.
+            let beat = (!can_cut && !best.is_empty()).then_some(best.spread);
+            if beat.is_some_and(|b| pool.rating[a] - pool.rating[s] >= b) {
+                break;
+            }
+            let give_up = beat.map(|beat| GiveUp { share: None, beat });
+            if pool.grow(s, Some(a), give_up, &mut group)
                 && pool.formable(&mut group)
                 && (best.is_empty() || group.spread < best.spread)
             {
@@ -197,23 +205,41 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
     }
 
     // 2. Everyone else: the tightest match anywhere first, lazily re-evaluated.
-    let mut heap = BinaryHeap::new();
+    // The first evaluation of every start is sorted once; a candidate spoiled by
+    // an earlier match and rebuilt looser goes into a heap, and the two are
+    // merged, so candidates come out in (spread, start) order as from one heap
+    // (sorting a million candidates once is far cheaper than heaping them).
     let comfortable = |g: &Group| g.spread <= mode.patience * g.reach;
-    // A group's spread only grows and its reach only shrinks as it grows, so once
-    // it is not comfortable it never will be, unless `formable` may still cut it
-    // (below-full matches of teams larger than one): then it is grown to the end.
-    let give_up =
-        (mode.team_size == 1 || mode.min_players >= mode.max_players()).then_some(mode.patience);
+    // Once a group is not comfortable it never will be (unless it may be cut).
+    let give_up = (!can_cut).then_some(GiveUp {
+        share: Some(mode.patience),
+        beat: f64::INFINITY,
+    });
+    let mut first: Vec<(u64, usize)> = Vec::new();
     for s in 0..pool.n {
         if !pool.used[s]
             && pool.grow(s, None, give_up, &mut group)
             && pool.formable(&mut group)
             && comfortable(&group)
         {
-            heap.push(Reverse((group.spread.to_bits(), s)));
+            first.push((group.spread.to_bits(), s));
         }
     }
-    while let Some(Reverse((spread, s))) = heap.pop() {
+    first.sort_unstable();
+    let mut first = first.into_iter().peekable();
+    let mut again = BinaryHeap::new();
+    loop {
+        let from_first = match (first.peek(), again.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(f), Some(Reverse(a))) => f <= a,
+        };
+        let (spread, s) = if from_first {
+            first.next().expect("peeked")
+        } else {
+            again.pop().expect("peeked").0
+        };
         if pool.used[s] {
             continue;
         }
@@ -226,7 +252,7 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
             continue;
         }
         if group.spread.to_bits() > spread {
-            heap.push(Reverse((group.spread.to_bits(), s)));
+            again.push(Reverse((group.spread.to_bits(), s)));
             continue;
         }
         if let Some(p) = pool.accept(&group) {
@@ -234,6 +260,21 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
         }
     }
     out
+}
+
+/// When growing a group can stop, because it can no longer be taken.
+#[derive(Debug, Clone, Copy)]
+struct GiveUp {
+    /// Fail once the spread exceeds this share of the reach (not comfortable).
+    share: Option<f64>,
+    /// Fail once the spread is not below this (no tighter than the best so far).
+    beat: f64,
+}
+
+impl GiveUp {
+    fn now(&self, spread: f64, reach: f64) -> bool {
+        spread >= self.beat || self.share.is_some_and(|share| spread > share * reach)
+    }
 }
 
 /// How many starting points an overdue ticket's match is tried from.
@@ -330,12 +371,12 @@ impl<'a> Snapshot<'a> {
     /// half-width (it included) and its party fits the team shape. Stops when full, when the
     /// next ticket is outside the members' common window, or after `SKIP_LIMIT`
     /// misfits. With `must`, fails unless that position joins. With `give_up`,
-    /// fails as soon as the spread exceeds that share of the reach.
+    /// fails as soon as the group can no longer be of use.
     fn grow(
         &mut self,
         start: usize,
         must: Option<usize>,
-        give_up: Option<f64>,
+        give_up: Option<GiveUp>,
         g: &mut Group,
     ) -> bool {
         let max = self.mode.max_players();
@@ -381,7 +422,7 @@ impl<'a> Snapshot<'a> {
             g.players += self.size[c];
             reach = reach.min(self.delta[c]);
             high = r;
-            if give_up.is_some_and(|share| high - low > share * reach) {
+            if give_up.is_some_and(|g| g.now(high - low, reach)) {
                 return false;
             }
         }
