@@ -83,6 +83,45 @@ fn order_key(x: f64) -> u64 {
     }
 }
 
+/// The rating whose [`order_key`] is `key`.
+fn rating_of(key: u64) -> f64 {
+    if key >> 63 == 1 {
+        f64::from_bits(key & !(1 << 63))
+    } else {
+        f64::from_bits(!key)
+    }
+}
+
+/// A ticket's size and wait in one `u32` (size in the low 4 bits), or
+/// [`Packed::NONE`] when either does not fit or it was queued after `now`.
+struct Packed;
+
+impl Packed {
+    const NONE: u32 = u32::MAX;
+    const SIZE_BITS: u32 = 4;
+
+    fn of(e: &Entry, now: Millis) -> u32 {
+        let fits = e.size < 1 << Self::SIZE_BITS
+            && e.enqueued_at <= now
+            && now - e.enqueued_at < (1 << (32 - Self::SIZE_BITS)) - 1;
+        if fits {
+            ((now - e.enqueued_at) as u32) << Self::SIZE_BITS | e.size as u32
+        } else {
+            Self::NONE
+        }
+    }
+
+    /// (size, wait), unless it is [`Packed::NONE`].
+    fn open(p: u32) -> Option<(usize, Millis)> {
+        (p != Self::NONE).then(|| {
+            (
+                (p & ((1 << Self::SIZE_BITS) - 1)) as usize,
+                Millis::from(p >> Self::SIZE_BITS),
+            )
+        })
+    }
+}
+
 /// Candidates skipped (window or party shape) before an anchor gives up.
 const SKIP_LIMIT: usize = 24;
 
@@ -153,38 +192,44 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
     // one). Where it cannot, a group's spread only grows and its reach only
     // shrinks as it grows, so growing it can stop as soon as it cannot win.
     let can_cut = mode.team_size > 1 && mode.min_players < mode.max_players();
-    // (since, entry, position): sorted as plain tuples, no lookups while sorting.
-    let mut anchors: Vec<(Millis, u32, u32)> = (0..pool.n)
-        .filter(|&p| now.saturating_sub(pool.since[p]) >= overdue_after)
-        .map(|p| (pool.since[p], pool.order[p], p as u32))
-        .collect();
-    anchors.sort_unstable();
-    for &(_, _, a) in &anchors {
+    let anchors = pool.anchors(overdue_after);
+    let mut ladder = Ladder::default();
+    for (k, &(_, a)) in anchors.iter().enumerate() {
+        // Anchors go in wait order, so their positions jump about the pool: ask
+        // for a later anchor's data now, while this one is searched.
+        if let Some(&(_, ahead)) = anchors.get(k + PREFETCH_AHEAD) {
+            pool.prefetch(ahead as usize);
+        }
         let a = a as usize;
-        if pool.used[a] {
+        if pool.at[a].used {
             continue;
         }
         // Start at the anchor or at one of the nearest free tickets below it.
         best.clear();
+        ladder.reset(a);
         let mut start = Some(a);
         for _ in 0..ANCHOR_STARTS {
-            let Some(s) = start.filter(|&s| pool.rating[a] - pool.rating[s] <= pool.delta[a])
+            let Some(s) =
+                start.filter(|&s| pool.at[a].rating - pool.at[s].rating <= pool.at[a].delta)
             else {
                 break;
             };
             // Starts further down can only give wider matches than the best.
             let beat = (!can_cut && !best.is_empty()).then_some(best.spread);
-            if beat.is_some_and(|b| pool.rating[a] - pool.rating[s] >= b) {
+            if beat.is_some_and(|b| pool.at[a].rating - pool.at[s].rating >= b) {
                 break;
             }
             let give_up = beat.map(|beat| GiveUp { share: None, beat });
-            if pool.grow(s, Some(a), give_up, &mut group)
+            if pool.grow_along(s, Some(a), give_up, &mut group, &mut ladder.climb())
                 && pool.formable(&mut group)
                 && (best.is_empty() || group.spread < best.spread)
             {
                 std::mem::swap(&mut best, &mut group);
             }
             start = pool.free.left_of(s.checked_sub(1));
+            if let Some(below) = start {
+                ladder.below.push(below);
+            }
         }
         match (!best.is_empty()).then(|| pool.accept(&best)).flatten() {
             Some(p) => out.push(p),
@@ -217,7 +262,7 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
     });
     let mut first: Vec<(u64, usize)> = Vec::new();
     for s in 0..pool.n {
-        if !pool.used[s]
+        if !pool.at[s].used
             && pool.grow(s, None, give_up, &mut group)
             && pool.formable(&mut group)
             && comfortable(&group)
@@ -240,7 +285,7 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
         } else {
             again.pop().expect("peeked").0
         };
-        if pool.used[s] {
+        if pool.at[s].used {
             continue;
         }
         // Matches taken since may have spoiled this one: rebuild it, and take it only
@@ -277,8 +322,90 @@ impl GiveUp {
     }
 }
 
+/// How many anchors ahead the search asks for an anchor's data.
+const PREFETCH_AHEAD: usize = 16;
+
 /// How many starting points an overdue ticket's match is tried from.
 const ANCHOR_STARTS: usize = 12;
+
+/// The free positions above a start, one after another.
+trait Upward {
+    fn next(&mut self, free: &mut Free, n: usize) -> Option<usize>;
+}
+
+/// Looked up in the free links, from above a start.
+struct FreeAbove(usize);
+
+impl Upward for FreeAbove {
+    fn next(&mut self, free: &mut Free, n: usize) -> Option<usize> {
+        let p = free.right_of(self.0 + 1, n)?;
+        self.0 = p;
+        Some(p)
+    }
+}
+
+/// The free positions around an overdue ticket, looked up once for all the starts
+/// its search tries (nothing is taken while it searches).
+#[derive(Debug, Default)]
+struct Ladder {
+    /// Starts below the anchor tried so far, nearest first.
+    below: Vec<usize>,
+    /// The anchor, then the free positions above it found so far, in order.
+    above: Vec<usize>,
+    /// Whether `above` reaches the top of the pool.
+    top: bool,
+}
+
+impl Ladder {
+    fn reset(&mut self, anchor: usize) {
+        self.below.clear();
+        self.above.clear();
+        self.above.push(anchor);
+        self.top = false;
+    }
+
+    /// A walk from the lowest start found so far.
+    fn climb(&mut self) -> Climb<'_> {
+        Climb {
+            below: self.below.len(),
+            k: 0,
+            ladder: self,
+        }
+    }
+}
+
+/// A walk up a [`Ladder`] from one of its starts: what is left of `below` (the
+/// start itself excluded), then `above`.
+struct Climb<'a> {
+    ladder: &'a mut Ladder,
+    below: usize,
+    k: usize,
+}
+
+impl Upward for Climb<'_> {
+    fn next(&mut self, free: &mut Free, n: usize) -> Option<usize> {
+        if self.below > 0 {
+            // The start is `below[self.below - 1]`: next come the ones nearer the
+            // anchor, then the anchor.
+            self.below -= 1;
+            return Some(if self.below > 0 {
+                self.ladder.below[self.below - 1]
+            } else {
+                self.ladder.above[0]
+            });
+        }
+        self.k += 1;
+        let l = &mut *self.ladder;
+        while l.above.len() <= self.k && !l.top {
+            let last = *l.above.last().expect("holds the anchor");
+            match free.right_of(last + 1, n) {
+                Some(p) => l.above.push(p),
+                None => l.top = true,
+            }
+        }
+        l.above.get(self.k).copied()
+    }
+}
 
 /// A match being assembled: positions in rating order.
 #[derive(Debug, Default)]
@@ -305,65 +432,145 @@ impl Group {
     }
 }
 
+/// One position of the pool, as the search reads it.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    rating: f64,
+    /// Window half-width.
+    delta: f64,
+    /// Entry index.
+    order: u32,
+    /// Players in the ticket (teams are far smaller than `u16::MAX`).
+    size: u16,
+    /// Matched or held out in this cycle.
+    used: bool,
+}
+
+impl Slot {
+    fn size(&self) -> usize {
+        usize::from(self.size)
+    }
+}
+
 /// The eligible entries of a pool in rating order, with their windows.
 struct Snapshot<'a> {
     mode: &'a Mode,
     now: Millis,
     n: usize,
-    /// Entry index of each position.
-    order: Vec<u32>,
-    rating: Vec<f64>,
-    /// Window half-width.
-    delta: Vec<f64>,
-    size: Vec<usize>,
+    /// What the search reads of each position, together in one cache line or two
+    /// (positions are visited in wait order as well as in rating order).
+    at: Vec<Slot>,
     since: Vec<Millis>,
-    used: Vec<bool>,
     free: Free,
+    /// A match's units for team balancing, reused from match to match.
+    units: Vec<Unit>,
 }
 
 impl<'a> Snapshot<'a> {
     fn new(mode: &'a Mode, entries: &[Entry], now: Millis) -> Option<Self> {
-        // Sort (rating key, index) pairs: plain integer comparisons, no indirection.
-        let mut keyed: Vec<(u64, u32)> = entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| {
-                e.eligible_at <= now
-                    && e.size >= 1
-                    && e.size <= mode.team_size
-                    && e.rating.is_finite()
-            })
-            .map(|(i, e)| (order_key(e.rating), i as u32))
-            .collect();
-        keyed.sort_unstable();
-        let order: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
-        let n = order.len();
+        // Sort (rating key, index, packed size and wait) triples: plain integer
+        // comparisons, and the sorted run needs no second, scattered look at the
+        // entries (the triple is no bigger than the pair would be).
+        let mut keyed: Vec<(u64, u32, u32)> = Vec::with_capacity(entries.len());
+        keyed.extend(
+            entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    e.eligible_at <= now
+                        && e.size >= 1
+                        && e.size <= mode.team_size
+                        && e.rating.is_finite()
+                })
+                .map(|(i, e)| (order_key(e.rating), i as u32, Packed::of(e, now))),
+        );
+        // Stable, so equal ratings stay in entry order.
+        radsort::sort_by_key(&mut keyed, |&(key, _, _)| key);
+        let n = keyed.len();
         if n == 0 {
             return None;
         }
-        let mut rating = Vec::with_capacity(n);
-        let mut delta = Vec::with_capacity(n);
-        let mut size = Vec::with_capacity(n);
+        let mut at = Vec::with_capacity(n);
         let mut since = Vec::with_capacity(n);
-        for &i in &order {
-            let e = &entries[i as usize];
-            rating.push(e.rating);
-            delta.push(mode.window.delta(now.saturating_sub(e.enqueued_at)));
-            size.push(e.size);
-            since.push(e.enqueued_at);
+        for (key, i, packed) in keyed {
+            let (size, wait, queued) = match Packed::open(packed) {
+                Some((size, wait)) => (size, wait, now - wait),
+                None => {
+                    let e = &entries[i as usize];
+                    (e.size, now.saturating_sub(e.enqueued_at), e.enqueued_at)
+                }
+            };
+            at.push(Slot {
+                rating: rating_of(key),
+                delta: mode.window.delta(wait),
+                order: i,
+                size: u16::try_from(size).unwrap_or(u16::MAX),
+                used: false,
+            });
+            since.push(queued);
         }
         Some(Self {
             mode,
             now,
             n,
-            order,
-            rating,
-            delta,
-            size,
+            at,
             since,
-            used: vec![false; n],
             free: Free::new(n),
+            units: Vec::new(),
         })
+    }
+
+    /// The positions of the tickets that waited `overdue_after`, longest wait
+    /// first (ties in entry order), each beside its sort key.
+    fn anchors(&self, overdue_after: Millis) -> Vec<(u64, u32)> {
+        let first = self.since.iter().copied().min().unwrap_or(self.now);
+        let last = self.since.iter().copied().max().unwrap_or(self.now);
+        // Where waits differ by less than 2^32 ms (49 days) the wait and the entry
+        // index make one integer key: a far cheaper comparison than a pair.
+        let packed = last - first <= u64::from(u32::MAX);
+        let mut anchors = Vec::with_capacity(self.n);
+        anchors.extend(
+            (0..self.n)
+                .filter(|&p| self.now.saturating_sub(self.since[p]) >= overdue_after)
+                .map(|p| {
+                    let key = if packed {
+                        (self.since[p] - first) << 32 | u64::from(self.at[p].order)
+                    } else {
+                        0
+                    };
+                    (key, p as u32)
+                }),
+        );
+        if packed {
+            radsort::sort_by_key(&mut anchors, |&(key, _)| key);
+        } else {
+            anchors.sort_unstable_by_key(|&(_, p)| {
+                (self.since[p as usize], self.at[p as usize].order)
+            });
+        }
+        anchors
+    }
+
+    /// Hints the processor to fetch what a search from position `p` reads first.
+    fn prefetch(&self, p: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let (slot, left, right) = (
+                &raw const self.at[p],
+                &raw const self.free.left[p],
+                &raw const self.free.right[p + 2],
+            );
+            // SAFETY: a prefetch is only a hint (it cannot fault or change memory),
+            // SSE is part of every x86_64 target, and the addresses are in bounds.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(slot.cast());
+                _mm_prefetch::<_MM_HINT_T0>(left.cast());
+                _mm_prefetch::<_MM_HINT_T0>(right.cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
     }
 
     /// Grows a match upwards in rating from free position `start`: each following
@@ -379,31 +586,43 @@ impl<'a> Snapshot<'a> {
         give_up: Option<GiveUp>,
         g: &mut Group,
     ) -> bool {
+        self.grow_along(start, must, give_up, g, &mut FreeAbove(start))
+    }
+
+    /// [`Snapshot::grow`], taking the free positions above `start` from `walk`.
+    fn grow_along(
+        &mut self,
+        start: usize,
+        must: Option<usize>,
+        give_up: Option<GiveUp>,
+        g: &mut Group,
+        walk: &mut impl Upward,
+    ) -> bool {
         let max = self.mode.max_players();
         g.clear();
-        if self.used[start] {
+        if self.at[start].used {
             return false;
         }
         g.members.push(start);
-        g.sizes.push(self.size[start]);
-        g.players = self.size[start];
+        g.sizes.push(self.at[start].size());
+        g.players = self.at[start].size();
         // The spread of the match must fit inside the window half-width of every
         // member (seed 000's rule: then each member, wherever it sits in the match,
         // has every other inside its window).
-        let mut reach = self.delta[start];
-        let low = self.rating[start];
+        let mut reach = self.at[start].delta;
+        let low = self.at[start].rating;
         let mut high = low;
-        let mut next = self.free.right_of(start + 1, self.n);
+        let mut next = walk.next(&mut self.free, self.n);
         let mut skipped = 0;
         while g.players < max {
-            let Some(c) = next.filter(|&c| self.rating[c] - low <= reach) else {
+            let Some(c) = next.filter(|&c| self.at[c].rating - low <= reach) else {
                 break;
             };
-            next = self.free.right_of(c + 1, self.n);
-            let r = self.rating[c];
-            let mut ok = r - low <= self.delta[c] && g.players + self.size[c] <= max;
-            if ok && self.size[c] > 1 {
-                g.sizes.push(self.size[c]);
+            next = walk.next(&mut self.free, self.n);
+            let r = self.at[c].rating;
+            let mut ok = r - low <= self.at[c].delta && g.players + self.at[c].size() <= max;
+            if ok && self.at[c].size() > 1 {
+                g.sizes.push(self.at[c].size());
                 ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
                 g.sizes.pop();
             }
@@ -418,9 +637,9 @@ impl<'a> Snapshot<'a> {
                 continue;
             }
             g.members.push(c);
-            g.sizes.push(self.size[c]);
-            g.players += self.size[c];
-            reach = reach.min(self.delta[c]);
+            g.sizes.push(self.at[c].size());
+            g.players += self.at[c].size();
+            reach = reach.min(self.at[c].delta);
             high = r;
             if give_up.is_some_and(|g| g.now(high - low, reach)) {
                 return false;
@@ -444,10 +663,10 @@ impl<'a> Snapshot<'a> {
         while !g.players.is_multiple_of(self.mode.team_size) && g.members.len() > 1 {
             let m = g.members.pop().expect("more than one member");
             g.sizes.pop();
-            g.players -= self.size[m];
+            g.players -= self.at[m].size();
         }
         if let (Some(&first), Some(&last)) = (g.members.first(), g.members.last()) {
-            g.spread = self.rating[last] - self.rating[first];
+            g.spread = self.at[last].rating - self.at[first].rating;
         }
         // Cutting to whole teams may have dropped the member whose wait allowed a
         // smaller match; the rest must qualify on their own.
@@ -469,21 +688,21 @@ impl<'a> Snapshot<'a> {
     /// Takes the free tickets nearest in rating to overdue position `a`, within its
     /// window, out of this cycle: enough players for one match.
     fn reserve_around(&mut self, a: usize) {
-        let mut need = self.mode.max_players().saturating_sub(self.size[a]);
-        self.used[a] = true;
+        let mut need = self.mode.max_players().saturating_sub(self.at[a].size());
+        self.at[a].used = true;
         self.free.take(a);
         let mut left = self.free.left_of(a.checked_sub(1));
         let mut right = self.free.right_of(a + 1, self.n);
-        let r = self.rating[a];
+        let r = self.at[a].rating;
         while need > 0 {
-            let l = left.filter(|&p| r - self.rating[p] <= self.delta[a]);
-            let h = right.filter(|&p| self.rating[p] - r <= self.delta[a]);
+            let l = left.filter(|&p| r - self.at[p].rating <= self.at[a].delta);
+            let h = right.filter(|&p| self.at[p].rating - r <= self.at[a].delta);
             let c = match (l, h) {
                 (None, None) => break,
                 (Some(l), None) => l,
                 (None, Some(h)) => h,
                 (Some(l), Some(h)) => {
-                    if r - self.rating[l] <= self.rating[h] - r {
+                    if r - self.at[l].rating <= self.at[h].rating - r {
                         l
                     } else {
                         h
@@ -495,29 +714,34 @@ impl<'a> Snapshot<'a> {
             } else {
                 right = self.free.right_of(c + 1, self.n);
             }
-            self.used[c] = true;
+            self.at[c].used = true;
             self.free.take(c);
-            need = need.saturating_sub(self.size[c]);
+            need = need.saturating_sub(self.at[c].size());
         }
     }
 
     /// Splits the group into teams and takes its members out of the pool.
     fn accept(&mut self, g: &Group) -> Option<Proposal> {
-        let units: Vec<Unit> = g
-            .members
-            .iter()
-            .map(|&m| Unit {
-                size: self.size[m],
-                rating: self.rating[m],
-            })
-            .collect();
-        let team_of = teams::balance(&units, g.players / self.mode.team_size, self.mode.team_size)?;
+        self.units.clear();
+        self.units.extend(g.members.iter().map(|&m| Unit {
+            size: self.at[m].size(),
+            rating: self.at[m].rating,
+        }));
+        let team_of = teams::balance(
+            &self.units,
+            g.players / self.mode.team_size,
+            self.mode.team_size,
+        )?;
         for &m in &g.members {
-            self.used[m] = true;
+            self.at[m].used = true;
             self.free.take(m);
         }
         Some(Proposal {
-            members: g.members.iter().map(|&m| self.order[m] as usize).collect(),
+            members: g
+                .members
+                .iter()
+                .map(|&m| self.at[m].order as usize)
+                .collect(),
             teams: team_of,
         })
     }
@@ -568,6 +792,58 @@ mod tests {
         for w in xs.windows(2) {
             assert!(order_key(w[0]) < order_key(w[1]), "{w:?}");
         }
+        for x in xs.into_iter().chain([-0.0, f64::MIN, f64::MAX, 1e-300]) {
+            assert_eq!(rating_of(order_key(x)).to_bits(), x.to_bits());
+        }
+    }
+
+    #[test]
+    fn anchors_go_longest_wait_first_then_in_entry_order_however_far_apart() {
+        let m = mode(2, 1);
+        for spread in [1_000, 1 << 40] {
+            let now = 1 << 41;
+            let entries = [
+                Entry::solo(1500.0, now - 20_000),
+                Entry::solo(1400.0, now - spread),
+                Entry::solo(1600.0, now - 20_000),
+                Entry::solo(1450.0, now - 16_000),
+                Entry::solo(1550.0, now - 10_000),
+            ];
+            let pool = Snapshot::new(&m, &entries, now).unwrap();
+            let order: Vec<u32> = pool
+                .anchors(15_000)
+                .iter()
+                .map(|&(_, p)| pool.at[p as usize].order)
+                .collect();
+            // A ticket that waited 1 s is not overdue; one that waited 2^40 ms is
+            // the longest waiting and takes the far slower path.
+            let expected: &[u32] = if spread > 20_000 {
+                &[1, 0, 2, 3]
+            } else {
+                &[0, 2, 3]
+            };
+            assert_eq!(order, expected, "spread {spread}");
+        }
+    }
+
+    #[test]
+    fn size_and_wait_pack_when_they_fit() {
+        let now = 1 << 40;
+        let e = |size, enqueued_at| Entry {
+            rating: 1500.0,
+            size,
+            enqueued_at,
+            eligible_at: 0,
+        };
+        assert_eq!(
+            Packed::open(Packed::of(&e(5, now - 1234), now)),
+            Some((5, 1234))
+        );
+        assert_eq!(Packed::open(Packed::of(&e(1, now), now)), Some((1, 0)));
+        // Too long a wait, too big a party, or queued after now: looked up instead.
+        assert_eq!(Packed::of(&e(1, 0), now), Packed::NONE);
+        assert_eq!(Packed::of(&e(16, now), now), Packed::NONE);
+        assert_eq!(Packed::of(&e(1, now + 1), now), Packed::NONE);
     }
 
     #[test]
@@ -703,6 +979,46 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn a_climb_up_the_ladder_meets_the_free_positions_in_order(
+            taken in proptest::collection::vec(any::<bool>(), 1..80),
+            pick in any::<proptest::sample::Index>(),
+        ) {
+            let m = mode(2, 5);
+            let entries: Vec<Entry> =
+                (0..taken.len()).map(|i| Entry::solo(1000.0 + i as f64, 0)).collect();
+            let mut pool = Snapshot::new(&m, &entries, 0).unwrap();
+            for (p, &t) in taken.iter().enumerate() {
+                if t {
+                    pool.at[p].used = true;
+                    pool.free.take(p);
+                }
+            }
+            let free: Vec<usize> = (0..pool.n).filter(|&p| !pool.at[p].used).collect();
+            prop_assume!(!free.is_empty());
+            let a = free[pick.index(free.len())];
+            // As the overdue search does: starts at the anchor, then each next free
+            // position below it, each walk read from the one ladder.
+            let mut ladder = Ladder::default();
+            ladder.reset(a);
+            let mut start = Some(a);
+            while let Some(s) = start {
+                let mut climb = ladder.climb();
+                let mut plain = FreeAbove(s);
+                loop {
+                    let (x, y) = (climb.next(&mut pool.free, pool.n), plain.next(&mut pool.free, pool.n));
+                    prop_assert_eq!(x, y, "from start {}", s);
+                    if x.is_none() {
+                        break;
+                    }
+                }
+                start = pool.free.left_of(s.checked_sub(1));
+                if let Some(below) = start {
+                    ladder.below.push(below);
+                }
+            }
+        }
+
         #[test]
         fn five_v_five_invariants(entries in entries_strategy(5)) {
             let m = Modes::defaults().get("5v5").unwrap().clone();

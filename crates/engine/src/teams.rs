@@ -96,6 +96,8 @@ fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
         units: &'a [Unit],
         team_size: usize,
         total_weight: f64,
+        /// Players in units `i..`, per `i`.
+        rest: [usize; EXACT_LIMIT + 1],
         /// Smallest gap found and team 0's members as a bit mask.
         best: Option<(f64, u32)>,
     }
@@ -110,7 +112,7 @@ fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
                 }
                 return;
             }
-            if i == self.units.len() {
+            if self.rest[i] < self.team_size - size {
                 return;
             }
             let u = self.units[i];
@@ -125,9 +127,14 @@ fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
             self.dfs(i + 1, size, weight, mask);
         }
     }
+    let mut rest = [0; EXACT_LIMIT + 1];
+    for (i, u) in units.iter().enumerate().rev() {
+        rest[i] = rest[i + 1] + u.size;
+    }
     let mut search = Search {
         units,
         team_size,
+        rest,
         total_weight: units.iter().map(|u| u.rating * u.size as f64).sum(),
         best: None,
     };
