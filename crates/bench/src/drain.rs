@@ -407,9 +407,14 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
             }
             cmd.env("SUPERVISE_INTERVAL", SEED000_SUPERVISE);
         }
-        if pipeline == Pipeline::Leader {
-            cmd.env("COORDINATION", "leader");
-        }
+        // Each run is labelled with its strategy: pinned, whatever the caller's
+        // environment says.
+        let coordination = if pipeline == Pipeline::Leader {
+            "leader"
+        } else {
+            "claim"
+        };
+        cmd.env("COORDINATION", coordination);
         Ok(cmd)
     };
     let mut supervisor = Proc::spawn("supervisor", command("supervisor", 0)?, logs.path());

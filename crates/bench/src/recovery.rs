@@ -259,9 +259,9 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         if s.seed000 {
             cmd.env("FORMATION", "seed000");
         }
-        if s.leader {
-            cmd.env("COORDINATION", "leader");
-        }
+        // Each run is labelled with its strategy: pinned, whatever the caller's
+        // environment says.
+        cmd.env("COORDINATION", if s.leader { "leader" } else { "claim" });
         for (k, v) in extra {
             cmd.env(k, v);
         }

@@ -160,12 +160,12 @@ pub const ALL: &[(&str, Kind, &str)] = &[
     (
         QUEUE_DEPTH,
         Kind::Gauge,
-        "Tickets waiting, by pool (reported by supervisors only).",
+        "Tickets in the queue, by pool; those a worker holds are counted apart (reported by supervisors only).",
     ),
     (
         QUEUE_HELD,
         Kind::Gauge,
-        "Tickets held by workers, by pool (reported by supervisors only).",
+        "Tickets held by workers, by pool: claim batches being matched, or every ticket a pool leader has taken in (reported by supervisors only).",
     ),
     (
         QUEUE_OLDEST_WAIT,

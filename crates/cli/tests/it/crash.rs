@@ -59,9 +59,12 @@ async fn sigkill_a_worker_mid_batch_loses_nothing() {
             .env("MODES", "1v1")
             .env("REGIONS", "eu");
         fast_env(&mut cmd);
+        // Claim workers, whatever the environment says: the test catches one
+        // holding a batch (leaders.rs kills a pool leader).
         cmd.env("LOCK_TTL", "1s")
             .env("HEARTBEAT_INTERVAL", "200ms")
-            .env("CLAIM_BATCH_SIZE", "50");
+            .env("CLAIM_BATCH_SIZE", "50")
+            .env("COORDINATION", "claim");
         for (k, v) in extra {
             cmd.env(k, v);
         }

@@ -110,20 +110,8 @@ fn exported(text: &str, into: &mut BTreeSet<String>) {
 
 #[test]
 fn the_alert_rules_pass_promtool() {
-    let rules = deploy_dir().join("prometheus/alerts.yml");
-    let out = Command::new("promtool")
-        .args(["check", "rules"])
-        .arg(&rules)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run promtool: {e}. Install it (scripts/test.sh does: apt-get install -y prometheus)")
-        });
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
+    let (ok, text) = promtool("check", "prometheus/alerts.yml");
+    assert!(ok, "{text}");
     let (_, alerts) = used_names();
     assert!(
         text.contains(&format!("SUCCESS: {} rules found", alerts.len())),
@@ -142,6 +130,31 @@ fn the_alert_rules_pass_promtool() {
             "no {wanted} in {alerts:?}"
         );
     }
+}
+
+/// The alert rules' own unit tests (`deploy/prometheus/alerts_test.yml`): series
+/// in, alerts out, for claim workers and for pool leaders.
+#[test]
+fn the_alert_rules_fire_on_their_unit_tests() {
+    let (ok, text) = promtool("test", "prometheus/alerts_test.yml");
+    assert!(ok && text.contains("SUCCESS"), "{text}");
+}
+
+/// `promtool <verb> rules deploy/<file>`: whether it succeeded, and what it said.
+fn promtool(verb: &str, file: &str) -> (bool, String) {
+    let out = Command::new("promtool")
+        .args([verb, "rules"])
+        .arg(deploy_dir().join(file))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run promtool: {e}. Install it (scripts/test.sh does: apt-get install -y prometheus)")
+        });
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
 }
 
 #[tokio::test(flavor = "multi_thread")]

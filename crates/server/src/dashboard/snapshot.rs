@@ -38,9 +38,10 @@ pub struct PoolView {
     pub pool: String,
     pub mode: String,
     pub region: String,
-    /// Tickets in the queue.
+    /// Tickets not matched yet: in the queue or held by a worker.
     pub waiting: u64,
-    /// Tickets a worker is matching right now.
+    /// Of those, the tickets a worker holds: a claim batch being matched, or
+    /// (`COORDINATION=leader`) every ticket of the pool its leader has taken in.
     pub held: u64,
     /// How long the longest-waiting ticket has waited (s); 0 when none waits.
     pub oldest_wait_s: f64,
@@ -122,7 +123,7 @@ fn pool_view(pool: &Pool, depths: &mm_store::Depths, matches: &[Match], now: Mil
         pool: pool.name(),
         mode: pool.mode.clone(),
         region: pool.region.clone(),
-        waiting: depths.queued,
+        waiting: depths.queued + depths.processing,
         held: depths.processing,
         oldest_wait_s: depths
             .oldest_enqueued_at
