@@ -198,13 +198,16 @@ async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<RedisStore> {
     }
 }
 
-/// Cancels the returned token on SIGTERM or Ctrl-C.
+/// Cancels the returned token on SIGTERM or Ctrl-C. Each subcommand calls it
+/// first: the SIGTERM handler is in place when it returns, so a stop that comes
+/// while the process starts (waiting for Redis, opening the rating database) ends
+/// it cleanly too (see [`starting`]).
 fn shutdown_on_signal() -> CancellationToken {
     let token = CancellationToken::new();
     let t = token.clone();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
     tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler");
         tokio::select! {
             _ = term.recv() => {}
             _ = tokio::signal::ctrl_c() => {}
@@ -213,6 +216,21 @@ fn shutdown_on_signal() -> CancellationToken {
         t.cancel();
     });
     token
+}
+
+/// Runs the start-up `steps` unless a stop comes first (then `None`: the process
+/// ends cleanly without starting).
+async fn starting<T>(
+    shutdown: &CancellationToken,
+    steps: impl std::future::Future<Output = Result<T>>,
+) -> Result<Option<T>> {
+    tokio::select! {
+        out = steps => out.map(Some),
+        () = shutdown.cancelled() => {
+            tracing::info!("stopped while starting");
+            Ok(None)
+        }
+    }
 }
 
 async fn listen_grpc(args: &ServerManagerArgs) -> Result<tokio::net::TcpListener> {
@@ -259,6 +277,7 @@ fn identity(
 }
 
 pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()> {
+    let shutdown = shutdown_on_signal();
     let catalog = args.catalog.catalog()?;
     let worker_cfg = args.worker.config(&catalog)?;
     let supervisor_cfg = args.supervisor.config(&catalog, args.worker.lock_ttl)?;
@@ -267,13 +286,19 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     let grpc_tls = args.servers.tls()?;
     let consumer_cfg = args.consumer.config()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, true)?;
-    let rating_store = args.ratings.open(true).await?;
-    let store: Arc<dyn Store> = match &args.redis_url {
-        Some(url) => args.redis.connect(url).await?,
-        None => {
-            tracing::info!("using the in-memory store (state is lost when the process stops)");
-            Arc::new(MemoryStore::new())
-        }
+    let opened = starting(&shutdown, async {
+        let rating_store = args.ratings.open(true).await?;
+        let store: Arc<dyn Store> = match &args.redis_url {
+            Some(url) => args.redis.connect(url).await?,
+            None => {
+                tracing::info!("using the in-memory store (state is lost when the process stops)");
+                Arc::new(MemoryStore::new())
+            }
+        };
+        Ok((rating_store, store))
+    });
+    let Some((rating_store, store)) = opened.await? else {
+        return Ok(());
     };
     // In one process the freshness marks can be complete: seeded from the rating
     // database here, raised by the in-process consumer before every commit. Then a
@@ -291,7 +316,6 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     }
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     let grpc = listen_grpc(&args.servers).await?;
-    let shutdown = shutdown_on_signal();
     identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store.clone(), args.ratings.rating_cache_ttl);
     let state = AppState::new(
@@ -341,25 +365,35 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
 }
 
 pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
+    let shutdown = shutdown_on_signal();
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.servers.config()?;
     let fleet = args.servers.credentials()?;
     let tls = args.servers.tls()?;
-    let store = args.redis.options.connect(&args.redis.redis_url).await?;
+    let connect = args.redis.options.connect(&args.redis.redis_url);
+    let Some(store) = starting(&shutdown, connect).await? else {
+        return Ok(());
+    };
     let listener = listen_grpc(&args.servers).await?;
     let service = server_manager::Service::new(store, catalog, cfg).with_credentials(fleet);
-    server_manager::serve(listener, service, shutdown_on_signal(), tls)
+    server_manager::serve(listener, service, shutdown, tls)
         .await
         .context("server manager failed")
 }
 
 pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Result<()> {
+    let shutdown = shutdown_on_signal();
     let catalog = args.catalog.catalog()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
-    let rating_store = args.ratings.open(false).await?;
-    let store = args.redis.options.connect(&args.redis.redis_url).await?;
+    let opened = starting(&shutdown, async {
+        let rating_store = args.ratings.open(false).await?;
+        let store = args.redis.options.connect(&args.redis.redis_url).await?;
+        Ok((rating_store, store))
+    });
+    let Some((rating_store, store)) = opened.await? else {
+        return Ok(());
+    };
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
-    let shutdown = shutdown_on_signal();
     identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
     let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
@@ -373,26 +407,38 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
 }
 
 pub async fn worker(args: WorkerCmd) -> Result<()> {
+    let shutdown = shutdown_on_signal();
     let catalog = args.catalog.catalog()?;
     let cfg = args.worker.config(&catalog)?;
-    let store = args.redis.options.connect(&args.redis.redis_url).await?;
-    worker::run(store, cfg, shutdown_on_signal()).await;
+    let connect = args.redis.options.connect(&args.redis.redis_url);
+    if let Some(store) = starting(&shutdown, connect).await? {
+        worker::run(store, cfg, shutdown).await;
+    }
     Ok(())
 }
 
 pub async fn supervisor(args: SupervisorCmd) -> Result<()> {
+    let shutdown = shutdown_on_signal();
     let catalog = args.catalog.catalog()?;
     let cfg = args.supervisor.config(&catalog, args.lock_ttl)?;
-    let store = args.redis.options.connect(&args.redis.redis_url).await?;
-    supervisor::run(store, cfg, shutdown_on_signal()).await;
+    let connect = args.redis.options.connect(&args.redis.redis_url);
+    if let Some(store) = starting(&shutdown, connect).await? {
+        supervisor::run(store, cfg, shutdown).await;
+    }
     Ok(())
 }
 
 pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
+    let shutdown = shutdown_on_signal();
     let catalog = Arc::new(args.catalog.catalog()?);
     let cfg = args.consumer.config()?;
-    let rating_store = args.ratings.open(false).await?;
-    let store = args.redis.options.connect(&args.redis.redis_url).await?;
-    ratings::consumer::run(store, rating_store, catalog, cfg, shutdown_on_signal()).await;
+    let opened = starting(&shutdown, async {
+        let rating_store = args.ratings.open(false).await?;
+        let store = args.redis.options.connect(&args.redis.redis_url).await?;
+        Ok((rating_store, store))
+    });
+    if let Some((rating_store, store)) = opened.await? {
+        ratings::consumer::run(store, rating_store, catalog, cfg, shutdown).await;
+    }
     Ok(())
 }

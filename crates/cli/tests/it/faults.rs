@@ -4,10 +4,11 @@
 //!   every process keeps running, logs the outage once rather than once per try,
 //!   and recovers by itself when Redis is back;
 //! - SIGKILLed under load and restarted from its append-only file (`appendfsync
-//!   always`): every ticket that got a 201 is still there.
+//!   always`): every ticket that got a 201 is still there;
+//! - not there yet: a process waiting for it at start-up stops cleanly on SIGTERM.
 
-use crate::Deployment;
-use mm_testkit::RedisServer;
+use crate::{BIN, Deployment, fast_env};
+use mm_testkit::{Proc, RedisServer, free_port};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -19,6 +20,52 @@ const OUTAGE_LINE: &str = "the store is unreachable";
 const RECOVERY_LINE: &str = "the store answers again";
 /// Processes that call Redis on their own, without being asked.
 const POLLING: [&str; 4] = ["ingress", "worker", "supervisor", "rating-service"];
+
+/// Every long-running process, started while nothing answers at `REDIS_URL`,
+/// waits for Redis; a SIGTERM then ends it cleanly (exit 0), not by the signal.
+#[test]
+fn a_process_waiting_for_redis_at_start_up_stops_cleanly() {
+    let logs = tempfile::tempdir().unwrap();
+    let nobody = format!("redis://127.0.0.1:{}", free_port());
+    let db = format!("sqlite://{}", logs.path().join("ratings.db").display());
+    let mut procs: Vec<Proc> = [
+        "ingress",
+        "worker",
+        "supervisor",
+        "server-manager",
+        "rating-service",
+    ]
+    .into_iter()
+    .map(|name| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.arg(name)
+            .env("REDIS_URL", &nobody)
+            .env("REDIS_STARTUP_WAIT", "60s")
+            .env("DATABASE_URL", &db)
+            .env("LISTEN_ADDR", format!("127.0.0.1:{}", free_port()))
+            .env("GRPC_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()));
+        fast_env(&mut cmd);
+        Proc::spawn(name, cmd, logs.path())
+    })
+    .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for p in &mut procs {
+        while !p.log().contains("Redis is unreachable; waiting for it") {
+            assert!(
+                Instant::now() < deadline,
+                "not waiting for Redis:\n{}",
+                p.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            p.terminate(Duration::from_secs(10)),
+            "clean exit on SIGTERM:\n{}",
+            p.log()
+        );
+        assert!(p.log().contains("stopped while starting"), "{}", p.log());
+    }
+}
 
 async fn post_ticket(http: &reqwest::Client, addr: &str, player: &str) -> reqwest::Response {
     http.post(format!("http://{addr}/v1/tickets"))
