@@ -227,9 +227,7 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
                 std::mem::swap(&mut best, &mut group);
             }
             start = pool.free.left_of(s.checked_sub(1));
-            if let Some(below) = start {
-                ladder.below.push(below);
-            }
+            ladder.push_below(start);
         }
         match (!best.is_empty()).then(|| pool.accept(&best)).flatten() {
             Some(p) => out.push(p),
@@ -362,6 +360,12 @@ impl Ladder {
         self.above.clear();
         self.above.push(anchor);
         self.top = false;
+    }
+
+    /// Records the next start below the anchor, if there is one (the walk from it
+    /// comes up through the ones already recorded).
+    fn push_below(&mut self, start: Option<usize>) {
+        self.below.extend(start);
     }
 
     /// A walk from the lowest start found so far.
@@ -520,11 +524,20 @@ impl<'a> Snapshot<'a> {
         })
     }
 
+    /// Takes position `p` out of this cycle (matched or held out): marked used and
+    /// gone from the free links.
+    fn take_out(&mut self, p: usize) {
+        self.at[p].used = true;
+        self.free.take(p);
+    }
+
     /// The positions of the tickets that waited `overdue_after`, longest wait
     /// first (ties in entry order), each beside its sort key.
     fn anchors(&self, overdue_after: Millis) -> Vec<(u64, u32)> {
-        let first = self.since.iter().copied().min().unwrap_or(self.now);
-        let last = self.since.iter().copied().max().unwrap_or(self.now);
+        let (first, last) = self
+            .since
+            .iter()
+            .fold((Millis::MAX, 0), |(lo, hi), &s| (lo.min(s), hi.max(s)));
         // Where waits differ by less than 2^32 ms (49 days) the wait and the entry
         // index make one integer key: a far cheaper comparison than a pair.
         let packed = last - first <= u64::from(u32::MAX);
@@ -689,8 +702,7 @@ impl<'a> Snapshot<'a> {
     /// window, out of this cycle: enough players for one match.
     fn reserve_around(&mut self, a: usize) {
         let mut need = self.mode.max_players().saturating_sub(self.at[a].size());
-        self.at[a].used = true;
-        self.free.take(a);
+        self.take_out(a);
         let mut left = self.free.left_of(a.checked_sub(1));
         let mut right = self.free.right_of(a + 1, self.n);
         let r = self.at[a].rating;
@@ -714,8 +726,7 @@ impl<'a> Snapshot<'a> {
             } else {
                 right = self.free.right_of(c + 1, self.n);
             }
-            self.at[c].used = true;
-            self.free.take(c);
+            self.take_out(c);
             need = need.saturating_sub(self.at[c].size());
         }
     }
@@ -733,8 +744,7 @@ impl<'a> Snapshot<'a> {
             self.mode.team_size,
         )?;
         for &m in &g.members {
-            self.at[m].used = true;
-            self.free.take(m);
+            self.take_out(m);
         }
         Some(Proposal {
             members: g
@@ -990,8 +1000,7 @@ mod tests {
             let mut pool = Snapshot::new(&m, &entries, 0).unwrap();
             for (p, &t) in taken.iter().enumerate() {
                 if t {
-                    pool.at[p].used = true;
-                    pool.free.take(p);
+                    pool.take_out(p);
                 }
             }
             let free: Vec<usize> = (0..pool.n).filter(|&p| !pool.at[p].used).collect();
@@ -1013,9 +1022,7 @@ mod tests {
                     }
                 }
                 start = pool.free.left_of(s.checked_sub(1));
-                if let Some(below) = start {
-                    ladder.below.push(below);
-                }
+                ladder.push_below(start);
             }
         }
 
