@@ -1,8 +1,10 @@
 //! The drain scenario (seed 000's "Queue Drain Rate"): N tickets seeded in one pool,
 //! K `matchmaker worker` processes (and a supervisor) started, queue and
-//! processing depth sampled until the queue is empty. Reports tickets/s, the
-//! workers' peak RSS and Redis CPU per ticket by command (from `INFO
-//! commandstats`, taken when 99% are matched, before the idle tail), beside two
+//! processing depth sampled until the queue is empty. A ticket is matched once it
+//! has left the queue and its worker and its player has been told (the event on
+//! the channel the ingress relays to sockets; the port's match message). Reports
+//! tickets/s, the workers' peak RSS and Redis CPU per ticket by command (from
+//! `INFO commandstats`, taken when 99% are matched, before the idle tail), beside two
 //! baselines in the same command: the seed-000 port ([`super::seed000`]: seed
 //! 000's own scripts, keys and worker loop) and our pipeline run with seed 000's
 //! settings and formation.
@@ -329,6 +331,17 @@ fn ratings(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// Of `n` seeded tickets, those not yet matched and told: a ticket counts once it
+/// has left the queue and its worker (`in_pipeline` counts those that have not)
+/// and its player was told (`told`). Ours tells after the commit (the match is
+/// settled first), the seed-000 port before it completes the tickets; a pool
+/// leader commits a whole pool before it settles any, so the commit alone would
+/// flatter it.
+fn undelivered(n: u64, in_pipeline: u64, told: u64) -> u64 {
+    let delivered = n.saturating_sub(in_pipeline).min(told);
+    n - delivered
+}
+
 /// The `n` seeded tickets of a run: `t-bench-TAG-I`, ratings N(1500, 300).
 pub(super) fn bench_tickets(pool: &Pool, n: usize, rng_seed: u64, tag: &str) -> Vec<Ticket> {
     let now = now_ms();
@@ -358,7 +371,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     } = RunRedis::new(args.redis_url.as_deref())?;
     let mut watch = match pipeline {
         Pipeline::Seed000Port => Watch::port(&url, &pool, worker_ids(args.workers)).await?,
-        _ => Watch::ours(&url, &pool).await?,
+        _ => Watch::ours(&url, &pool, &format!("bench-{tag}-")).await?,
     };
     let batch = match pipeline {
         Pipeline::Ours { .. } | Pipeline::Leader => args.claim_batch_size,
@@ -440,7 +453,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         let (queued, processing) = watch.depths().await?;
         let elapsed = started.elapsed();
         samples.push((elapsed.as_secs_f64(), queued, processing));
-        let left = queued + processing;
+        let left = undelivered(n, queued + processing, watch.told());
         bar.set_position(n.saturating_sub(left));
         for (peak, w) in worker_rss_kib.iter_mut().zip(&workers) {
             *peak = (*peak).max(rss_kib(w.pid()).unwrap_or(0));
@@ -495,7 +508,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         .collect();
     breakdown.sort_by(|a, b| b.1.total_cmp(&a.1));
     let (queued, processing) = watch.depths().await?;
-    let left = queued + processing;
+    let left = undelivered(n, queued + processing, watch.told());
     Ok(Outcome {
         label: label.into(),
         batch,

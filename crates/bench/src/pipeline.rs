@@ -1,14 +1,14 @@
 //! The pipelines the drain and recovery benches run on one Redis: ours
 //! (`matchmaker worker` and `supervisor` over the store) and the seed-000 port
 //! ([`super::seed000`]), behind what those benches read of them: queue and
-//! processing depth, what a worker holds, how many matches were formed, and what
-//! an audit needs.
+//! processing depth, what a worker holds, how many matches were formed, how many
+//! players have been told of their match, and what an audit needs.
 
-use super::seed000::{MATCH_CHANNEL, Port, PortTicket};
+use super::seed000::{MATCH_CHANNEL, Port, PortMatch, PortTicket};
 use anyhow::Result;
 use futures_util::StreamExt;
 use mm_domain::{Match, Pool, Ticket};
-use mm_store::keys::PoolKeys;
+use mm_store::keys::{EVENTS_CHANNEL, PoolKeys};
 use mm_store::{RedisStore, Store};
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
@@ -25,6 +25,9 @@ pub(crate) enum Watch {
         keys: Box<PoolKeys>,
         pool: Pool,
         admin: MultiplexedConnection,
+        /// The pool's players told of their match since the watch began.
+        told: Arc<AtomicUsize>,
+        listener: tokio::task::JoinHandle<()>,
     },
     Port {
         port: Port,
@@ -32,40 +35,96 @@ pub(crate) enum Watch {
         workers: Vec<String>,
         /// Matches seen on the port's channel since the watch began.
         formed: Arc<AtomicUsize>,
+        /// Tickets of those matches.
+        told: Arc<AtomicUsize>,
         listener: tokio::task::JoinHandle<()>,
     },
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        if let Watch::Port { listener, .. } = self {
-            listener.abort();
+        match self {
+            Watch::Ours { listener, .. } | Watch::Port { listener, .. } => listener.abort(),
         }
     }
 }
 
+/// What the told-counter reads of an event on our channel: whose it is and its
+/// type (the rest is skipped unparsed).
+#[derive(serde::Deserialize)]
+struct Told<'a> {
+    player: &'a str,
+    event: Kind<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct Kind<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+}
+
+/// Whether `payload` tells a player whose id starts with `players` that it was
+/// matched: the first event of a match, whatever its lifecycle (ready check,
+/// placing, or done at once).
+fn tells_match(payload: &str, players: &str) -> bool {
+    let Ok(e) = serde_json::from_str::<Told>(payload) else {
+        return false;
+    };
+    matches!(
+        e.event.kind,
+        "match.ready_check" | "match.placing" | "match.completed"
+    ) && e.player.starts_with(players)
+}
+
 impl Watch {
-    pub async fn ours(url: &str, pool: &Pool) -> Result<Self> {
+    /// Our pipeline's state in `pool`; counts the players whose ids start with
+    /// `players` told of a match (on the events channel the ingress relays to
+    /// sockets) from now on.
+    pub async fn ours(url: &str, pool: &Pool, players: &str) -> Result<Self> {
+        let told = Arc::new(AtomicUsize::new(0));
+        let mut sub = redis::Client::open(url)?.get_async_pubsub().await?;
+        sub.subscribe(EVENTS_CHANNEL).await?;
+        let listener = {
+            let told = told.clone();
+            let players = players.to_string();
+            tokio::spawn(async move {
+                let mut messages = sub.on_message();
+                while let Some(m) = messages.next().await {
+                    let payload: String = m.get_payload().unwrap_or_default();
+                    if tells_match(&payload, &players) {
+                        told.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        };
         Ok(Watch::Ours {
             store: Arc::new(RedisStore::connect(url).await?),
             keys: Box::new(PoolKeys::new(pool)),
             pool: pool.clone(),
             admin: admin(url).await?,
+            told,
+            listener,
         })
     }
 
     /// The port's state in `pool`'s region, run by `workers` (ids); counts
-    /// matches from now on.
+    /// matches, and their tickets, from now on.
     pub async fn port(url: &str, pool: &Pool, workers: Vec<String>) -> Result<Self> {
         let formed = Arc::new(AtomicUsize::new(0));
+        let told = Arc::new(AtomicUsize::new(0));
         let mut sub = redis::Client::open(url)?.get_async_pubsub().await?;
         sub.subscribe(MATCH_CHANNEL).await?;
         let listener = {
             let formed = formed.clone();
+            let told = told.clone();
             tokio::spawn(async move {
                 let mut messages = sub.on_message();
-                while messages.next().await.is_some() {
+                while let Some(m) = messages.next().await {
                     formed.fetch_add(1, Ordering::Relaxed);
+                    let payload: String = m.get_payload().unwrap_or_default();
+                    if let Ok(m) = serde_json::from_str::<PortMatch>(&payload) {
+                        told.fetch_add(m.tickets.len(), Ordering::Relaxed);
+                    }
                 }
             })
         };
@@ -73,8 +132,20 @@ impl Watch {
             port: Port::connect(url, &pool.region).await?,
             workers,
             formed,
+            told,
             listener,
         })
+    }
+
+    /// Tickets whose players were told of their match since the watch began: ours
+    /// once the match is settled and its events published, the port once it
+    /// publishes the match.
+    pub fn told(&self) -> u64 {
+        match self {
+            Watch::Ours { told, .. } | Watch::Port { told, .. } => {
+                told.load(Ordering::Relaxed) as u64
+            }
+        }
     }
 
     /// Enqueues `tickets` as the pipeline's ingress would, 32 at a time.
@@ -217,4 +288,52 @@ pub(crate) fn port_supervisor(url: &str, lock_ttl: Duration, every: Duration) ->
             &humantime::format_duration(every).to_string(),
         ]);
     Ok(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_domain::{Event, EventEnvelope, MatchId, PlayerId, TicketId};
+
+    fn envelope(player: &str, event: Event) -> String {
+        serde_json::to_string(&EventEnvelope {
+            player: PlayerId::new(player).unwrap(),
+            event,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn only_a_match_event_of_the_runs_players_counts_as_told() {
+        let ticket = TicketId::new("t-1").unwrap();
+        let searching = Event::Searching {
+            ticket_id: ticket.clone(),
+        };
+        assert!(!tells_match(
+            &envelope("bench-ab12-1", searching),
+            "bench-ab12-"
+        ));
+        let m = Match {
+            id: MatchId::new("m-1").unwrap(),
+            mode: "bench".into(),
+            region: "eu".into(),
+            tickets: Vec::new(),
+            created_at: 1,
+            lifecycle: Default::default(),
+        };
+        let done = |p| {
+            envelope(
+                p,
+                Event::Completed {
+                    ticket_id: ticket.clone(),
+                    match_id: MatchId::new("m-1").unwrap(),
+                    matched: m.clone(),
+                    result: None,
+                },
+            )
+        };
+        assert!(tells_match(&done("bench-ab12-1"), "bench-ab12-"));
+        assert!(!tells_match(&done("bench-cd34-1"), "bench-ab12-"));
+        assert!(!tells_match("not json", "bench-ab12-"));
+    }
 }

@@ -198,7 +198,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     let mut watch = if s.port {
         Watch::port(&url, &pool, worker_ids(args.workers)).await?
     } else {
-        Watch::ours(&url, &pool).await?
+        Watch::ours(&url, &pool, &format!("bench-{tag}-")).await?
     };
     // Tickets not enqueued yet count as left.
     let unsent = Arc::new(std::sync::atomic::AtomicU64::new(0));
