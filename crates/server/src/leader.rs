@@ -21,7 +21,7 @@ use crate::worker::{
     Formed, IdlePause, WorkerConfig, WorkerStats, fanned_out, propose_for, publish_searching,
     record_matches, start_sagas,
 };
-use mm_domain::{Pool, TicketId};
+use mm_domain::{Match, MatchId, Pool, TicketId};
 use mm_store::outage::Backoff;
 use mm_store::{Claimed, LockName, Store, StoreError, TokenLock};
 use mm_telemetry::names;
@@ -334,18 +334,34 @@ async fn cycle(
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // A whole pool's matches commit in steps, so no script holds Redis long and
-    // no request holds them all in memory.
-    let mut committed = HashSet::new();
-    for step in matches.chunks(COMMIT_STEP) {
-        committed.extend(
-            store
-                .lead_complete(&cfg.id, pool, l.fence, step, cfg.lease)
-                .await?,
-        );
+    // no request holds them all in memory; each step's matches are fanned out
+    // (settled, their players told) before the next step commits, so the first
+    // players of a big pool hear of their match after one step, not after all.
+    let mut committed_at = None;
+    let mut done: Vec<Match> = Vec::new();
+    let mut aborted: Vec<Match> = Vec::new();
+    let mut fanned = Ok(());
+    let mut rest = matches.into_iter();
+    loop {
+        let step: Vec<Match> = rest.by_ref().take(COMMIT_STEP).collect();
+        if step.is_empty() {
+            break;
+        }
+        let ids: HashSet<MatchId> = store
+            .lead_complete(&cfg.id, pool, l.fence, &step, cfg.lease)
+            .await?
+            .into_iter()
+            .collect();
+        if !ids.is_empty() {
+            committed_at.get_or_insert_with(Instant::now);
+        }
+        let (ok, lost): (Vec<_>, Vec<_>) = step.into_iter().partition(|m| ids.contains(&m.id));
+        if fanned.is_ok() {
+            fanned = store.fan_out(pool, &ok).await;
+        }
+        done.extend(ok);
+        aborted.extend(lost);
     }
-    let committed_at = (!committed.is_empty()).then(Instant::now);
-    let (done, aborted): (Vec<_>, Vec<_>) =
-        matches.into_iter().partition(|m| committed.contains(&m.id));
     let matched: HashSet<&TicketId> = done
         .iter()
         .flat_map(|m| m.tickets.iter().map(|t| &t.ticket_id))
@@ -372,13 +388,6 @@ async fn cycle(
     stats
         .matches
         .fetch_add(done.len() as u64, Ordering::Relaxed);
-    let mut fanned = Ok(());
-    for step in done.chunks(COMMIT_STEP) {
-        fanned = store.fan_out(pool, step).await;
-        if fanned.is_err() {
-            break;
-        }
-    }
     Ok(fanned_out(fanned, committed_at, done))
 }
 
