@@ -14,7 +14,10 @@
 //!   (wall clock, whole milliseconds: the engine stamps the match in ms);
 //! - last in: time to match of each match's last-arriving member (its intended
 //!   start -> the match on its socket): how fast the service reacts to the ticket
-//!   that makes a match possible, without the wait for partners to arrive.
+//!   that makes a match possible, without the wait for partners to arrive;
+//! - floor: the time to match an instant matcher would give the same arrivals,
+//!   pairing each arrival with the one waiting, if any ([`pairing_floor`]): the
+//!   wait for a partner to arrive, which no service can shorten.
 //!
 //! Ratings are drawn uniformly from `--rating-spread` centred on 1500 (default 50:
 //! any two players fit each other's opening window of +-50), so time to match
@@ -111,6 +114,8 @@ struct Step {
     after_formation: Latency,
     /// Time to match of each match's last-arriving member.
     last_in: Latency,
+    /// Time to match of an instant pairing of the same arrivals.
+    floor: Latency,
     errors: BTreeMap<String, u64>,
 }
 
@@ -155,6 +160,23 @@ struct Run {
     flood: Option<Flood>,
     /// Peak RSS of the process holding the sockets, KiB.
     ingress_rss_kib: Option<u64>,
+}
+
+/// The time to match of each arrival (by intended start) under an instant
+/// matcher that puts an arrival with the one waiting, if any, into a match of
+/// two: the first of each pair waits for the second to arrive, the second waits
+/// nothing. With every two players fitting each other's window and matches of
+/// two allowed (the bench mode, the default `--rating-spread`), nothing can match
+/// these arrivals sooner: a ticket needs a partner present.
+fn pairing_floor(mut arrivals: Vec<Instant>) -> Vec<(Instant, Duration)> {
+    arrivals.sort();
+    let mut out = Vec::with_capacity(arrivals.len());
+    // An odd last arrival of the run has nobody left to pair with.
+    for pair in arrivals.chunks_exact(2) {
+        out.push((pair[0], pair[1] - pair[0]));
+        out.push((pair[1], Duration::ZERO));
+    }
+    out
 }
 
 /// How long a player waits for its match before counting an error.
@@ -357,8 +379,10 @@ async fn measure(
         .collect();
     // Per match: its step, and the last member's time to match (by intended start).
     let mut last_in: BTreeMap<String, (usize, Instant, Duration)> = BTreeMap::new();
+    let mut arrivals: Vec<Instant> = Vec::new();
     let collect = async {
         while let Some(s) = rx.recv().await {
+            arrivals.push(s.intended);
             let Some(i) = holds
                 .iter()
                 .position(|(a, b)| s.intended >= *a && s.intended < *b)
@@ -386,6 +410,11 @@ async fn measure(
     collect.await;
     for (i, _, matched) in last_in.into_values() {
         steps[i].last_in.record(matched);
+    }
+    for (at, wait) in pairing_floor(arrivals) {
+        if let Some(i) = holds.iter().position(|(a, b)| at >= *a && at < *b) {
+            steps[i].floor.record(wait);
+        }
     }
     while players.join_next().await.is_some() {}
     let flood = match flooding {
@@ -730,6 +759,13 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
                 s.last_in.ms(0.95),
                 s.last_in.ms(0.99)
             );
+            println!(
+                "{:<26}   floor (instant pairing of these arrivals): p50 {:.1}  p95 {:.1}  p99 {:.1} ms",
+                "",
+                s.floor.ms(0.5),
+                s.floor.ms(0.95),
+                s.floor.ms(0.99)
+            );
             for (kind, n) in &s.errors {
                 println!("{:<26}   error {kind}: {n}", "");
             }
@@ -846,4 +882,24 @@ fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_pairs_each_arrival_with_the_next_and_only_the_first_waits() {
+        let t0 = Instant::now();
+        let ms = |m| t0 + Duration::from_millis(m);
+        // Given out of order; the odd last one is left out.
+        let got = pairing_floor(vec![ms(250), ms(0), ms(100), ms(130), ms(900)]);
+        let want = vec![
+            (ms(0), Duration::from_millis(100)),
+            (ms(100), Duration::ZERO),
+            (ms(130), Duration::from_millis(120)),
+            (ms(250), Duration::ZERO),
+        ];
+        assert_eq!(got, want);
+    }
 }

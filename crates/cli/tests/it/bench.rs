@@ -315,6 +315,13 @@ fn latency_measures_every_step_of_both_runs() {
         out.contains("ratio ours (redis) / seed-000 settings (redis)"),
         "{out}"
     );
+    // Every step of every run says what an instant matcher would give.
+    assert_eq!(
+        out.matches("floor (instant pairing of these arrivals)")
+            .count(),
+        6,
+        "{out}"
+    );
     assert!(
         out.contains("ratio ours (redis) / seed-000 port (redis)"),
         "{out}"
