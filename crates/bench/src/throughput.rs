@@ -28,6 +28,12 @@
 //!
 //! `--rounds N` runs the whole plan N times, interleaved, and prints the median of
 //! each ratio: on a shared machine one pair of runs can be far off.
+//!
+//! `--interleave SLICE` goes further: a round's deployments all start together and
+//! the load moves from one to the next every SLICE until each has had
+//! `--duration` (the health-check floors still run first, whole). What the shared
+//! machine's neighbours do over seconds then falls on every run alike, so a ratio
+//! compares the runs, not the minutes they happened to run in.
 
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings};
@@ -81,6 +87,10 @@ pub struct ThroughputArgs {
     /// of each ratio (a shared machine drifts between runs).
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
+    /// Runs a round's deployments side by side and moves the load between them
+    /// every SLICE (e.g. 1s) instead of one after the other.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub interleave: Option<Duration>,
     #[command(flatten)]
     pub target: Target,
     #[command(flatten)]
@@ -188,6 +198,17 @@ impl Tokens {
     }
 }
 
+/// A deployment under test and what its load generator needs.
+struct Live {
+    name: String,
+    deployment: Deployment,
+    client: reqwest::Client,
+    base: Arc<String>,
+    ratings: Ratings,
+    signer: Option<mm_auth::TokenSigner>,
+    with_floor: bool,
+}
+
 /// What one run counted.
 #[derive(Default)]
 struct Tally {
@@ -292,41 +313,106 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
             }
         }
     }
+    // Runs that share the machine at once: a round's when interleaved, else one.
+    let at_once = match args.interleave {
+        Some(_) => plan.len() / args.rounds,
+        None => 1,
+    };
     let secrets = tempfile::tempdir()?;
     let mut outcomes = Vec::new();
-    for (n, (name, start, ratings, auth, metrics, with_floor)) in plan.into_iter().enumerate() {
-        let (mut env, signer) = auth_env(auth, &secrets.path().join(format!("secret-{n}")))?;
-        if metrics == Switch::Off {
-            env.push(("METRICS", "false".to_string()));
-        }
-        let mut d = match start {
-            Some((kind, settings)) => {
-                Deployment::start_with(kind, settings, args.workers, ratings, &env)?
+    let mut plan = plan.into_iter().enumerate().peekable();
+    while plan.peek().is_some() {
+        let mut live = Vec::new();
+        for (n, (name, start, ratings, auth, metrics, with_floor)) in plan.by_ref().take(at_once) {
+            let (mut env, signer) = auth_env(auth, &secrets.path().join(format!("secret-{n}")))?;
+            if metrics == Switch::Off {
+                env.push(("METRICS", "false".to_string()));
             }
-            None => Deployment::given(args.target.url.as_deref().unwrap_or(&name))?,
-        };
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(args.clients)
-            .build()?;
-        let base = Arc::new(d.base.clone());
-        if with_floor {
-            let (tally, wall, rate) = hammer(&args, &client, &base, &name, None, None).await;
-            outcomes.push(Outcome {
-                label: format!("{name}: GET /healthz"),
-                tally,
-                wall,
-                rate,
+            let deployment = match start {
+                Some((kind, settings)) => {
+                    Deployment::start_with(kind, settings, args.workers, ratings, &env)?
+                }
+                None => Deployment::given(args.target.url.as_deref().unwrap_or(&name))?,
+            };
+            let client = reqwest::Client::builder()
+                .pool_max_idle_per_host(args.clients)
+                .build()?;
+            let base = Arc::new(deployment.base.clone());
+            live.push(Live {
+                name,
+                deployment,
+                client,
+                base,
+                ratings,
+                signer,
+                with_floor,
             });
         }
-        let (tally, wall, rate) = hammer(&args, &client, &base, &name, Some(ratings), signer).await;
-        d.check_alive()?;
-        d.stop();
-        outcomes.push(Outcome {
-            label: format!("{name}: POST /v1/tickets"),
-            tally,
-            wall,
-            rate,
-        });
+        let mut floors = Vec::new();
+        for l in &live {
+            floors.push(if l.with_floor {
+                let (tally, wall, rate) = hammer(
+                    &args,
+                    args.duration,
+                    &l.client,
+                    &l.base,
+                    &l.name,
+                    None,
+                    None,
+                )
+                .await;
+                Some(Outcome {
+                    label: format!("{}: GET /healthz", l.name),
+                    tally,
+                    wall,
+                    rate,
+                })
+            } else {
+                None
+            });
+        }
+        let mut posts: Vec<Outcome> = live
+            .iter()
+            .map(|l| Outcome {
+                label: format!("{}: POST /v1/tickets", l.name),
+                tally: Tally::default(),
+                wall: Duration::ZERO,
+                rate: Vec::new(),
+            })
+            .collect();
+        // The load, all at once or a slice at a time on each deployment in turn.
+        let slice = args
+            .interleave
+            .unwrap_or(args.duration)
+            .max(Duration::from_millis(100));
+        let mut given = Duration::ZERO;
+        while given < args.duration {
+            let this = slice.min(args.duration - given);
+            for (l, post) in live.iter().zip(&mut posts) {
+                let (tally, wall, rate) = hammer(
+                    &args,
+                    this,
+                    &l.client,
+                    &l.base,
+                    &l.name,
+                    Some(l.ratings),
+                    l.signer.clone(),
+                )
+                .await;
+                let offset = post.wall.as_secs_f64();
+                post.rate
+                    .extend(rate.into_iter().map(|(t, r)| (t + offset, r)));
+                callers::Tally::merge(&mut post.tally, tally);
+                post.wall += wall;
+            }
+            given += this;
+        }
+        for ((mut l, floor), post) in live.into_iter().zip(floors).zip(posts) {
+            l.deployment.check_alive()?;
+            l.deployment.stop();
+            outcomes.extend(floor);
+            outcomes.push(post);
+        }
     }
     report(&args, &outcomes)
 }
@@ -335,6 +421,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
 /// rating or without), or health checks (`create` none).
 async fn hammer(
     args: &ThroughputArgs,
+    duration: Duration,
     client: &reqwest::Client,
     base: &Arc<String>,
     deployment: &str,
@@ -347,10 +434,10 @@ async fn hammer(
         "GET /healthz"
     };
     let tag = uuid::Uuid::new_v4().simple().to_string()[..6].to_string();
-    let per_client = (args.duration.as_secs_f64() * MINTED_PER_CLIENT_PER_S).ceil() as u64;
+    let per_client = (duration.as_secs_f64() * MINTED_PER_CLIENT_PER_S).ceil() as u64;
     let tokens = Arc::new(signer.map(|s| Tokens::mint(s, &tag, args.clients, per_client)));
     let started = Instant::now();
-    let deadline = started + args.duration;
+    let deadline = started + duration;
     let answered = Arc::new(AtomicU64::new(0));
     let sampler = {
         let answered = answered.clone();
@@ -417,7 +504,7 @@ async fn hammer(
         deployment,
         what,
         args.clients,
-        args.duration,
+        duration,
         request,
         |t: &mut Tally, answer| match answer {
             Ok(took) => {
