@@ -6,7 +6,9 @@
 //! concurrent requests batched into one call (one per slot on a cluster: a
 //! player's limiters live in the player's slot, so scripts that act for the player
 //! can charge them too; an address's in one of 64 shards); keys expire once idle.
-//! In memory, `governor`'s keyed limiters.
+//! An address that sends many calls is answered from leases, calls its ingress
+//! took ahead and Redis charged before their use, so the limit still holds across
+//! ingresses (see `redis_store::limits`). In memory, `governor`'s keyed limiters.
 
 use crate::StoreError;
 use async_trait::async_trait;

@@ -19,8 +19,8 @@
 -- else the id of the player's current ticket for the mode.
 if KEYS[6] then
   local now = now_us()
-  local tat, wait = gcra(tonumber(redis.call('GET', KEYS[6])), now, tonumber(ARGV[7]), tonumber(ARGV[8]))
-  if wait > 0 then return '!rate|' .. wait end
+  local tat, got, wait = gcra(tonumber(redis.call('GET', KEYS[6])), now, tonumber(ARGV[7]), tonumber(ARGV[8]), 1)
+  if got == 0 then return '!rate|' .. wait end
   gcra_store(KEYS[6], tat, now)
 end
 local ban = redis.call('GET', KEYS[3])

@@ -41,16 +41,17 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
--- GCRA: one call against a limiter whose theoretical arrival time is `tat` (µs;
--- nil or past: idle) at `now`, allowing `burst` calls at once and one per
--- `interval` µs. Returns the limiter's TAT afterwards and 0 if the call is allowed
--- (and charged), else its TAT unchanged and the µs until a call would be allowed.
-local function gcra(tat, now, interval, burst)
+-- GCRA: up to `want` calls at once against a limiter whose theoretical arrival
+-- time is `tat` (µs; nil or past: idle) at `now`, allowing `burst` calls at once
+-- and one per `interval` µs. Grants as many of them as fit (charging those).
+-- Returns the limiter's TAT afterwards, the calls granted, and, when fewer than
+-- `want` were, the µs until one more would be allowed (else 0).
+local function gcra(tat, now, interval, burst, want)
   if tat == nil or tat < now then tat = now end
-  local new_tat = tat + interval
-  local allow_at = new_tat - interval * burst
-  if allow_at > now then return tat, math.ceil(allow_at - now) end
-  return new_tat, 0
+  local got = math.max(0, math.min(want, math.floor((now + interval * burst - tat) / interval)))
+  tat = tat + got * interval
+  if got == want then return tat, got, 0 end
+  return tat, got, math.max(1, math.ceil(tat + interval - interval * burst - now))
 end
 
 -- Stores a limiter's TAT; the key expires when the limiter is idle again.

@@ -236,3 +236,77 @@ async fn two_processes_share_one_limit() {
     assert!(matches!(one(&a, "shared", rate).await, Verdict::Limited(_)));
     assert!(matches!(one(&b, "shared", rate).await, Verdict::Limited(_)));
 }
+
+/// Evalsha calls the server has answered so far.
+async fn script_calls(url: &str) -> u64 {
+    let mut c = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// A busy address's calls are answered from leases, calls charged in Redis ahead
+/// of their use: two ingresses sharing its limit never let more than its burst
+/// through. Called one after the other, each ingress uses up what it took ahead,
+/// so exactly the burst passes, with far fewer script calls than calls; once
+/// refused, further calls cost Redis nothing until the wait is over. All at once,
+/// a lease taken ahead may go unused: at most one lease (an eighth of the burst)
+/// per ingress is lost, never a call too many let through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leased_address_calls_never_pass_the_limit_across_processes() {
+    let server = RedisServer::start();
+    let a = RedisStore::connect(&server.url()).await.unwrap();
+    let b = RedisStore::connect(&server.url()).await.unwrap();
+    let rate = Rate {
+        count: 200,
+        period: Duration::from_secs(3600),
+    };
+    let before = script_calls(&server.url()).await;
+    let mut allowed = 0;
+    for i in 0..600 {
+        let s: &dyn Limits = if i % 3 == 0 { &b } else { &a };
+        match one(s, "t:a:10.9.9.9", rate).await {
+            Verdict::Allowed => allowed += 1,
+            // The next call is an interval (18 s) away at most.
+            Verdict::Limited(wait) => assert!(wait <= Duration::from_secs(18), "{wait:?}"),
+        }
+    }
+    assert_eq!(allowed, 200, "the burst, no more, no less");
+    let calls = script_calls(&server.url()).await - before;
+    assert!(calls < 100, "{calls} script calls for 600 checks");
+    // Refused here now: no more script calls.
+    let refused = script_calls(&server.url()).await;
+    for s in [&a, &b] {
+        assert!(matches!(
+            one(s, "t:a:10.9.9.9", rate).await,
+            Verdict::Limited(_)
+        ));
+    }
+    assert_eq!(script_calls(&server.url()).await, refused);
+
+    // All at once, from both.
+    let (a, b) = (std::sync::Arc::new(a), std::sync::Arc::new(b));
+    let checks = (0..600).map(|i| {
+        let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+        tokio::spawn(async move {
+            let check = [(key("t:a:10.9.9.10"), rate)];
+            s.check_rates(&check).await.unwrap()[0]
+        })
+    });
+    let verdicts = futures_util::future::join_all(checks).await;
+    let allowed = verdicts
+        .iter()
+        .filter(|v| *v.as_ref().unwrap() == Verdict::Allowed)
+        .count();
+    assert!((200 - 2 * 25..=200).contains(&allowed), "{allowed} allowed");
+}
