@@ -88,7 +88,9 @@ pub struct ThroughputArgs {
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
     /// Runs a round's deployments side by side and moves the load between them
-    /// every SLICE (e.g. 1s) instead of one after the other.
+    /// every SLICE (e.g. 1s) instead of one after the other. Fair to deployments
+    /// that do nothing between requests (the Redis ingress alone); an embedded
+    /// server's worker goes on matching what its slice queued while the next runs.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub interleave: Option<Duration>,
     #[command(flatten)]

@@ -225,6 +225,49 @@ fn throughput_creates_tickets_without_errors() {
     }
 }
 
+/// `--auth dev,jwt --interleave`: a round's deployments (dev tokens; signed tokens
+/// with every limit checked) run side by side, the load moving between them; every
+/// run of every round answers without errors, and the median of the rounds' ratios
+/// is printed.
+#[test]
+fn throughput_interleaves_dev_and_signed_tokens() {
+    let out = bench(
+        &[
+            "throughput",
+            "--clients",
+            "4",
+            "--duration",
+            "1s",
+            "--deployments",
+            "redis",
+            "--ratings",
+            "service",
+            "--auth",
+            "dev,jwt",
+            "--rounds",
+            "2",
+            "--interleave",
+            "250ms",
+        ],
+        &["throughput.csv", "throughput.png"],
+    );
+    for round in [1, 2] {
+        for label in [
+            format!("redis (rating lookups) #{round}: POST /v1/tickets"),
+            format!("redis (rating lookups, jwt + limits) #{round}: POST /v1/tickets"),
+        ] {
+            let cols: Vec<&str> = row(&out, &label).split_whitespace().collect();
+            let n = cols.len();
+            assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
+            assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
+        }
+    }
+    assert!(
+        out.contains("median of 2 rounds, redis (rating lookups, jwt + limits): POST /v1/tickets / redis (rating lookups): POST /v1/tickets"),
+        "{out}"
+    );
+}
+
 /// `--record-metrics on,off`: each run again with the process's metrics off, and
 /// the on/off ratio printed.
 #[test]
