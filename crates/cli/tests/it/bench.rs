@@ -37,6 +37,14 @@ fn bench(args: &[&str], files: &[&str]) -> String {
     stdout
 }
 
+/// A throughput run's row (`... answered, per s, errors`): answers, no errors.
+fn answered_without_errors(out: &str, label: &str) {
+    let cols: Vec<&str> = row(out, label).split_whitespace().collect();
+    let n = cols.len();
+    assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
+    assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
+}
+
 fn row<'a>(out: &'a str, label: &str) -> &'a str {
     out.lines()
         .find(|l| l.starts_with(label))
@@ -217,11 +225,7 @@ fn throughput_creates_tickets_without_errors() {
         "embedded (rating lookups): POST /v1/tickets",
         "embedded seed-000 settings: POST /v1/tickets",
     ] {
-        let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
-        let n = cols.len();
-        // ... answered, per s, errors
-        assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
-        assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
+        answered_without_errors(&out, label);
     }
 }
 
@@ -256,10 +260,7 @@ fn throughput_interleaves_dev_and_signed_tokens() {
             format!("redis (rating lookups) #{round}: POST /v1/tickets"),
             format!("redis (rating lookups, jwt + limits) #{round}: POST /v1/tickets"),
         ] {
-            let cols: Vec<&str> = row(&out, &label).split_whitespace().collect();
-            let n = cols.len();
-            assert_eq!(cols[n - 1], "0", "errors in {label}:\n{out}");
-            assert!(cols[n - 3].parse::<u64>().unwrap() > 0, "{label}:\n{out}");
+            answered_without_errors(&out, &label);
         }
     }
     assert!(
