@@ -14,7 +14,8 @@
 //! its wait is over. Granted calls are charged in Redis before they are used, so
 //! the limit still holds across every ingress: a lease can only leave calls
 //! unused (it expires after [`LEASE_TTL`]), never let one too many through.
-//! Players' limiters are checked call by call.
+//! Players' limiters are checked call by call; so are addresses with small
+//! limits (under 8 calls a period), though their refusals are remembered too.
 //!
 //! Within a call, a key's requests are served in arrival order; two calls in
 //! flight may run in either order, as two requests' own calls would.
@@ -142,11 +143,6 @@ impl Leases {
         let Who::Address(ip) = key.who else {
             return Local::Ask(0);
         };
-        // Small limits are counted call by call: a lease could hold a real share.
-        let most = (rate.count / 8).min(MAX_LEASE);
-        if most == 0 {
-            return Local::Ask(0);
-        }
         let mut leases = self.lock();
         let Some(lease) = leases.get_mut(&(key.class, ip)) else {
             return Local::Ask(0);
@@ -154,7 +150,9 @@ impl Leases {
         if let Some(until) = lease.refused_until.filter(|t| *t > now) {
             return Local::Answered(Verdict::Limited(until - now));
         }
-        if lease.expires <= now {
+        // Small limits are counted call by call: a lease could hold a real share.
+        let most = (rate.count / 8).min(MAX_LEASE);
+        if most == 0 || lease.expires <= now {
             return Local::Ask(0);
         }
         if lease.calls > 0 {
@@ -411,5 +409,12 @@ mod tests {
             asks(leases.local(&address("t"), small, Instant::now())),
             Some(0)
         );
+        // A refusal is remembered whatever the limit.
+        let wait = Some(Duration::from_secs(5));
+        leases.granted(("t", "10.1.2.3".parse().unwrap()), 0, 0, 0, wait);
+        assert!(matches!(
+            leases.local(&address("t"), small, Instant::now()),
+            Local::Answered(Verdict::Limited(_))
+        ));
     }
 }
