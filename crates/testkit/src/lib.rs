@@ -412,11 +412,22 @@ impl Proc {
     }
 
     /// SIGTERM, then wait up to `timeout` for a clean exit (SIGKILL after that).
-    /// Returns whether it exited successfully by itself.
+    /// Returns whether it exited successfully by itself. The signal is sent once
+    /// the process catches it (or after a second): a process still starting, before
+    /// its `main` has installed a handler, would die of it as any program does, and
+    /// a test that stops processes right after they were spawned (the ingress
+    /// ready, the others maybe not yet) would see that instead of the shutdown.
     pub fn terminate(&mut self, timeout: Duration) -> bool {
         let Some(mut c) = self.child.take() else {
             return false;
         };
+        let waiting = Instant::now() + Duration::from_secs(1).min(timeout / 2);
+        while Instant::now() < waiting && !catches_sigterm(c.id()) {
+            if let Ok(Some(status)) = c.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &c.id().to_string()])
             .status();
@@ -439,6 +450,18 @@ impl Proc {
             .as_mut()
             .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
+}
+
+/// Whether process `pid` has a handler for SIGTERM (its `SigCgt` mask in
+/// `/proc/PID/status`, where signal N is bit N - 1).
+fn catches_sigterm(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .is_some_and(|mask| mask & (1 << (15 - 1)) != 0)
 }
 
 impl Drop for Proc {
