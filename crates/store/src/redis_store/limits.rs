@@ -123,7 +123,9 @@ struct Lease {
 
 /// Leases of busy addresses' limiters (see the module doc).
 #[derive(Default)]
-struct Leases(Mutex<HashMap<AddressKey, Lease, foldhash::quality::RandomState>>);
+struct Leases(Mutex<LeaseMap>);
+
+type LeaseMap = HashMap<AddressKey, Lease, foldhash::quality::RandomState>;
 
 /// A check answered here, or to ask Redis, taking `u32` calls ahead.
 enum Local {
@@ -132,9 +134,7 @@ enum Local {
 }
 
 impl Leases {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<AddressKey, Lease, foldhash::quality::RandomState>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LeaseMap> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
