@@ -269,7 +269,7 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
         let parts: Vec<String> = o
             .breakdown
             .iter()
-            .take(6)
+            .take(12)
             .map(|(c, u)| format!("{c} {u:.2}"))
             .collect();
         println!("  {:<16} {}", o.label, parts.join(", "));
