@@ -4,9 +4,10 @@
 //! arriving as others leave. Samples every process's RSS and Redis's key count and
 //! memory; once warm (finished tickets and matches are forgotten after
 //! `TICKET_RETENTION`, shortened here) both should stay flat. Players' own keys
-//! (`mm:{u:...}`: their match history, kept 30 days) grow with the number of
-//! distinct players instead, so the key count is reported for them and for the
-//! rest apart. Reports the growth from the end of the warm-up to the end, and
+//! (`mm:{u:...}`: their match history, kept 30 days) and the matches archived for
+//! those histories (`mm:{p:...}:a:MATCH`, also 30 days) grow with the number of
+//! distinct players and matches instead, so the key count is reported for them and
+//! for the rest apart. Reports the growth from the end of the warm-up to the end, and
 //! charts both.
 
 use super::chart::{Lines, Series};
@@ -70,7 +71,8 @@ struct Sample {
     t: f64,
     rss_kib: Vec<u64>,
     keys: u64,
-    /// Keys of players (`mm:{u:...}`), kept for 30 days after their last game.
+    /// Keys of players (`mm:{u:...}`), kept for 30 days after their last game,
+    /// and matches archived for their histories (`mm:{p:...}:a:MATCH`, 30 days).
     player_keys: u64,
     redis_bytes: u64,
 }
@@ -158,7 +160,8 @@ pub async fn run(args: SoakArgs) -> Result<()> {
     while started.elapsed() < args.duration {
         tokio::time::sleep(args.sample_every).await;
         let keys: u64 = redis::cmd("DBSIZE").query_async(&mut admin).await?;
-        let player_keys = count_keys(&mut admin, "mm:{u:*").await?;
+        let player_keys = count_keys(&mut admin, "mm:{u:*").await?
+            + count_keys(&mut admin, "mm:{p:*}:a:*").await?;
         let info: String = redis::cmd("INFO")
             .arg("memory")
             .query_async(&mut admin)
@@ -345,7 +348,7 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
     }
     let (a, b) = (first.keys - first.player_keys, last.keys - last.player_keys);
     println!(
-        "  {:<15} keys other than players' {a} -> {b} ({:+.1}%); players' {} -> {}",
+        "  {:<15} keys other than players' and archived matches {a} -> {b} ({:+.1}%); those {} -> {}",
         "redis",
         growth(a as f64, b as f64),
         first.player_keys,
@@ -424,7 +427,7 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
             y_label: "keys".into(),
             series: vec![
                 Series {
-                    label: "players' keys (kept 30 days)".into(),
+                    label: "players' keys and archived matches (kept 30 days)".into(),
                     points: samples
                         .iter()
                         .map(|s| (s.t / 60.0, s.player_keys as f64))

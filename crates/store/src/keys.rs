@@ -9,6 +9,7 @@
 //! | `mm:{p:..}:w:WORKER` | zset | tickets the worker holds, scored by rating |
 //! | `mm:{p:..}:leases` | zset | worker id -> lease expiry (ms, Redis clock) |
 //! | `mm:{p:..}:m` | hash | match id -> match JSON |
+//! | `mm:{p:..}:a:MATCH` | string | the match JSON for the players' histories: written at commit, expires after the history's lifetime (30 days) |
 //! | `mm:{p:..}:done` | zset | finished ticket and match ids -> finish time (for purging) |
 //! | `mm:{p:..}:outbox` | zset | committed match ids not yet fanned out -> commit time |
 //! | `mm:{p:..}:dec` | hash | match id -> one-time decision: `c` committed, `a` aborted |
@@ -20,7 +21,7 @@
 //! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
-//! | `mm:{u:PLAYER}:hist` | zset | the player's match JSON -> creation time |
+//! | `mm:{u:PLAYER}:hist` | zset | `MATCH\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`) -> creation time; the newest [`crate::HISTORY_LEN`] |
 //! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |
@@ -105,6 +106,9 @@ pub struct PoolKeys {
     pub recent: String,
     /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
     pub life_prefix: String,
+    /// Prefix of the matches' archived JSON (`{prefix}MATCH`), which the players'
+    /// histories point to.
+    pub archive_prefix: String,
     /// Set by every claim; the next enqueue deletes it and publishes a wake-up.
     pub armed: String,
     /// The pool leader's token lock, and its fencing counter.
@@ -130,6 +134,7 @@ impl PoolKeys {
             since: format!("{prefix}:since"),
             recent: format!("{prefix}:recent"),
             life_prefix: format!("{prefix}:mx:"),
+            archive_prefix: format!("{prefix}:a:"),
             armed: format!("{prefix}:armed"),
             leader: format!("{prefix}:leader"),
             fence: format!("{prefix}:fence"),
@@ -140,6 +145,11 @@ impl PoolKeys {
     /// The lifecycle hash of a match of this pool.
     pub fn life(&self, id: &str) -> String {
         format!("{}{id}", self.life_prefix)
+    }
+
+    /// The archived JSON of a match of this pool.
+    pub fn archived(&self, id: &str) -> String {
+        format!("{}{id}", self.archive_prefix)
     }
 
     /// The set of tickets `worker` holds in this pool.
@@ -271,6 +281,7 @@ mod tests {
             &k.decisions,
             &k.due,
             &k.life("m-1"),
+            &k.archived("m-1"),
             &k.held("w-1"),
         ] {
             assert_eq!(tag(key), "p:ranked:eu", "{key}");

@@ -1,51 +1,86 @@
--- Frees a player after a committed match: adds the match to the history, forgets
+-- Frees players after a committed match: adds the match to each one's history (as
+-- 'MATCH|pool': the JSON is archived once, in the pool's slot, at commit), forgets
 -- the player's live tickets that the match ended (only if still the ones recorded,
 -- so a newer ticket stays), and drops the match's reservation. Idempotent.
 --
 -- The player's other tickets, and the matched ticket's entries in other pools, must
--- be withdrawn first. In 'check' mode the script settles at once when there are
--- none (the common case: one ticket, one pool); otherwise it changes nothing and
--- returns the player's live tickets for the caller to withdraw, who then calls again
--- in 'force' mode with the (mode, value) pairs it withdrew.
--- While the match is not over the player is marked as in it (ARGV[9] = 'MATCH|pool',
--- '' when the match is already over), which keeps new tickets out; the mark is set
--- first, in both modes, so no ticket can slip in between the two calls.
--- KEYS: 1 active hash, 2 ticket index hash, 3 history zset, 4 reservation string,
---       5 in-match string
--- ARGV: 1 match id, 2 pool name, 3 matched ticket id, 4 match JSON, 5 created at,
---       6 history length, 7 ttl s, 8 'check' or 'force', 9 in-match mark, then
---       (force) pairs: mode, value
--- Returns {} when settled, else {pools of the matched ticket, mode, value, ...}.
-if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[7]) end
-local function settle(pairs_from)
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
-  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -tonumber(ARGV[6]) - 1)
-  redis.call('EXPIRE', KEYS[3], ARGV[7])
-  for i = 1, #pairs_from, 2 do
-    if redis.call('HGET', KEYS[1], pairs_from[i]) == pairs_from[i + 1] then
-      redis.call('HDEL', KEYS[1], pairs_from[i])
+-- be withdrawn first. In 'check' mode the script settles a player at once when
+-- there are none (the common case: one ticket, one pool); otherwise it changes
+-- nothing for that player and returns their live tickets for the caller to
+-- withdraw, who then calls again in 'force' mode, for that player alone, with the
+-- (mode, value) pairs it withdrew.
+-- While the match is not over each player is marked as in it (ARGV[7] = 1), which
+-- keeps new tickets out; the mark is set first, in both modes, so no ticket can
+-- slip in between the two calls.
+-- 'check' takes any number of players of the match, five keys each (one slot on a
+-- cluster: one player per call there; a single node takes a match's players in one
+-- call); 'force' takes one.
+-- KEYS, per player: 1 active hash, 2 ticket index hash, 3 history zset,
+--       4 reservation string, 5 in-match string
+-- ARGV: 1 match id, 2 pool name, 3 created at, 4 history length, 5 ttl s,
+--       6 'check' or 'force', 7 1 if the match is not over (else 0), then
+--       check: each player's matched ticket id; force: the player's matched ticket
+--       id, then pairs: mode, value
+-- Returns, per player in 'check' mode, {} when settled, else {pools of the matched
+-- ticket, mode, value, ...}; {} in 'force' mode.
+local ref = ARGV[1] .. '|' .. ARGV[2]
+local resv = ARGV[1] .. '|'
+local trim = string.format('%d', -tonumber(ARGV[4]) - 1)
+
+-- Settles the player whose keys start at KEYS[k]; `pairs` are (mode, value) pairs
+-- to forget, `current` when they were just read (no need to compare again).
+local function settle(k, pairs, current)
+  local active, history, reservation = KEYS[k], KEYS[k + 2], KEYS[k + 3]
+  redis.call('ZADD', history, ARGV[3], ref)
+  redis.call('ZREMRANGEBYRANK', history, 0, trim)
+  redis.call('EXPIRE', history, ARGV[5])
+  for i = 1, #pairs, 2 do
+    if current or redis.call('HGET', active, pairs[i]) == pairs[i + 1] then
+      redis.call('HDEL', active, pairs[i])
     end
   end
-  local r = redis.call('GET', KEYS[4])
-  if r and string.sub(r, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
-    redis.call('DEL', KEYS[4])
+  local r = redis.call('GET', reservation)
+  if r and string.sub(r, 1, #resv) == resv then
+    redis.call('DEL', reservation)
   end
+end
+
+local function mark(k)
+  if ARGV[7] == '1' then redis.call('SET', KEYS[k + 4], ref, 'EX', ARGV[5]) end
+end
+
+if ARGV[6] == 'force' then
+  mark(1)
+  local given = {}
+  for i = 9, #ARGV do given[#given + 1] = ARGV[i] end
+  settle(1, given, false)
   return {}
 end
 
-if ARGV[8] == 'force' then
-  local given = {}
-  for i = 10, #ARGV do given[#given + 1] = ARGV[i] end
-  return settle(given)
+local out = {}
+for p = 0, #KEYS / 5 - 1 do
+  local k, ticket = p * 5 + 1, ARGV[8 + p]
+  mark(k)
+  local active = redis.call('HGETALL', KEYS[k])
+  local mine = ticket .. '|' .. ARGV[2]
+  local simple = #active > 0
+  for i = 2, #active, 2 do
+    if active[i] ~= mine then simple = false end
+  end
+  -- The matched ticket's pools: those its live entry names (written with the
+  -- index, by activate.lua), else the index's.
+  local own = ARGV[2]
+  if not simple then
+    own = redis.call('HGET', KEYS[k + 1], ticket) or ARGV[2]
+    simple = #active == 0 and own == ARGV[2]
+  end
+  if simple then
+    settle(k, active, true)
+    out[#out + 1] = {}
+  else
+    local live = {own}
+    for i = 1, #active do live[#live + 1] = active[i] end
+    out[#out + 1] = live
+  end
 end
-
-local own = redis.call('HGET', KEYS[2], ARGV[3]) or ARGV[2]
-local active = redis.call('HGETALL', KEYS[1])
-local simple = own == ARGV[2]
-for i = 1, #active, 2 do
-  if active[i + 1] ~= ARGV[3] .. '|' .. ARGV[2] then simple = false end
-end
-if simple then return settle(active) end
-local out = {own}
-for i = 1, #active do out[#out + 1] = active[i] end
 return out

@@ -90,26 +90,44 @@ impl RedisStore {
             .iter()
             .map(|m| format!("{}|{pool_name}|{now}", m.id))
             .collect();
-        let asks = matches
+        // A match's players in one call on a single node, one by one on a cluster;
+        // a contended player is then resolved alone.
+        let per_call = self.players_per_call();
+        let groups: Vec<(usize, Vec<&PlayerId>)> = matches
             .iter()
             .enumerate()
-            .flat_map(|(i, m)| m.players().map(move |p| (i, p)))
-            .map(|(i, player)| {
-                let value = &values[i];
-                let id = &matches[i].id;
-                async move {
-                    let got = self.reserve(player, value, "").await?;
-                    let won = match got {
+            .flat_map(|(i, m)| {
+                let players: Vec<&PlayerId> = m.players().collect();
+                players
+                    .chunks(per_call)
+                    .map(|c| (i, c.to_vec()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let asks = groups.iter().map(|(i, players)| {
+            let (i, value, id) = (*i, &values[*i], &matches[*i].id);
+            async move {
+                let got = self.reserve(players, value, "").await?;
+                let mut out = Vec::with_capacity(players.len());
+                for (&player, holder) in players.iter().zip(got) {
+                    let won = match holder {
                         None => true,
                         Some(holder) => match self.contend(&holder, now, id, lease).await? {
-                            Contest::Won => self.reserve(player, value, &holder).await?.is_none(),
+                            Contest::Won => {
+                                self.reserve(&[player], value, &holder).await?[0].is_none()
+                            }
                             Contest::Lost => false,
                         },
                     };
-                    Ok::<_, StoreError>((i, player, won))
+                    out.push((i, player, won));
                 }
-            });
-        let results = bounded(asks.collect::<Vec<_>>()).await?;
+                Ok::<_, StoreError>(out)
+            }
+        });
+        let results = bounded(asks.collect::<Vec<_>>())
+            .await?
+            .into_iter()
+            .flatten();
         let mut lost = vec![false; matches.len()];
         let mut taken: Vec<Vec<&PlayerId>> = vec![Vec::new(); matches.len()];
         for (i, player, won) in results {
@@ -140,9 +158,12 @@ impl RedisStore {
             .key(&keys.due)
             .key(&keys.recent)
             .key(&keys.fence)
+            .key(&keys.since)
             .arg(&keys.life_prefix)
             .arg(crate::RECENT_MATCHES)
-            .arg(super::leading::fence_arg(fence));
+            .arg(super::leading::fence_arg(fence))
+            .arg(&keys.archive_prefix)
+            .arg(super::PLAYER_TTL_SECS);
         for (m, lost) in matches.iter().zip(&lost) {
             let (record, due) = MatchRecord::committed(m.clone());
             inv.arg(m.id.as_str())
@@ -199,23 +220,43 @@ impl RedisStore {
             .collect()
     }
 
-    /// Sets `player`'s reservation to `value` if free, ours, or `replacing`.
-    /// Returns the holder otherwise.
+    /// Sets each player's reservation to `value` if free, ours, or `replacing`.
+    /// Returns, per player, the holder where it was none of those.
     async fn reserve(
         &self,
-        player: &PlayerId,
+        players: &[&PlayerId],
         value: &str,
         replacing: &str,
-    ) -> Result<Option<String>, StoreError> {
-        let got: String = self
-            .scripts
-            .reserve
-            .key(PlayerKeys::new(player).reservation)
+    ) -> Result<Vec<Option<String>>, StoreError> {
+        let mut inv = self.scripts.reserve.prepare_invoke();
+        for player in players {
+            inv.key(PlayerKeys::new(player).reservation);
+        }
+        let got: Vec<String> = inv
             .arg(value)
             .arg(replacing)
             .invoke_async(&mut self.conn())
             .await?;
-        Ok((!got.is_empty()).then_some(got))
+        if got.len() != players.len() {
+            return Err(StoreError::Corrupt(format!(
+                "reserve.lua answered for {} players of {}",
+                got.len(),
+                players.len()
+            )));
+        }
+        Ok(got
+            .into_iter()
+            .map(|h| (!h.is_empty()).then_some(h))
+            .collect())
+    }
+
+    /// How many players' keys one script call may take: every player has a slot
+    /// of their own, so one on a cluster; a single node takes them all.
+    fn players_per_call(&self) -> usize {
+        match self.conn {
+            super::Conn::Single(_) => usize::MAX,
+            super::Conn::Cluster(_) => 1,
+        }
     }
 
     /// Decides whether a match reserving at `now` with id `ours` may take a player
@@ -268,42 +309,50 @@ impl RedisStore {
     /// Settles committed matches of `pool` (step 3 of the module doc).
     pub(super) async fn settle(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         let pool_name = pool.name();
-        // Each match's JSON once, for every one of its players' histories.
-        let jsons: Vec<String> = matches
+        let players: Vec<(&Match, &TicketId, &PlayerId)> = matches
             .iter()
-            .map(serde_json::to_string)
-            .collect::<Result<_, _>>()?;
-        let players: Vec<(&Match, &str, &TicketId, &PlayerId)> = matches
-            .iter()
-            .zip(&jsons)
-            .flat_map(|(m, json)| {
-                m.tickets.iter().flat_map(move |t| {
-                    t.players
-                        .iter()
-                        .map(move |p| (m, json.as_str(), &t.ticket_id, p))
-                })
+            .flat_map(|m| {
+                m.tickets
+                    .iter()
+                    .flat_map(move |t| t.players.iter().map(move |p| (m, &t.ticket_id, p)))
             })
             .collect();
         // Players with nothing else live settle in one step; the others report
-        // their live tickets.
+        // their live tickets. A single node takes a match's players in one call; a
+        // cluster one player per call (each player has a slot of their own).
         let name = pool_name.as_str();
-        let checks = players.iter().map(|&(m, json, t, p)| async move {
-            let got = self.settle_player(name, m, json, t, p, None).await?;
-            Ok::<_, StoreError>((m, json, t, p, got))
+        let per_call = self.players_per_call();
+        let mut calls: Vec<&[(&Match, &TicketId, &PlayerId)]> = Vec::new();
+        let mut rest = players.as_slice();
+        while let Some((first, _)) = rest.split_first() {
+            let n = rest
+                .iter()
+                .take(per_call)
+                .take_while(|(m, ..)| m.id == first.0.id)
+                .count();
+            let (call, tail) = rest.split_at(n);
+            calls.push(call);
+            rest = tail;
+        }
+        let checks = calls.into_iter().map(|call| async move {
+            let got = self.settle_check(name, call).await?;
+            Ok::<_, StoreError>(call.iter().copied().zip(got).collect::<Vec<_>>())
         });
         let pending: Vec<_> = bounded(checks.collect::<Vec<_>>())
             .await?
             .into_iter()
-            .filter(|(.., got)| !got.is_empty())
+            .flatten()
+            .filter(|(_, got)| !got.is_empty())
+            .map(|((m, t, p), got)| (m, t, p, got))
             .collect();
 
         // Entries to withdraw, once each, and what each player's index forgets.
         let mut withdraw: BTreeMap<(String, TicketId), &'static str> = BTreeMap::new();
         // Per player: the match, the matched ticket, and the (mode, live-ticket value)
         // pairs to forget.
-        type Forget<'m> = (&'m Match, &'m str, &'m TicketId, &'m PlayerId, Vec<String>);
+        type Forget<'m> = (&'m Match, &'m TicketId, &'m PlayerId, Vec<String>);
         let mut forget: Vec<Forget> = Vec::new();
-        for (m, json, t, p, got) in pending {
+        for (m, t, p, got) in pending {
             let (own, active) = got.split_first().expect("non-empty");
             for other in own.split(',') {
                 if other != pool_name {
@@ -323,7 +372,7 @@ impl RedisStore {
                         .or_insert(MATCHED_ELSEWHERE);
                 }
             }
-            forget.push((m, json, t, p, active.to_vec()));
+            forget.push((m, t, p, active.to_vec()));
         }
 
         let withdrawals = withdraw.iter().map(|((pool, id), reason)| async move {
@@ -352,9 +401,9 @@ impl RedisStore {
         });
         let withdrawn = bounded(withdrawals.collect::<Vec<_>>()).await?;
 
-        let frees = forget.iter().map(|(m, json, t, p, pairs)| {
-            self.settle_player(&pool_name, m, json, t, p, Some(pairs))
-        });
+        let frees = forget
+            .iter()
+            .map(|(m, t, p, pairs)| self.settle_force(&pool_name, m, t, p, pairs));
         bounded(frees.collect::<Vec<_>>()).await?;
 
         let keys = PoolKeys::new(pool);
@@ -383,41 +432,75 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Runs `settle.lua` for one player: `check` mode without `pairs`, `force` mode
-    /// with the (mode, value) pairs withdrawn. Returns what `check` found live.
-    async fn settle_player(
+    /// Runs `settle.lua` in `check` mode for `players` (of one match). Returns, per
+    /// player, what it found live (empty: settled).
+    async fn settle_check(
+        &self,
+        pool_name: &str,
+        players: &[(&Match, &TicketId, &PlayerId)],
+    ) -> Result<Vec<Vec<String>>, StoreError> {
+        let Some((m, ..)) = players.first() else {
+            return Ok(Vec::new());
+        };
+        let mut inv = self.scripts.settle.prepare_invoke();
+        for (_, _, player) in players {
+            let pk = PlayerKeys::new(player);
+            inv.key(pk.active)
+                .key(pk.tickets)
+                .key(pk.history)
+                .key(pk.reservation)
+                .key(pk.in_match);
+        }
+        settle_args(&mut inv, pool_name, m, "check");
+        for (_, ticket, _) in players {
+            inv.arg(ticket.as_str());
+        }
+        let got: Vec<Vec<String>> = inv.invoke_async(&mut self.conn()).await?;
+        if got.len() != players.len() {
+            return Err(StoreError::Corrupt(format!(
+                "settle.lua answered for {} players of {}",
+                got.len(),
+                players.len()
+            )));
+        }
+        Ok(got)
+    }
+
+    /// Runs `settle.lua` in `force` mode for one player, forgetting the (mode,
+    /// live-ticket value) `pairs` withdrawn.
+    async fn settle_force(
         &self,
         pool_name: &str,
         m: &Match,
-        json: &str,
         ticket: &TicketId,
         player: &PlayerId,
-        pairs: Option<&[String]>,
-    ) -> Result<Vec<String>, StoreError> {
+        pairs: &[String],
+    ) -> Result<(), StoreError> {
         let pk = PlayerKeys::new(player);
-        let ongoing = !m.lifecycle.initial_status().is_terminal();
         let mut inv = self.scripts.settle.prepare_invoke();
-        inv.key(&pk.active)
-            .key(&pk.tickets)
-            .key(&pk.history)
-            .key(&pk.reservation)
-            .key(&pk.in_match)
-            .arg(m.id.as_str())
-            .arg(pool_name)
-            .arg(ticket.as_str())
-            .arg(json)
-            .arg(m.created_at)
-            .arg(HISTORY_LEN)
-            .arg(super::PLAYER_TTL_SECS)
-            .arg(if pairs.is_some() { "force" } else { "check" })
-            .arg(if ongoing {
-                format!("{}|{pool_name}", m.id)
-            } else {
-                String::new()
-            });
-        for v in pairs.unwrap_or_default() {
+        inv.key(pk.active)
+            .key(pk.tickets)
+            .key(pk.history)
+            .key(pk.reservation)
+            .key(pk.in_match);
+        settle_args(&mut inv, pool_name, m, "force");
+        inv.arg(ticket.as_str());
+        for v in pairs {
             inv.arg(v);
         }
-        Ok(inv.invoke_async(&mut self.conn()).await?)
+        let _: Vec<Vec<String>> = inv.invoke_async(&mut self.conn()).await?;
+        Ok(())
     }
+}
+
+/// The arguments `settle.lua` takes for every player of `m`.
+fn settle_args(inv: &mut redis::ScriptInvocation<'_>, pool_name: &str, m: &Match, mode: &str) {
+    let ongoing = !m.lifecycle.initial_status().is_terminal();
+    inv.arg(m.id.as_str())
+        .arg(pool_name)
+        .arg(m.created_at)
+        .arg(HISTORY_LEN)
+        .arg(super::PLAYER_TTL_SECS)
+        .arg(mode)
+        .arg(u8::from(ongoing));
 }

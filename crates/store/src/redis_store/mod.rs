@@ -6,6 +6,7 @@
 mod conn;
 mod cross;
 mod fleet;
+mod history;
 mod leading;
 mod lifecycle;
 mod limits;
@@ -31,7 +32,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OnceCell, mpsc};
 
-/// How long the player's ticket index and history live after their last write.
+/// How long the player's ticket index and history live after their last write, and
+/// a match's archived JSON (what histories point to) after its commit.
 const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
 /// How long an untouched party's keys live.
 const PARTY_TTL_MS: u64 = crate::PARTY_TTL.as_millis() as u64;
@@ -718,15 +720,7 @@ impl Store for RedisStore {
         player: &PlayerId,
         limit: usize,
     ) -> Result<Vec<Match>, StoreError> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let pk = PlayerKeys::new(player);
-        let raw: Vec<String> = self
-            .conn()
-            .zrevrange(&pk.history, 0, limit as isize - 1)
-            .await?;
-        raw.iter().map(|j| Ok(serde_json::from_str(j)?)).collect()
+        self.history(player, limit).await
     }
 
     async fn claim(

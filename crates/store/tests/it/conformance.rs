@@ -376,6 +376,40 @@ async fn purge_forgets_finished_tickets(h: Harness) {
     assert!(h.store.ticket(&a.owner, &a.id).await.unwrap().is_some());
 }
 
+/// A player's history outlives the pool's retention: the match is purged from the
+/// pool (its record is gone) but both players still list it.
+async fn history_outlives_the_purge(h: Harness) {
+    let a = ticket(1, 1500.0);
+    let b = ticket(2, 1510.0);
+    h.store.enqueue(&a).await.unwrap();
+    h.store.enqueue(&b).await.unwrap();
+    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    h.store
+        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
+        .await
+        .unwrap();
+    h.store
+        .fan_out(&pool(), std::slice::from_ref(&m))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(h.store.purge(&pool(), Duration::ZERO).await.unwrap() >= 3);
+    assert!(
+        h.store
+            .match_record(&pool(), &m.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    for owner in [&a.owner, &b.owner] {
+        assert_eq!(
+            h.store.player_matches(owner, 10).await.unwrap(),
+            vec![m.clone()]
+        );
+    }
+}
+
 /// A party whose member is busy is refused whole: the members taken before the busy
 /// one are given back, and every member can read and cancel a queued party ticket.
 async fn party_tickets_claim_every_member_or_none(h: Harness) {
@@ -432,4 +466,5 @@ crate::both_stores!(
     heartbeat_keeps_the_lease,
     fan_out_reaches_history_and_subscribers,
     purge_forgets_finished_tickets,
+    history_outlives_the_purge,
 );

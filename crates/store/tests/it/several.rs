@@ -137,8 +137,18 @@ async fn first_match_withdraws_the_other_modes(h: Harness) {
         s.cancel(&b.players[0], &b.id).await.unwrap(),
         CancelOutcome::AlreadyCancelled
     );
-    // Once matched, the player may queue again for the same mode.
+    // Once matched, the player may queue again for the same mode, and so may the
+    // other (settled with p1 in one call on a single node, p1 after withdrawing);
+    // both list the match.
     assert_eq!(s.enqueue(&again).await.unwrap(), EnqueueOutcome::Queued);
+    let other_again = ticket(&["p2"], "ranked", &["eu"]);
+    assert_eq!(
+        s.enqueue(&other_again).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+    for p in [&a.players[0], &other.players[0]] {
+        assert_eq!(s.player_matches(p, 10).await.unwrap(), vec![m.clone()]);
+    }
 }
 
 async fn a_player_matched_elsewhere_blocks_the_other_commit(h: Harness) {
