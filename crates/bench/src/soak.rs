@@ -186,7 +186,7 @@ pub async fn run(args: SoakArgs) -> Result<()> {
             redis_bytes,
         };
         println!(
-            "{:>6.0}s  keys {:>7} ({:>6} of players)  redis {:>6.1} MiB  rss MiB {}  created {} accepted {} declined {} ignored {} cancelled {} errors {}",
+            "{:>6.0}s  keys {:>7} ({:>6} kept 30 days)  redis {:>6.1} MiB  rss MiB {}  created {} accepted {} declined {} ignored {} cancelled {} errors {}",
             s.t,
             s.keys,
             s.player_keys,
