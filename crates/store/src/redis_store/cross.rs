@@ -444,12 +444,7 @@ impl RedisStore {
         };
         let mut inv = self.scripts.settle.prepare_invoke();
         for (_, _, player) in players {
-            let pk = PlayerKeys::new(player);
-            inv.key(pk.active)
-                .key(pk.tickets)
-                .key(pk.history)
-                .key(pk.reservation)
-                .key(pk.in_match);
+            settle_keys(&mut inv, player);
         }
         settle_args(&mut inv, pool_name, m, "check");
         for (_, ticket, _) in players {
@@ -476,13 +471,8 @@ impl RedisStore {
         player: &PlayerId,
         pairs: &[String],
     ) -> Result<(), StoreError> {
-        let pk = PlayerKeys::new(player);
         let mut inv = self.scripts.settle.prepare_invoke();
-        inv.key(pk.active)
-            .key(pk.tickets)
-            .key(pk.history)
-            .key(pk.reservation)
-            .key(pk.in_match);
+        settle_keys(&mut inv, player);
         settle_args(&mut inv, pool_name, m, "force");
         inv.arg(ticket.as_str());
         for v in pairs {
@@ -491,6 +481,16 @@ impl RedisStore {
         let _: Vec<Vec<String>> = inv.invoke_async(&mut self.conn()).await?;
         Ok(())
     }
+}
+
+/// The five keys `settle.lua` takes for each player.
+fn settle_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
+    let pk = PlayerKeys::new(player);
+    inv.key(pk.active)
+        .key(pk.tickets)
+        .key(pk.history)
+        .key(pk.reservation)
+        .key(pk.in_match);
 }
 
 /// The arguments `settle.lua` takes for every player of `m`.

@@ -1,7 +1,9 @@
 //! The store contract, checked the same way on both implementations.
 
 use crate::{Harness, pool, ticket};
-use mm_domain::{Event, Match, MatchId, MatchTicket, PlayerId, TicketId, TicketStatus, now_ms};
+use mm_domain::{
+    Event, Match, MatchId, MatchTicket, PlayerId, Ticket, TicketId, TicketStatus, now_ms,
+};
 use mm_store::{CancelOutcome, Claimed, EnqueueOutcome};
 use std::time::Duration;
 
@@ -209,7 +211,8 @@ async fn cancel_while_held_blocks_the_match(h: Harness) {
     );
 }
 
-async fn cancel_matched_is_refused(h: Harness) {
+/// Two tickets queued, claimed and committed as one match.
+async fn commit_pair(h: &Harness) -> (Ticket, Ticket, Match) {
     let a = ticket(1, 1500.0);
     let b = ticket(2, 1500.0);
     h.store.enqueue(&a).await.unwrap();
@@ -220,6 +223,11 @@ async fn cancel_matched_is_refused(h: Harness) {
         .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
         .await
         .unwrap();
+    (a, b, m)
+}
+
+async fn cancel_matched_is_refused(h: Harness) {
+    let (a, _, m) = commit_pair(&h).await;
     assert_eq!(
         h.store.cancel(&a.owner, &a.id).await.unwrap(),
         CancelOutcome::Matched(m.id.clone())
@@ -379,16 +387,7 @@ async fn purge_forgets_finished_tickets(h: Harness) {
 /// A player's history outlives the pool's retention: the match is purged from the
 /// pool (its record is gone) but both players still list it.
 async fn history_outlives_the_purge(h: Harness) {
-    let a = ticket(1, 1500.0);
-    let b = ticket(2, 1510.0);
-    h.store.enqueue(&a).await.unwrap();
-    h.store.enqueue(&b).await.unwrap();
-    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
-    let m = make_match(&[&claimed[0], &claimed[1]]);
-    h.store
-        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
-        .await
-        .unwrap();
+    let (a, b, m) = commit_pair(&h).await;
     h.store
         .fan_out(&pool(), std::slice::from_ref(&m))
         .await
