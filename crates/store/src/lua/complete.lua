@@ -8,32 +8,79 @@
 -- has a step to take, an entry in the due set.
 -- The committed tickets leave the waiting-since zset here, at once (depths.lua
 -- would drop them one by one when they reach its head).
+--
+-- Single node only, 'f' (fast): a match whose players were not reserved, passed
+-- with their keys. It commits as 'c' would only if every player is simple: no
+-- reservation (no cross-pool commit has them) and one live entry, this match's
+-- ticket in this pool alone. Then no other match can take them (their one ticket
+-- is held here) and this script also settles them as settle.lua would: the
+-- history, the live entry, the in-match mark. A match with a player who is not
+-- simple is left untouched and returned for the cross-slot protocol.
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
---       counter, 10 waiting-since zset
+--       counter, 10 waiting-since zset, then ('f' matches) five keys per player as
+--       settle.lua takes them: active hash, ticket index hash, history zset,
+--       reservation string, in-match string
 -- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
 --       leader's fencing token ('' for a worker that is not a pool leader), 4 prefix
---       of the archived match JSON, 5 its time to live (s), then
+--       of the archived match JSON, 5 its time to live (s, also the histories'),
+--       6 history length, 7 the pool's name, then
 --       repeated groups: match id, match JSON,
---       'c' to try or 'a' to abort, status, ready-check deadline ('' none), player
---       count, due time ('' none), status after acceptance, disconnect grace ms,
---       ticket count n, n ticket ids
--- Returns the ids of the committed matches.
+--       'c' to try, 'a' to abort or 'f' to try fast, status, ready-check deadline
+--       ('' none), player count, due time ('' none), status after acceptance,
+--       disconnect grace ms, ticket count n, n ticket ids, then for 'f': created at,
+--       1 if the match is not over (else 0), player count p, p pairs: index of the
+--       player's first key in KEYS, the player's ticket id
+-- Returns {committed ids, of those the ones settled here ('f'), 'f' matches left
+-- for the protocol}.
 fenced(KEYS[9], ARGV[3])
--- As a string once: Lua formats a number each time it is passed to Redis.
+-- As strings once: Lua formats a number each time it is passed to Redis.
 local now = string.format('%d', now_ms())
-local committed = {}
-local i = 6
+local trim = string.format('%d', -tonumber(ARGV[6]) - 1)
+local pool = ARGV[7]
+
+-- The live entry's mode of each player of an 'f' group whose pairs start at
+-- ARGV[at], if every one of them is simple; else nil.
+local function simple(at, p)
+  local modes = {}
+  for q = 0, p - 1 do
+    local k, ticket = tonumber(ARGV[at + 2 * q]), ARGV[at + 2 * q + 1]
+    if redis.call('EXISTS', KEYS[k + 3]) == 1 then return nil end
+    local active = redis.call('HGETALL', KEYS[k])
+    if #active ~= 2 or active[2] ~= ticket .. '|' .. pool then return nil end
+    modes[q + 1] = active[1]
+  end
+  return modes
+end
+
+-- Settles the players of an 'f' group (as settle.lua would): `modes` from simple().
+local function settle(at, p, modes, mid, created, ongoing)
+  local ref = mid .. '|' .. pool
+  for q = 0, p - 1 do
+    local k = tonumber(ARGV[at + 2 * q])
+    if ongoing then redis.call('SET', KEYS[k + 4], ref, 'EX', ARGV[5]) end
+    redis.call('ZADD', KEYS[k + 2], created, ref)
+    redis.call('ZREMRANGEBYRANK', KEYS[k + 2], 0, trim)
+    redis.call('EXPIRE', KEYS[k + 2], ARGV[5])
+    redis.call('HDEL', KEYS[k], modes[q + 1])
+  end
+end
+
+local committed, fast, left = {}, {}, {}
+local i = 8
 while i <= #ARGV do
-  local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2] == 'c'
+  local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local status, deadline, players, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   local next_status, grace = ARGV[i + 7], ARGV[i + 8]
   local n = tonumber(ARGV[i + 9])
-  i = i + 6
-  local ok = try and not redis.call('HGET', KEYS[6], mid)
+  local first = i + 10
+  -- The 'f' extension: created at, ongoing, p, then the pairs.
+  local ext, p = first + n, 0
+  if try == 'f' then p = tonumber(ARGV[ext + 2]) end
+  local ok = try ~= 'a' and not redis.call('HGET', KEYS[6], mid)
   if ok then
     local ids = {}
-    for j = 1, n do ids[j] = ARGV[i + 3 + j] end
+    for j = 1, n do ids[j] = ARGV[first + j - 1] end
     local states = redis.call('HMGET', KEYS[1], unpack(ids))
     for j = 1, n do
       if states[j] ~= 's' or not redis.call('ZSCORE', KEYS[2], ids[j]) then
@@ -42,10 +89,15 @@ while i <= #ARGV do
       end
     end
   end
-  if ok then
+  local modes
+  if ok and try == 'f' then modes = simple(ext + 3, p) end
+  if ok and try == 'f' and not modes then
+    -- Left for the protocol, untouched.
+    left[#left + 1] = mid
+  elseif ok then
     local ids, states, done = {}, {}, {}
     for j = 1, n do
-      local id = ARGV[i + 3 + j]
+      local id = ARGV[first + j - 1]
       ids[#ids + 1] = id
       states[#states + 1] = id
       states[#states + 1] = 'm:' .. mid
@@ -72,10 +124,15 @@ while i <= #ARGV do
     redis.call('ZADD', KEYS[5], now, mid)
     redis.call('LPUSH', KEYS[8], mid)
     committed[#committed + 1] = mid
+    if try == 'f' then
+      settle(ext + 3, p, modes, mid, ARGV[ext], ARGV[ext + 1] == '1')
+      fast[#fast + 1] = mid
+    end
   elseif redis.call('HSETNX', KEYS[6], mid, 'a') == 1 then
     redis.call('ZADD', KEYS[4], now, mid)
   end
-  i = i + 4 + n
+  i = first + n
+  if try == 'f' then i = ext + 3 + 2 * p end
 end
 if #committed > 0 then redis.call('LTRIM', KEYS[8], 0, tonumber(ARGV[2]) - 1) end
-return committed
+return {committed, fast, left}

@@ -47,6 +47,38 @@ fn failpoint_pause_after_reserve() -> bool {
     })
 }
 
+/// The ids of matches this process committed and settled at once (the fast
+/// path), until their fan-out, which then only publishes.
+#[derive(Default)]
+pub(super) struct SettledAtCommit(std::sync::Mutex<BTreeSet<String>>);
+
+impl SettledAtCommit {
+    /// Beyond this many unclaimed ids (fan-outs that failed and were left to the
+    /// supervisor) the set starts over: a forgotten id only costs a second,
+    /// idempotent settle.
+    const MAX: usize = 100_000;
+
+    fn note(&self, ids: Vec<String>) {
+        if ids.is_empty() {
+            return;
+        }
+        let mut set = self.0.lock().expect("settled-at-commit lock");
+        if set.len() + ids.len() > Self::MAX {
+            set.clear();
+        }
+        set.extend(ids);
+    }
+
+    /// Removes and returns the ids of `matches` that were settled at commit.
+    fn take(&self, matches: &[Match]) -> BTreeSet<String> {
+        let mut set = self.0.lock().expect("settled-at-commit lock");
+        matches
+            .iter()
+            .filter_map(|m| set.take(m.id.as_str()))
+            .collect()
+    }
+}
+
 /// How a contended reservation ends for the match that asked.
 enum Contest {
     /// The holder is out of the way: replace its reservation.
@@ -74,9 +106,77 @@ impl<'a> Holder<'a> {
 }
 
 impl RedisStore {
+    /// Commits `matches` in `pool` (see the module doc). Returns the committed ids.
+    /// On a single node a match whose players are all simple commits and settles
+    /// in one step (`complete.lua`'s fast path); the rest take the protocol.
+    pub(super) async fn commit(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: Option<u64>,
+        matches: &[Match],
+        lease: Duration,
+    ) -> Result<Vec<MatchId>, StoreError> {
+        if self.players_per_call() == 1 || failpoint_pause_after_reserve() {
+            return self
+                .commit_reserved(worker, pool, fence, matches, lease)
+                .await;
+        }
+        let (mut ids, left) = self.commit_fast(worker, pool, fence, matches).await?;
+        if !left.is_empty() {
+            ids.extend(
+                self.commit_reserved(worker, pool, fence, &left, lease)
+                    .await?,
+            );
+        }
+        Ok(ids)
+    }
+
+    /// Single node: commits and settles at once the matches whose players are all
+    /// simple (no reservation, one live entry: this ticket in this pool). Returns
+    /// the committed ids and the matches left for the protocol.
+    async fn commit_fast(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: Option<u64>,
+        matches: &[Match],
+    ) -> Result<(Vec<MatchId>, Vec<Match>), StoreError> {
+        let keys = PoolKeys::new(pool);
+        let mut inv = self.scripts.complete.prepare_invoke();
+        complete_header(&mut inv, &keys, worker, pool, fence);
+        let mut next_key = COMPLETE_KEYS + 1;
+        for m in matches {
+            complete_group(&mut inv, m, "f")?;
+            inv.arg(m.created_at)
+                .arg(u8::from(!m.lifecycle.initial_status().is_terminal()))
+                .arg(m.player_count());
+            for t in &m.tickets {
+                for player in &t.players {
+                    settle_keys(&mut inv, player);
+                    inv.arg(next_key).arg(t.ticket_id.as_str());
+                    next_key += 5;
+                }
+            }
+        }
+        let (committed, fast, left): Completed = inv.invoke_async(&mut self.conn()).await?;
+        self.settled_at_commit.note(fast);
+        let left: BTreeSet<String> = left.into_iter().collect();
+        let ids = committed
+            .into_iter()
+            .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .collect::<Result<_, _>>()?;
+        let rest = matches
+            .iter()
+            .filter(|m| left.contains(m.id.as_str()))
+            .cloned()
+            .collect();
+        Ok((ids, rest))
+    }
+
     /// Reserves the players of `matches`, then commits in `pool` those that got all
     /// their players (see the module doc). Returns the committed ids.
-    pub(super) async fn commit(
+    async fn commit_reserved(
         &self,
         worker: &str,
         pool: &Pool,
@@ -149,41 +249,14 @@ impl RedisStore {
 
         let keys = PoolKeys::new(pool);
         let mut inv = self.scripts.complete.prepare_invoke();
-        inv.key(&keys.state)
-            .key(keys.held(worker))
-            .key(&keys.matches)
-            .key(&keys.done)
-            .key(&keys.outbox)
-            .key(&keys.decisions)
-            .key(&keys.due)
-            .key(&keys.recent)
-            .key(&keys.fence)
-            .key(&keys.since)
-            .arg(&keys.life_prefix)
-            .arg(crate::RECENT_MATCHES)
-            .arg(super::leading::fence_arg(fence))
-            .arg(&keys.archive_prefix)
-            .arg(super::PLAYER_TTL_SECS);
+        complete_header(&mut inv, &keys, worker, pool, fence);
         for (m, lost) in matches.iter().zip(&lost) {
-            let (record, due) = MatchRecord::committed(m.clone());
-            inv.arg(m.id.as_str())
-                .arg(serde_json::to_string(m)?)
-                .arg(if *lost { "a" } else { "c" })
-                .arg(record.status.as_str())
-                .arg(record.deadline.map(|d| d.to_string()).unwrap_or_default())
-                .arg(m.player_count())
-                .arg(due.map(|d| d.to_string()).unwrap_or_default())
-                .arg(m.lifecycle.after_acceptance().as_str())
-                .arg(m.lifecycle.disconnect_grace_ms)
-                .arg(m.tickets.len());
-            for t in &m.tickets {
-                inv.arg(t.ticket_id.as_str());
-            }
+            complete_group(&mut inv, m, if *lost { "a" } else { "c" })?;
         }
         // A fenced-off leader commits nothing: its reservations are given back
         // like an aborted match's, then it hears why.
-        let (ids, fenced) = match inv.invoke_async::<Vec<String>>(&mut self.conn()).await {
-            Ok(ids) => (ids, None),
+        let (ids, fenced) = match inv.invoke_async::<Completed>(&mut self.conn()).await {
+            Ok((ids, ..)) => (ids, None),
             Err(e) => match StoreError::from(e) {
                 e @ StoreError::Fenced(_) => (Vec::new(), Some(e)),
                 e => return Err(e),
@@ -309,8 +382,12 @@ impl RedisStore {
     /// Settles committed matches of `pool` (step 3 of the module doc).
     pub(super) async fn settle(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         let pool_name = pool.name();
+        // Matches this process committed on the fast path are settled already;
+        // after a crash the supervisor settles them again, which changes nothing.
+        let settled = self.settled_at_commit.take(matches);
         let players: Vec<(&Match, &TicketId, &PlayerId)> = matches
             .iter()
+            .filter(|m| !settled.contains(m.id.as_str()))
             .flat_map(|m| {
                 m.tickets
                     .iter()
@@ -481,6 +558,64 @@ impl RedisStore {
         let _: Vec<Vec<String>> = inv.invoke_async(&mut self.conn()).await?;
         Ok(())
     }
+}
+
+/// `complete.lua`'s answer: the committed ids, those of them settled at once (the
+/// fast path), and the fast-path matches left for the protocol.
+type Completed = (Vec<String>, Vec<String>, Vec<String>);
+
+/// The keys `complete.lua` takes before the players' (see the script).
+const COMPLETE_KEYS: usize = 10;
+
+/// `complete.lua`'s keys and the arguments before the matches.
+fn complete_header(
+    inv: &mut redis::ScriptInvocation<'_>,
+    keys: &PoolKeys,
+    worker: &str,
+    pool: &Pool,
+    fence: Option<u64>,
+) {
+    inv.key(&keys.state)
+        .key(keys.held(worker))
+        .key(&keys.matches)
+        .key(&keys.done)
+        .key(&keys.outbox)
+        .key(&keys.decisions)
+        .key(&keys.due)
+        .key(&keys.recent)
+        .key(&keys.fence)
+        .key(&keys.since)
+        .arg(&keys.life_prefix)
+        .arg(crate::RECENT_MATCHES)
+        .arg(super::leading::fence_arg(fence))
+        .arg(&keys.archive_prefix)
+        .arg(super::PLAYER_TTL_SECS)
+        .arg(HISTORY_LEN)
+        .arg(pool.name());
+}
+
+/// One match's group of `complete.lua` arguments, to try (`c`), abort (`a`) or
+/// try fast (`f`, followed by its players).
+fn complete_group(
+    inv: &mut redis::ScriptInvocation<'_>,
+    m: &Match,
+    try_as: &str,
+) -> Result<(), StoreError> {
+    let (record, due) = MatchRecord::committed(m.clone());
+    inv.arg(m.id.as_str())
+        .arg(serde_json::to_string(m)?)
+        .arg(try_as)
+        .arg(record.status.as_str())
+        .arg(record.deadline.map(|d| d.to_string()).unwrap_or_default())
+        .arg(m.player_count())
+        .arg(due.map(|d| d.to_string()).unwrap_or_default())
+        .arg(m.lifecycle.after_acceptance().as_str())
+        .arg(m.lifecycle.disconnect_grace_ms)
+        .arg(m.tickets.len());
+    for t in &m.tickets {
+        inv.arg(t.ticket_id.as_str());
+    }
+    Ok(())
 }
 
 /// The five keys `settle.lua` takes for each player.

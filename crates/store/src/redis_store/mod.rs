@@ -90,6 +90,8 @@ pub struct RedisStore {
     /// Replicas that must hold a new ticket before `enqueue` returns, and how
     /// long to wait for them (`WAIT`); none by default.
     replication: Option<(u32, Duration)>,
+    /// Matches committed and settled in one step, until their fan-out.
+    settled_at_commit: cross::SettledAtCommit,
 }
 
 impl RedisStore {
@@ -332,6 +334,7 @@ impl RedisStore {
             wakes_feed: OnceCell::new(),
             rates: std::sync::OnceLock::new(),
             replication: None,
+            settled_at_commit: Default::default(),
         }
     }
 

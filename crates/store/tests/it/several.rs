@@ -413,3 +413,100 @@ crate::every_deployment!(
     cancel_reaches_every_region,
     racing_workers_never_double_book,
 );
+
+/// On a single node a match whose players each have one live ticket, waiting in
+/// this pool alone, commits and settles in one script: no reservation is written,
+/// and its players are free and list the match before the fan-out, which then
+/// only publishes. A match with a player queued elsewhere takes the protocol
+/// (reservations, then settling at the fan-out), in the same call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_node_settles_simple_players_at_commit() {
+    let server = mm_testkit::RedisServer::start();
+    let s = mm_store::RedisStore::connect(&server.url()).await.unwrap();
+    let mut admin = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let ranked = Pool::new("ranked", "eu");
+    let a = ticket(&["p1"], "ranked", &["eu"]);
+    let b = ticket(&["p2"], "ranked", &["eu"]);
+    let party = ticket(&["p3", "p4"], "ranked", &["eu"]);
+    let c = ticket(&["p5"], "ranked", &["eu"]);
+    let c_casual = ticket(&["p5"], "casual", &["eu"]);
+    let d = ticket(&["p6"], "ranked", &["eu"]);
+    let mut heard = s.subscribe(&a.players[0]).await.unwrap();
+    for t in [&a, &b, &party, &c, &c_casual, &d] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    assert_eq!(
+        s.claim("w1", &ranked, 10, 0.0, LEASE).await.unwrap().len(),
+        5
+    );
+    let simple = make_match(&ranked, &[&a, &b, &party]);
+    let other = make_match(&ranked, &[&c, &d]);
+    let both = [simple.clone(), other.clone()];
+    let done = s.complete("w1", &ranked, &both, LEASE).await.unwrap();
+    assert_eq!(
+        done.iter().collect::<BTreeSet<_>>(),
+        BTreeSet::from([&simple.id, &other.id])
+    );
+
+    let reserved = |p: &str| format!("mm:{{u:{p}}}:resv");
+    for p in ["p1", "p2", "p3", "p4"] {
+        let player = PlayerId::new(p).unwrap();
+        assert_eq!(
+            s.player_matches(&player, 10).await.unwrap(),
+            vec![simple.clone()]
+        );
+        let exists: bool = redis::cmd("EXISTS")
+            .arg(reserved(p))
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert!(!exists, "{p} was never reserved");
+    }
+    // Settled: p1 may queue again before the fan-out.
+    let again = ticket(&["p1"], "ranked", &["eu"]);
+    assert_eq!(s.enqueue(&again).await.unwrap(), EnqueueOutcome::Queued);
+    for p in ["p5", "p6"] {
+        let player = PlayerId::new(p).unwrap();
+        assert!(s.player_matches(&player, 10).await.unwrap().is_empty());
+        let held: Option<String> = redis::cmd("GET")
+            .arg(reserved(p))
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert!(held.unwrap().starts_with(other.id.as_str()), "{p} reserved");
+    }
+
+    s.fan_out(&ranked, &both).await.unwrap();
+    assert!(
+        s.stale_outbox(&ranked, Duration::ZERO)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    for p in ["p5", "p6"] {
+        let player = PlayerId::new(p).unwrap();
+        assert_eq!(
+            s.player_matches(&player, 10).await.unwrap(),
+            vec![other.clone()]
+        );
+    }
+    assert_eq!(
+        status(&s, &c_casual).await,
+        (TicketStatus::Cancelled, Some(MATCHED_ELSEWHERE.to_string()))
+    );
+    // The fan-out published the settled match's events all the same, once.
+    let completed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let Some(Event::Completed { ticket_id, .. }) = heard.recv().await {
+                break ticket_id;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(completed, a.id);
+}
