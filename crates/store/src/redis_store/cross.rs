@@ -22,6 +22,13 @@
 //!    (`settle.lua`: history, live-ticket index, reservation; while the match is
 //!    not over, the player's in-a-match mark keeps new tickets out).
 //!
+//! On a single node, where one script may touch every slot, a match whose players
+//! are all simple skips the protocol: no reservation holds them and their one live
+//! entry is the match's ticket in this pool alone, so their only ticket is held by
+//! the committing worker and no other match can take them. `complete.lua` checks
+//! that and commits and settles them in one step (its fast path); any other match
+//! is left untouched by it and goes through the three steps.
+//!
 //! Safety: a player's reservation by a committed match is never replaced, and it is
 //! dropped only after every other ticket of the player is withdrawn, so no entry of
 //! theirs can commit elsewhere meanwhile. Every step is idempotent; a crash at any
