@@ -21,6 +21,9 @@
 --       6 'check' or 'force', 7 1 if the match is not over (else 0), then
 --       check: each player's matched ticket id; force: the player's matched ticket
 --       id, then pairs: mode, value
+-- A player whose history already lists the match is settled already (the history
+-- is written last) and left alone in 'check' mode: a settle repeated after a crash
+-- must not withdraw the tickets queued since.
 -- Returns, per player in 'check' mode, {} when settled, else {pools of the matched
 -- ticket, mode, value, ...}; {} in 'force' mode.
 local ref = ARGV[1] .. '|' .. ARGV[2]
@@ -60,27 +63,34 @@ end
 local out = {}
 for p = 0, #KEYS / 5 - 1 do
   local k, ticket = p * 5 + 1, ARGV[8 + p]
-  mark(k)
-  local active = redis.call('HGETALL', KEYS[k])
-  local mine = ticket .. '|' .. ARGV[2]
-  local simple = #active > 0
-  for i = 2, #active, 2 do
-    if active[i] ~= mine then simple = false end
-  end
-  -- The matched ticket's pools: those its live entry names (written with the
-  -- index, by activate.lua), else the index's.
-  local own = ARGV[2]
-  if not simple then
-    own = redis.call('HGET', KEYS[k + 1], ticket) or ARGV[2]
-    simple = #active == 0 and own == ARGV[2]
-  end
-  if simple then
-    settle(k, active, true)
+  -- Settled already (the history is written last): a settle repeated after a
+  -- crash must not touch the tickets the player has queued since, nor mark them
+  -- in a match that may be over.
+  if redis.call('ZSCORE', KEYS[k + 2], ref) then
     out[#out + 1] = {}
   else
-    local live = {own}
-    for i = 1, #active do live[#live + 1] = active[i] end
-    out[#out + 1] = live
+    mark(k)
+    local active = redis.call('HGETALL', KEYS[k])
+    local mine = ticket .. '|' .. ARGV[2]
+    local simple = #active > 0
+    for i = 2, #active, 2 do
+      if active[i] ~= mine then simple = false end
+    end
+    -- The matched ticket's pools: those its live entry names (written with the
+    -- index, by activate.lua), else the index's.
+    local own = ARGV[2]
+    if not simple then
+      own = redis.call('HGET', KEYS[k + 1], ticket) or ARGV[2]
+      simple = #active == 0 and own == ARGV[2]
+    end
+    if simple then
+      settle(k, active, true)
+      out[#out + 1] = {}
+    else
+      local live = {own}
+      for i = 1, #active do live[#live + 1] = active[i] end
+      out[#out + 1] = live
+    end
   end
 end
 return out

@@ -406,7 +406,44 @@ async fn racing_workers_never_double_book(h: Harness) {
     );
 }
 
+/// A fan-out repeated after its players were settled (the supervisor's, when a
+/// worker died before dropping the outbox entry) changes nothing: the tickets the
+/// players queued since stay queued.
+async fn a_repeated_settle_leaves_new_tickets_alone(h: Harness) {
+    let s = &*h.store;
+    let ranked = Pool::new("ranked", "eu");
+    let a = ticket(&["p1"], "ranked", &["eu"]);
+    let b = ticket(&["p2"], "ranked", &["eu"]);
+    for t in [&a, &b] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    assert_eq!(
+        s.claim("w1", &ranked, 10, 0.0, LEASE).await.unwrap().len(),
+        2
+    );
+    let m = make_match(&ranked, &[&a, &b]);
+    let both = std::slice::from_ref(&m);
+    assert_eq!(
+        s.complete("w1", &ranked, both, LEASE).await.unwrap(),
+        vec![m.id.clone()]
+    );
+    s.fan_out(&ranked, both).await.unwrap();
+    let casual = ticket(&["p1"], "casual", &["eu"]);
+    let ranked_again = ticket(&["p2"], "ranked", &["eu"]);
+    for t in [&casual, &ranked_again] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    s.fan_out(&ranked, both).await.unwrap();
+    for t in [&casual, &ranked_again] {
+        assert_eq!(status(s, t).await, (TicketStatus::Queued, None));
+    }
+    for p in [&a.players[0], &b.players[0]] {
+        assert_eq!(s.player_matches(p, 10).await.unwrap(), vec![m.clone()]);
+    }
+}
+
 crate::every_deployment!(
+    a_repeated_settle_leaves_new_tickets_alone,
     first_match_withdraws_the_other_modes,
     a_player_matched_elsewhere_blocks_the_other_commit,
     a_ticket_in_several_regions_matches_once,
