@@ -169,10 +169,7 @@ impl RedisStore {
         let (committed, fast, left): Completed = inv.invoke_async(&mut self.conn()).await?;
         self.settled_at_commit.note(fast);
         let left: BTreeSet<String> = left.into_iter().collect();
-        let ids = committed
-            .into_iter()
-            .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect::<Result<_, _>>()?;
+        let ids = match_ids(committed)?;
         let rest = matches
             .iter()
             .filter(|m| left.contains(m.id.as_str()))
@@ -295,9 +292,7 @@ impl RedisStore {
         if let Some(e) = fenced {
             return Err(e);
         }
-        ids.into_iter()
-            .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        match_ids(ids)
     }
 
     /// Sets each player's reservation to `value` if free, ours, or `replacing`.
@@ -565,6 +560,13 @@ impl RedisStore {
         let _: Vec<Vec<String>> = inv.invoke_async(&mut self.conn()).await?;
         Ok(())
     }
+}
+
+/// The match ids a script answered.
+fn match_ids(raw: Vec<String>) -> Result<Vec<MatchId>, StoreError> {
+    raw.into_iter()
+        .map(|id| MatchId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
+        .collect()
 }
 
 /// `complete.lua`'s answer: the committed ids, those of them settled at once (the
