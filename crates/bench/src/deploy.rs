@@ -172,6 +172,7 @@ impl Deployment {
     /// would.
     pub fn port(workers: usize) -> Result<Self> {
         use super::pipeline::{port_supervisor, port_worker};
+        use super::seed000::worker::Poll;
         use super::seed000::{HEARTBEAT_INTERVAL, LOCK_TTL, SUPERVISE_INTERVAL};
         let redis = RedisServer::start();
         let dir = tempfile::tempdir()?;
@@ -190,6 +191,7 @@ impl Deployment {
                 2,
                 LOCK_TTL,
                 HEARTBEAT_INTERVAL,
+                Poll::Ticker,
             )?;
             others.push(Proc::spawn(&format!("worker-{i}"), cmd, dir.path()));
         }

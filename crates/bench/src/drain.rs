@@ -6,8 +6,11 @@
 //! tickets/s, the workers' peak RSS and Redis CPU per ticket by command (from
 //! `INFO commandstats`, taken when 99% are matched, before the idle tail), beside two
 //! baselines in the same command: the seed-000 port ([`super::seed000`]: seed
-//! 000's own scripts, keys and worker loop) and our pipeline run with seed 000's
-//! settings and formation.
+//! 000's own scripts, keys and worker loop; its consumers poll on a ticker, so it
+//! drains a pool of its own size, `--port-tickets`), the port with consumers that
+//! claim again at once (`port-eager`), and our pipeline run with seed 000's
+//! settings and formation. Each run also reports how many samples found its
+//! processing depth at zero while the queue drained: the seed reports every one.
 //!
 //! `--record-metrics on,off` runs ours again with every process's metrics off
 //! (`METRICS=false`), and `--rounds N` repeats the whole plan, interleaved: the
@@ -17,6 +20,7 @@ use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
 use super::pipeline::{Watch, port_supervisor, port_worker, worker_ids};
 use super::redis_info::{command_usec, redis_cpu_usec};
+use super::seed000::worker::Poll;
 use super::{BENCH_MODE, Output, SEED000_SUPERVISE, SEED000_WORKER, matchmaker, progress, seed000};
 use anyhow::{Result, bail};
 use clap::Args;
@@ -40,6 +44,11 @@ pub struct DrainArgs {
     /// Tickets claimed per poll.
     #[arg(long, default_value_t = 100)]
     pub claim_batch_size: usize,
+    /// At most this many tickets for the `port` baseline (seed 000's own drain:
+    /// 10,000). Its consumers claim 10 tickets per 100 ms tick, so its rate is
+    /// steady and a larger pool only takes longer.
+    #[arg(long, default_value_t = 10_000)]
+    pub port_tickets: usize,
     #[command(flatten)]
     pub baselines: Baselines,
     /// Use this Redis (redis://HOST:PORT on loopback) instead of a redis-server the
@@ -75,14 +84,16 @@ pub struct Baselines {
     #[arg(long)]
     pub no_baseline: bool,
     /// The baselines, comma-separated: `port` (seed 000's pipeline ported: its
-    /// scripts, keys and worker loop), `settings` (our pipeline with seed 000's
+    /// scripts, keys and worker loop, a consumer cycle per 100 ms tick),
+    /// `port-eager` (the same with consumers that claim again at once after a
+    /// cycle that formed a match), `settings` (our pipeline with seed 000's
     /// settings and formation: claim batch 10, tightest-spread runs, 30 s lease,
     /// 2 s heartbeat, 5 s supervisor, no wake-ups).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "port,settings"
+        default_value = "port,port-eager,settings"
     )]
     pub baseline: Vec<Baseline>,
 }
@@ -103,6 +114,8 @@ impl Baselines {
 pub enum Baseline {
     /// Seed 000's pipeline, ported (`crates/bench/src/seed000`).
     Port,
+    /// The port with eager consumers (`--poll eager`).
+    PortEager,
     /// Our pipeline with seed 000's settings and formation.
     Settings,
 }
@@ -116,17 +129,20 @@ enum Pipeline {
     /// Ours with pool leaders (`COORDINATION=leader`).
     Leader,
     Seed000Settings,
-    Seed000Port,
+    Seed000Port(Poll),
 }
 
 /// Labels of the baselines (their rounds add " #N").
 const PORT: &str = "seed-000 port";
+const PORT_EAGER: &str = "seed-000 port, eager";
 const SETTINGS: &str = "seed-000 settings";
 
 /// What one run measured.
 struct Outcome {
     label: String,
     batch: usize,
+    /// Tickets seeded.
+    tickets: usize,
     matched: u64,
     left: u64,
     t99: Option<Duration>,
@@ -149,9 +165,14 @@ struct Snapshot {
 }
 
 pub async fn run(args: DrainArgs) -> Result<()> {
-    if args.tickets < 2 || args.workers == 0 || args.rounds == 0 || args.record_metrics.is_empty() {
+    if args.tickets < 2
+        || args.port_tickets < 2
+        || args.workers == 0
+        || args.rounds == 0
+        || args.record_metrics.is_empty()
+    {
         bail!(
-            "--tickets must be at least 2, --workers and --rounds at least 1, --metrics not empty"
+            "--tickets and --port-tickets must be at least 2, --workers and --rounds at least 1, --metrics not empty"
         );
     }
     let mut outcomes = Vec::new();
@@ -175,7 +196,8 @@ pub async fn run(args: DrainArgs) -> Result<()> {
         }
         for b in args.baselines.chosen() {
             let (name, pipeline) = match b {
-                Baseline::Port => (PORT, Pipeline::Seed000Port),
+                Baseline::Port => (PORT, Pipeline::Seed000Port(Poll::Ticker)),
+                Baseline::PortEager => (PORT_EAGER, Pipeline::Seed000Port(Poll::Eager)),
                 Baseline::Settings => (SETTINGS, Pipeline::Seed000Settings),
             };
             outcomes.push(drain_once(&args, &format!("{name}{suffix}"), pipeline).await?);
@@ -185,15 +207,17 @@ pub async fn run(args: DrainArgs) -> Result<()> {
 }
 
 /// Tickets per second until 99% were matched.
-fn drain_rate(args: &DrainArgs, o: &Outcome) -> Option<f64> {
-    o.t99.map(|t| 0.99 * args.tickets as f64 / t.as_secs_f64())
+fn drain_rate(o: &Outcome) -> Option<f64> {
+    o.t99.map(|t| 0.99 * o.tickets as f64 / t.as_secs_f64())
 }
 
 /// The drain-rate ratios of comparable runs of each round, with their medians.
 fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
     let mut by_comparison: Vec<(&str, Vec<f64>)> = Vec::new();
     for o in outcomes {
-        let (base, other_label, name) = if let Some(rest) = o.label.strip_prefix(PORT) {
+        let (base, other_label, name) = if let Some(rest) = o.label.strip_prefix(PORT_EAGER) {
+            (o, format!("ours{rest}"), "ours / seed-000 port, eager")
+        } else if let Some(rest) = o.label.strip_prefix(PORT) {
             (o, format!("ours{rest}"), "ours / seed-000 port")
         } else if let Some(rest) = o.label.strip_prefix(SETTINGS) {
             (o, format!("ours{rest}"), "ours / seed-000 settings")
@@ -207,7 +231,7 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
         let Some(other) = outcomes.iter().find(|x| x.label == other_label) else {
             continue;
         };
-        if let (Some(a), Some(b)) = (drain_rate(args, other), drain_rate(args, base)) {
+        if let (Some(a), Some(b)) = (drain_rate(other), drain_rate(base)) {
             let r = a / b;
             println!(
                 "ratio {} / {} (drain rate): {r:.2}x",
@@ -229,7 +253,7 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
 fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
-        "{:<16} {:>6} {:>8} {:>5} {:>8} {:>8} {:>15} {:>15}",
+        "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8} {:>15} {:>15}",
         "run",
         "batch",
         "matched",
@@ -241,9 +265,9 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
     );
     for o in outcomes {
         let t99 = o.t99.map(|t| t.as_secs_f64());
-        let rate = t99.map(|t| 0.99 * args.tickets as f64 / t);
+        let rate = drain_rate(o);
         println!(
-            "{:<16} {:>6} {:>8} {:>5} {:>8} {:>8.2} {:>15} {:>15.2}",
+            "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8.2} {:>15} {:>15.2}",
             o.label,
             o.batch,
             o.matched,
@@ -260,7 +284,18 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
             .iter()
             .map(|k| format!("{:.1}", *k as f64 / 1024.0))
             .collect();
-        println!("{:<18} worker peak RSS (MiB): {}", o.label, rss.join(", "));
+        println!("{:<22} worker peak RSS (MiB): {}", o.label, rss.join(", "));
+    }
+    println!(
+        "\nprocessing depth until 99% were matched, sampled every 50 ms (seed 000: zero at every sample):"
+    );
+    for o in outcomes {
+        let (zero, of) = idle_samples(o);
+        println!(
+            "  {:<20} zero at {zero} of {of} samples, peak {}",
+            o.label,
+            o.samples.iter().map(|s| s.2).max().unwrap_or(0)
+        );
     }
     println!(
         "\ncommandstats per ticket (us) at the 99% mark (commands run by scripts also count inside evalsha):"
@@ -272,7 +307,7 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
             .take(12)
             .map(|(c, u)| format!("{c} {u:.2}"))
             .collect();
-        println!("  {:<16} {}", o.label, parts.join(", "));
+        println!("  {:<20} {}", o.label, parts.join(", "));
     }
     println!();
     ratios(args, outcomes);
@@ -316,6 +351,16 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
         },
     )?;
     Ok(())
+}
+
+/// Of the samples taken until 99% of the tickets were matched (the drain, not the
+/// few that wait for a partner after it), those that found the processing depth at
+/// zero, and how many there were.
+fn idle_samples(o: &Outcome) -> (usize, usize) {
+    let end = o.t99.unwrap_or(o.t_end).as_secs_f64();
+    let draining: Vec<_> = o.samples.iter().filter(|s| s.0 <= end).collect();
+    let zero = draining.iter().filter(|s| s.2 == 0).count();
+    (zero, draining.len())
 }
 
 fn ratings(n: usize, seed: u64) -> Vec<f64> {
@@ -370,16 +415,20 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         tag,
     } = RunRedis::new(args.redis_url.as_deref())?;
     let mut watch = match pipeline {
-        Pipeline::Seed000Port => Watch::port(&url, &pool, worker_ids(args.workers)).await?,
+        Pipeline::Seed000Port(_) => Watch::port(&url, &pool, worker_ids(args.workers)).await?,
         _ => Watch::ours(&url, &pool, &format!("bench-{tag}-")).await?,
     };
     let batch = match pipeline {
         Pipeline::Ours { .. } | Pipeline::Leader => args.claim_batch_size,
         _ => seed000::BATCH,
     };
-    eprintln!("[{label}] seeding {} tickets into {url} ...", args.tickets);
+    let tickets = match pipeline {
+        Pipeline::Seed000Port(Poll::Ticker) => args.tickets.min(args.port_tickets),
+        _ => args.tickets,
+    };
+    eprintln!("[{label}] seeding {tickets} tickets into {url} ...");
     watch
-        .seed(&bench_tickets(&pool, args.tickets, args.seed, &tag))
+        .seed(&bench_tickets(&pool, tickets, args.seed, &tag))
         .await?;
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
@@ -394,7 +443,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     let modes_file = logs.path().join("modes.toml");
     std::fs::write(&modes_file, BENCH_MODE)?;
     let command = |sub: &str, i: usize| -> Result<Command> {
-        if pipeline == Pipeline::Seed000Port {
+        if let Pipeline::Seed000Port(poll) = pipeline {
             return match sub {
                 "supervisor" => {
                     port_supervisor(&url, seed000::LOCK_TTL, seed000::SUPERVISE_INTERVAL)
@@ -406,6 +455,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
                     args.worker_pool_size,
                     seed000::LOCK_TTL,
                     seed000::HEARTBEAT_INTERVAL,
+                    poll,
                 ),
             };
         }
@@ -441,10 +491,10 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         ));
     }
     let mut worker_rss_kib = vec![0u64; workers.len()];
-    let bar = progress::counter(args.tickets as u64, "tickets matched");
+    let bar = progress::counter(tickets as u64, "tickets matched");
     bar.set_prefix(label.to_string());
 
-    let n = args.tickets as u64;
+    let n = tickets as u64;
     let mut samples = Vec::new();
     let mut t99 = None;
     let mut at_t99: Option<Snapshot> = None;
@@ -512,6 +562,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     Ok(Outcome {
         label: label.into(),
         batch,
+        tickets,
         matched: n - left,
         left,
         t99,

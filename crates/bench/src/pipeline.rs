@@ -4,8 +4,10 @@
 //! processing depth, what a worker holds, how many matches were formed, how many
 //! players have been told of their match, and what an audit needs.
 
-use super::seed000::{MATCH_CHANNEL, Port, PortMatch, PortTicket};
+use super::seed000::worker::Poll;
+use super::seed000::{self, MATCH_CHANNEL, Port, PortMatch, PortTicket};
 use anyhow::Result;
+use clap::ValueEnum;
 use futures_util::StreamExt;
 use mm_domain::{Match, Pool, Ticket};
 use mm_store::keys::{EVENTS_CHANNEL, PoolKeys};
@@ -259,9 +261,16 @@ pub(crate) fn port_worker(
     consumers: usize,
     lock_ttl: Duration,
     heartbeat: Duration,
+    poll: Poll,
 ) -> Result<Command> {
     let mut cmd = Command::new(std::env::current_exe()?);
+    let poll = poll.to_possible_value().expect("no variant is skipped");
     cmd.args(["bench", "seed000-worker", "--redis-url", url])
+        .args(["--poll", poll.get_name()])
+        .args([
+            "--poll-interval",
+            &humantime::format_duration(seed000::POLL_INTERVAL).to_string(),
+        ])
         .args(["--region", &pool.region, "--worker-id", id])
         .args(["--worker-pool-size", &consumers.to_string()])
         .args([

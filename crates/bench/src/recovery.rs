@@ -18,6 +18,7 @@
 use super::chart::{Lines, Series};
 use super::drain::{Baseline, Baselines, RunRedis, bench_tickets};
 use super::pipeline::{Watch, port_supervisor, port_worker, worker_ids};
+use super::seed000::worker::Poll;
 use super::{BENCH_MODE, Output, matchmaker, progress, seed000};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -87,8 +88,8 @@ struct Settings {
     seed000: bool,
     /// `COORDINATION=leader`: the victim is the pool's leader.
     leader: bool,
-    /// The seed-000 port instead of our pipeline.
-    port: bool,
+    /// The seed-000 port, paced so, instead of our pipeline.
+    port: Option<Poll>,
 }
 
 struct Outcome {
@@ -126,7 +127,7 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
         batch: args.claim_batch_size,
         seed000: false,
         leader: false,
-        port: false,
+        port: None,
     }];
     if args.leader {
         runs.push(Settings {
@@ -143,13 +144,18 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
         batch: seed000::BATCH,
         seed000: true,
         leader: false,
-        port: false,
+        port: None,
     };
     for b in args.baselines.chosen() {
         runs.push(match b {
             Baseline::Port => Settings {
                 label: "seed-000 port",
-                port: true,
+                port: Some(Poll::Ticker),
+                ..seed000
+            },
+            Baseline::PortEager => Settings {
+                label: "seed-000 port, eager",
+                port: Some(Poll::Eager),
                 ..seed000
             },
             Baseline::Settings => Settings { ..seed000 },
@@ -160,22 +166,22 @@ pub async fn run(args: RecoveryArgs) -> Result<()> {
         outcomes.push(recover_once(&args, s).await?);
     }
     report(&args, &outcomes)?;
-    if let Some(o) = outcomes
+    for o in outcomes
         .iter()
-        .find(|o| o.label == "seed-000 port" && o.duplicated > 0)
+        .filter(|o| o.label.starts_with("seed-000 port") && o.duplicated > 0)
     {
         // The seed's design, not a fault of the bench: a worker killed after saving
         // and publishing a match but before completing its tickets leaves them in
         // its processing hash, and the supervisor puts them back in the queue.
         println!(
-            "seed-000 port: {} tickets in two matches (killed between saving a match and completing its tickets; the supervisor requeued them)",
-            o.duplicated
+            "{}: {} tickets in two matches (killed between saving a match and completing its tickets; the supervisor requeued them)",
+            o.label, o.duplicated
         );
     }
     // The port may lose or double-book by design (above); ours must not.
     if let Some(o) = outcomes
         .iter()
-        .find(|o| o.label != "seed-000 port" && (o.lost > 0 || o.duplicated > 0))
+        .find(|o| !o.label.starts_with("seed-000 port") && (o.lost > 0 || o.duplicated > 0))
     {
         bail!(
             "{}: {} tickets lost, {} in two matches",
@@ -195,7 +201,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         pool,
         tag,
     } = RunRedis::new(args.redis_url.as_deref())?;
-    let mut watch = if s.port {
+    let mut watch = if s.port.is_some() {
         Watch::port(&url, &pool, worker_ids(args.workers)).await?
     } else {
         Watch::ours(&url, &pool, &format!("bench-{tag}-")).await?
@@ -237,7 +243,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
     let modes_file = logs.path().join("modes.toml");
     std::fs::write(&modes_file, BENCH_MODE)?;
     let spawn = |name: &str, sub: &str, extra: &[(&str, String)]| -> Result<Proc> {
-        if s.port {
+        if let Some(poll) = s.port {
             let cmd = match sub {
                 "supervisor" => port_supervisor(&url, s.lock_ttl, s.supervise)?,
                 _ => {
@@ -246,7 +252,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                         .find(|(k, _)| *k == "WORKER_ID")
                         .context("id")?
                         .1;
-                    port_worker(&url, &pool, id, 2, s.lock_ttl, s.heartbeat)?
+                    port_worker(&url, &pool, id, 2, s.lock_ttl, s.heartbeat, poll)?
                 }
             };
             return Ok(Proc::spawn(name, cmd, logs.path()));
@@ -477,7 +483,7 @@ fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
         );
     }
     let ours = outcomes.iter().find(|o| o.label == "ours");
-    for base in ["seed-000 port", "seed-000 settings"] {
+    for base in ["seed-000 port", "seed-000 port, eager", "seed-000 settings"] {
         let base = outcomes.iter().find(|o| o.label == base);
         if let (Some(ours), Some(base)) = (ours, base)
             && let (Some(a), Some(b)) = (ours.recovered_after, base.recovered_after)
@@ -514,6 +520,7 @@ fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
             "ours" => "recovery.png",
             "ours, leader" => "recovery-leader.png",
             "seed-000 port" => "recovery-seed000-port.png",
+            "seed-000 port, eager" => "recovery-seed000-port-eager.png",
             _ => "recovery-seed000.png",
         };
         args.output.lines(

@@ -14,9 +14,13 @@
 //!   tickets completed, the rest released; a heartbeater every 2 s with a 30 s
 //!   lease; a supervisor reclaiming every 5 s.
 //!
-//! Where the seed is silent, the port chooses and says so: a consumer that formed
-//! nothing waits 100 ms (our `POLL_INTERVAL`) before it claims again; a worker
-//! beats once when it starts; a ticket's hash holds its JSON in one field.
+//! Where the seed is silent, the port chooses and says so:
+//! - a consumer runs one cycle per tick of a 100 ms ticker (`POLL_INTERVAL`), the
+//!   reading its published drain fits ([`worker::Poll`]); `--poll eager` (the
+//!   benches' `port-eager` baseline) instead claims again at once after a cycle
+//!   that formed a match;
+//! - a worker beats once when it starts;
+//! - a ticket's hash holds its JSON in one field.
 
 pub mod worker;
 
@@ -32,7 +36,7 @@ pub const BATCH: usize = 10;
 pub const LOCK_TTL: Duration = Duration::from_secs(30);
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(2);
 pub const SUPERVISE_INTERVAL: Duration = Duration::from_secs(5);
-/// The pause of a consumer whose cycle formed nothing (the seed does not say).
+/// A consumer's poll interval (the seed does not say).
 pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// `MIN_PLAYERS_PER_MATCH`, `MAX_PLAYERS_PER_MATCH`.
 pub const MIN_PLAYERS: usize = 2;

@@ -1,7 +1,7 @@
 //! The port's scripts and consumer cycle against a real redis-server, starting
 //! with seed 000's own `TestClaim_NoDoubleBooking`.
 
-use super::worker::WorkerArgs;
+use super::worker::{Poll, WorkerArgs, consume};
 use super::*;
 use mm_testkit::RedisServer;
 use std::collections::HashMap;
@@ -20,6 +20,20 @@ fn ticket(i: usize, mmr: f64) -> PortTicket {
 
 async fn port(redis: &RedisServer) -> Port {
     Port::connect(&redis.url(), "us-east").await.unwrap()
+}
+
+fn worker_args(redis: &RedisServer, poll: Poll, poll_interval: Duration) -> WorkerArgs {
+    WorkerArgs {
+        redis_url: redis.url(),
+        region: "us-east".into(),
+        worker_id: "w".into(),
+        claim_batch_size: BATCH,
+        worker_pool_size: 1,
+        lock_ttl: TTL,
+        heartbeat_interval: HEARTBEAT_INTERVAL,
+        poll,
+        poll_interval,
+    }
 }
 
 async fn ttl_of(port: &mut Port, key: &str) -> i64 {
@@ -175,15 +189,7 @@ async fn a_consumer_cycle_saves_publishes_completes_and_releases() {
     {
         p.enqueue(&ticket(i, mmr)).await.unwrap();
     }
-    let args = WorkerArgs {
-        redis_url: redis.url(),
-        region: "us-east".into(),
-        worker_id: "w".into(),
-        claim_batch_size: BATCH,
-        worker_pool_size: 1,
-        lock_ttl: TTL,
-        heartbeat_interval: HEARTBEAT_INTERVAL,
-    };
+    let args = worker_args(&redis, Poll::Ticker, POLL_INTERVAL);
     assert_eq!(super::worker::one_cycle(&mut p, &args).await.unwrap(), 2);
     let mut matches = p.matches().await.unwrap();
     matches.sort();
@@ -203,4 +209,70 @@ async fn a_consumer_cycle_saves_publishes_completes_and_releases() {
     }
     published.sort();
     assert_eq!(published, matches);
+}
+
+/// Tickets one consumer, paced by `poll`, takes out of a queue of 400 equal
+/// ratings (every claim of 10 is matched whole) in `run`, and the number of ticks
+/// of `every` in that time.
+async fn taken_by_one_consumer(poll: Poll, every: Duration, run: Duration) -> (usize, u32) {
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    for i in 0..400 {
+        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    let stop = tokio_util::sync::CancellationToken::new();
+    let started = std::time::Instant::now();
+    let consumer = tokio::spawn(consume(
+        port(&redis).await,
+        worker_args(&redis, poll, every),
+        stop.clone(),
+    ));
+    tokio::time::sleep(run).await;
+    stop.cancel();
+    consumer.await.unwrap().unwrap();
+    let ticks = (started.elapsed().as_nanos() / every.as_nanos()) as u32;
+    (400 - p.queued().await.unwrap().len(), ticks)
+}
+
+#[tokio::test]
+async fn a_ticker_consumer_claims_at_most_once_a_tick() {
+    // Go's ticker: the first tick one interval after the start, ticks a slow cycle
+    // spans are dropped. However slow the machine, no more than one claim of 10 per
+    // tick; the first comes after one interval.
+    let every = Duration::from_millis(50);
+    let (taken, ticks) =
+        taken_by_one_consumer(Poll::Ticker, every, Duration::from_millis(400)).await;
+    assert!(
+        taken <= 10 * ticks as usize,
+        "{taken} tickets in {ticks} ticks"
+    );
+    assert!(taken >= 10, "not one cycle in {ticks} ticks");
+    let (none, _) = taken_by_one_consumer(
+        Poll::Ticker,
+        Duration::from_secs(3600),
+        Duration::from_millis(200),
+    )
+    .await;
+    assert_eq!(none, 0, "claimed before the first tick");
+}
+
+#[tokio::test]
+async fn an_eager_consumer_claims_again_at_once_after_a_match() {
+    // With an hour between polls, only cycles that formed a match follow each
+    // other: the eager consumer empties the queue without a tick.
+    let redis = RedisServer::start();
+    let mut p = port(&redis).await;
+    for i in 0..400 {
+        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    let stop = tokio_util::sync::CancellationToken::new();
+    let args = worker_args(&redis, Poll::Eager, Duration::from_secs(3600));
+    let consumer = tokio::spawn(consume(port(&redis).await, args, stop.clone()));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !p.queued().await.unwrap().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.cancel();
+    consumer.await.unwrap().unwrap();
+    assert!(p.queued().await.unwrap().is_empty());
 }

@@ -134,12 +134,13 @@ fn drain_matches_nearly_everyone() {
         ],
         &["drain.csv", "drain.png"],
     );
-    // Ours, ours with pool leaders, then the seed-000 port, then seed 000's
-    // settings and formation (FORMATION=seed000).
+    // Ours, ours with pool leaders, then the seed-000 port (on its ticker, then
+    // eager), then seed 000's settings and formation (FORMATION=seed000).
     for label in [
         "ours ",
         "ours, leader",
-        "seed-000 port",
+        "seed-000 port ",
+        "seed-000 port, eager",
         "seed-000 settings",
     ] {
         let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
@@ -151,6 +152,14 @@ fn drain_matches_nearly_everyone() {
         assert!(matched >= 900, "{label}:\n{out}");
     }
     assert!(out.contains("worker peak RSS (MiB)"), "{out}");
+    // Every run says how often the drain found nothing in processing.
+    for label in ["ours ", "seed-000 port ", "seed-000 port, eager"] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(label) && l.contains("zero at"))
+            .unwrap_or_else(|| panic!("no processing line for {label:?}:\n{out}"));
+        assert!(line.contains(" samples, peak "), "{line}");
+    }
 }
 
 #[test]
