@@ -167,12 +167,11 @@ impl Deployment {
 
     /// The seed-000 port ([`super::seed000`]) on a fresh redis-server: its
     /// supervisor and `workers` workers of two consumers each, with seed 000's
-    /// settings, serving mode `bench` in region `eu`. It has no HTTP front: players
-    /// enqueue into its Redis and hear of matches on its channel, as its ingress
-    /// would.
-    pub fn port(workers: usize) -> Result<Self> {
+    /// settings, its consumers paced by `poll`, serving mode `bench` in region
+    /// `eu`. It has no HTTP front: players enqueue into its Redis and hear of
+    /// matches on its channel, as its ingress would.
+    pub fn port(workers: usize, poll: super::seed000::worker::Poll) -> Result<Self> {
         use super::pipeline::{port_supervisor, port_worker};
-        use super::seed000::worker::Poll;
         use super::seed000::{HEARTBEAT_INTERVAL, LOCK_TTL, SUPERVISE_INTERVAL};
         let redis = RedisServer::start();
         let dir = tempfile::tempdir()?;
@@ -191,7 +190,7 @@ impl Deployment {
                 2,
                 LOCK_TTL,
                 HEARTBEAT_INTERVAL,
-                Poll::Ticker,
+                poll,
             )?;
             others.push(Proc::spawn(&format!("worker-{i}"), cmd, dir.path()));
         }

@@ -25,7 +25,8 @@
 //!
 //! Baselines in the same command: the same deployment and traffic with seed 000's
 //! worker settings and formation ([`super::SEED000_WORKER`]); and, on Redis, the
-//! seed-000 port ([`super::seed000`]) with the same traffic. The port has no HTTP
+//! seed-000 port ([`super::seed000`]) with the same traffic, its consumers on
+//! their ticker and then eager. The port has no HTTP
 //! front, so its players enqueue straight into its Redis (its ingress's one
 //! round trip) and hear of their match on its Pub/Sub channel: it is spared the
 //! HTTP and WebSocket hops ours pays, which flatters it.
@@ -39,6 +40,7 @@
 use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings, rss_kib};
 use super::histogram::Latency;
+use super::seed000::worker::Poll;
 use super::seed000::{MATCH_CHANNEL, Port, PortMatch, PortTicket};
 use super::{Output, Target, progress};
 use anyhow::{Context, Result, bail};
@@ -241,8 +243,13 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
             runs.push(measure(&args, d, &label, None).await?);
         }
         if !args.no_baseline && args.deployment == Kind::Redis {
-            let d = Deployment::port(args.workers)?;
-            runs.push(measure(&args, d, "seed-000 port (redis)", None).await?);
+            for (poll, label) in [
+                (Poll::Ticker, "seed-000 port (redis)"),
+                (Poll::Eager, "seed-000 port, eager (redis)"),
+            ] {
+                let d = Deployment::port(args.workers, poll)?;
+                runs.push(measure(&args, d, label, None).await?);
+            }
         }
     }
     report(&args, &runs)

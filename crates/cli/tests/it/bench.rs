@@ -349,6 +349,7 @@ fn latency_measures_every_step_of_both_runs() {
         "ours (redis)",
         "seed-000 settings (redis)",
         "seed-000 port (redis)",
+        "seed-000 port, eager (redis)",
     ] {
         let rows: Vec<Vec<&str>> = out
             .lines()
@@ -372,13 +373,15 @@ fn latency_measures_every_step_of_both_runs() {
     assert_eq!(
         out.matches("floor (instant pairing of these arrivals)")
             .count(),
-        6,
+        8,
         "{out}"
     );
-    assert!(
-        out.contains("ratio ours (redis) / seed-000 port (redis)"),
-        "{out}"
-    );
+    for port in ["seed-000 port (redis)", "seed-000 port, eager (redis)"] {
+        assert!(
+            out.contains(&format!("ratio ours (redis) / {port}")),
+            "{out}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
