@@ -211,15 +211,21 @@ async fn a_consumer_cycle_saves_publishes_completes_and_releases() {
     assert_eq!(published, matches);
 }
 
+/// `n` tickets queued, all rated 1500 (every claim of 10 is matched whole).
+async fn queue_of_equals(redis: &RedisServer, n: usize) -> Port {
+    let mut p = port(redis).await;
+    for i in 0..n {
+        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
+    }
+    p
+}
+
 /// Tickets one consumer, paced by `poll`, takes out of a queue of 400 equal
 /// ratings (every claim of 10 is matched whole) in `run`, and the number of ticks
 /// of `every` in that time.
 async fn taken_by_one_consumer(poll: Poll, every: Duration, run: Duration) -> (usize, u32) {
     let redis = RedisServer::start();
-    let mut p = port(&redis).await;
-    for i in 0..400 {
-        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
-    }
+    let mut p = queue_of_equals(&redis, 400).await;
     let stop = tokio_util::sync::CancellationToken::new();
     let started = std::time::Instant::now();
     let consumer = tokio::spawn(consume(
@@ -261,10 +267,7 @@ async fn an_eager_consumer_claims_again_at_once_after_a_match() {
     // With an hour between polls, only cycles that formed a match follow each
     // other: the eager consumer empties the queue without a tick.
     let redis = RedisServer::start();
-    let mut p = port(&redis).await;
-    for i in 0..400 {
-        p.enqueue(&ticket(i, 1500.0)).await.unwrap();
-    }
+    let mut p = queue_of_equals(&redis, 400).await;
     let stop = tokio_util::sync::CancellationToken::new();
     let args = worker_args(&redis, Poll::Eager, Duration::from_secs(3600));
     let consumer = tokio::spawn(consume(port(&redis).await, args, stop.clone()));
