@@ -464,12 +464,12 @@ async fn audit(watch: &mut Watch, tickets: usize, tag: &str) -> Result<Audit> {
 fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
-        "{:<18} {:>9} {:>13} {:>13} {:>8} {:>8} {:>5} {:>11}",
+        "{:<20} {:>9} {:>13} {:>13} {:>8} {:>8} {:>5} {:>11}",
         "run", "stranded", "back after", "next match", "matched", "waiting", "lost", "duplicated"
     );
     for o in outcomes {
         println!(
-            "{:<18} {:>9} {:>13} {:>13} {:>8} {:>8} {:>5} {:>11}",
+            "{:<20} {:>9} {:>13} {:>13} {:>8} {:>8} {:>5} {:>11}",
             o.label,
             o.stranded,
             o.recovered_after
