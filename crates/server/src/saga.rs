@@ -182,8 +182,10 @@ async fn step(
             store.unwind(pool, &record, ban_until).await?;
             pause_if("unwind", id).await;
             store.publish(&ended_events(&record, ban_until)).await?;
-            store.step_done(pool, id, status).await?;
-            metrics::counter!(names::MATCHES_ENDED, "status" => status.as_str()).increment(1);
+            // Counted by the driver that settles it, once however many raced here.
+            if store.step_done(pool, id, status).await? {
+                metrics::counter!(names::MATCHES_ENDED, "status" => status.as_str()).increment(1);
+            }
             return Ok(Some(Progress::Over(status)));
         }
     }

@@ -132,11 +132,13 @@ pub trait Lifecycle: Send + Sync {
     ) -> Result<(), StoreError>;
 
     /// Marks the step for `status` done: nothing is due until the next transition.
-    /// Does nothing if the match moved on meanwhile.
+    /// Does nothing if the match moved on meanwhile. True if this call marked it;
+    /// for a status that ends the match, only the first call that settles it
+    /// (drivers that raced through the same last step count the match once).
     async fn step_done(
         &self,
         pool: &Pool,
         id: &MatchId,
         status: MatchStatus,
-    ) -> Result<(), StoreError>;
+    ) -> Result<bool, StoreError>;
 }

@@ -266,21 +266,24 @@ impl Lifecycle for MemoryStore {
         pool: &Pool,
         id: &MatchId,
         status: MatchStatus,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let now = now_ms();
         let mut inner = self.lock();
         let ps = inner.pool(pool);
         let Some(r) = ps.lives.get_mut(id) else {
-            return Ok(());
+            return Ok(false);
         };
         if r.status != status {
-            return Ok(());
+            return Ok(false);
         }
         ps.due.remove(id);
         if status.is_terminal() {
+            if r.settled {
+                return Ok(false);
+            }
             r.settled = true;
             ps.done.insert(id.to_string(), now);
         }
-        Ok(())
+        Ok(true)
     }
 }

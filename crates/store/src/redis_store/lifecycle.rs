@@ -383,9 +383,9 @@ impl Lifecycle for RedisStore {
         pool: &Pool,
         id: &MatchId,
         status: MatchStatus,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let keys = PoolKeys::new(pool);
-        let _: i64 = self
+        let marked: i64 = self
             .scripts
             .step_done
             .key(keys.life(id.as_str()))
@@ -396,6 +396,6 @@ impl Lifecycle for RedisStore {
             .arg(if status.is_terminal() { "1" } else { "0" })
             .invoke_async(&mut self.conn())
             .await?;
-        Ok(())
+        Ok(marked == 1)
     }
 }

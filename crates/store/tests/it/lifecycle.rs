@@ -176,10 +176,24 @@ async fn a_decline_requeues_the_others_and_bans_the_decliner(h: Harness) {
     s.unwind(&pool(), &r, until).await.unwrap();
     // Twice is the same as once.
     s.unwind(&pool(), &r, until).await.unwrap();
-    s.step_done(&pool(), &m.id, MatchStatus::Cancelled)
-        .await
-        .unwrap();
+    assert!(
+        s.step_done(&pool(), &m.id, MatchStatus::Cancelled)
+            .await
+            .unwrap()
+    );
     assert!(record(s, &m).await.settled);
+    // A driver that raced through the same last step does not settle it again.
+    assert!(
+        !s.step_done(&pool(), &m.id, MatchStatus::Cancelled)
+            .await
+            .unwrap()
+    );
+    // Nor does a step for a status the match is not in.
+    assert!(
+        !s.step_done(&pool(), &m.id, MatchStatus::Failed)
+            .await
+            .unwrap()
+    );
     assert!(s.due(&pool(), 10).await.unwrap().is_empty());
 
     // The party and d1 are back in the queue with their original wait.
