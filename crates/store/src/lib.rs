@@ -55,3 +55,5 @@ pub use wake::{Wake, WakeUps, Wakes};
 
 /// How many matches a player's history keeps.
 pub const HISTORY_LEN: usize = 100;
+/// How long a match stays in its players' histories.
+pub const HISTORY_TTL: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);

@@ -2,6 +2,11 @@
 //! semantics as the Redis store (one conformance suite runs against both); every
 //! operation holds one lock, which plays the part of a Lua script's atomicity.
 //! The match lifecycle and the game servers are in [`lifecycle`] and [`fleet`].
+//!
+//! Players' histories hold one shared copy of each match, and an entry lasts
+//! [`HISTORY_TTL`] from its match, as on Redis: older entries are dropped when the
+//! player's history is written or read, and a player whose newest entry is that
+//! old loses the whole history at the next purge.
 
 mod fleet;
 mod leading;
@@ -13,7 +18,10 @@ use crate::api::{
     Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, formed_events, view,
     withdrawn_events,
 };
-use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, Hub, Store, StoreError};
+use crate::{
+    CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, HISTORY_TTL, Hub, Store,
+    StoreError,
+};
 use async_trait::async_trait;
 use maps::{Finished, Sharded};
 use mm_domain::{
@@ -22,7 +30,7 @@ use mm_domain::{
 };
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -99,8 +107,8 @@ struct PlayerState {
     active: HashMap<String, TicketId>,
     /// Every ticket of the player's -> the pools it waits in.
     tickets: HashMap<TicketId, Vec<Pool>>,
-    /// Newest first.
-    history: Vec<Match>,
+    /// Newest first; each match shared with its other players.
+    history: Vec<Arc<Match>>,
     /// The match the player is in while it is not over.
     in_match: Option<(Pool, MatchId)>,
     /// The player may not queue before this time.
@@ -113,12 +121,32 @@ struct PlayerState {
 struct Inner {
     pools: HashMap<Pool, PoolState>,
     players: Sharded<PlayerId, PlayerState>,
+    /// Player -> when their newest history entry's match was created.
+    newest_history: Finished,
     fleet: fleet::FleetState,
+}
+
+/// Matches created before this are out of every history.
+fn history_cutoff(now: Millis) -> Millis {
+    now.saturating_sub(HISTORY_TTL.as_millis() as Millis)
 }
 
 impl Inner {
     fn pool(&mut self, pool: &Pool) -> &mut PoolState {
         self.pools.entry(pool.clone()).or_default()
+    }
+
+    /// Empties the histories whose newest match is out of date at `now`, as a Redis
+    /// history key expires.
+    fn forget_old_histories(&mut self, now: Millis) {
+        for player in self.newest_history.take_until(history_cutoff(now)) {
+            if let Some(p) = PlayerId::new(player)
+                .ok()
+                .and_then(|id| self.players.get_mut(&id))
+            {
+                p.history.clear();
+            }
+        }
     }
 
     /// Commits `m` in `pool` if `worker` still holds every ticket of it (same checks
@@ -544,11 +572,19 @@ impl Store for MemoryStore {
         player: &PlayerId,
         limit: usize,
     ) -> Result<Vec<Match>, StoreError> {
+        let cutoff = history_cutoff(now_ms());
         let inner = self.lock();
         Ok(inner
             .players
             .get(player)
-            .map(|p| p.history.iter().take(limit).cloned().collect())
+            .map(|p| {
+                p.history
+                    .iter()
+                    .take_while(|m| m.created_at >= cutoff)
+                    .take(limit)
+                    .map(|m| Match::clone(m))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -685,14 +721,21 @@ impl Store for MemoryStore {
 
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         {
+            let cutoff = history_cutoff(now_ms());
             let mut inner = self.lock();
             for m in matches {
+                let shared = Arc::new(m.clone());
                 for player in m.players() {
                     let p = inner.players.entry(player.clone()).or_default();
                     if !p.history.iter().any(|h| h.id == m.id) {
                         let at = p.history.partition_point(|h| h.created_at > m.created_at);
-                        p.history.insert(at, m.clone());
+                        p.history.insert(at, shared.clone());
                         p.history.truncate(HISTORY_LEN);
+                    }
+                    let keep = p.history.partition_point(|h| h.created_at >= cutoff);
+                    p.history.truncate(keep);
+                    if let Some(newest) = p.history.first().map(|h| h.created_at) {
+                        inner.newest_history.insert(player.to_string(), newest);
                     }
                 }
                 inner.pool(pool).outbox.remove(&m.id);
@@ -731,8 +774,10 @@ impl Store for MemoryStore {
     }
 
     async fn purge(&self, pool: &Pool, older_than: Duration) -> Result<usize, StoreError> {
-        let cutoff = now_ms().saturating_sub(older_than.as_millis() as Millis);
+        let now = now_ms();
+        let cutoff = now.saturating_sub(older_than.as_millis() as Millis);
         let mut inner = self.lock();
+        inner.forget_old_histories(now);
         let ps = inner.pool(pool);
         let old = ps.done.take_until(cutoff);
         for id in &old {
@@ -799,5 +844,87 @@ impl Store for MemoryStore {
                     .collect()
             })
             .unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_domain::MatchTicket;
+
+    const DAY: Millis = 24 * 3600 * 1000;
+
+    /// A match of `players`, one ticket each, created `age` ms ago.
+    fn played(id: &str, players: &[&str], age: Millis) -> Match {
+        Match {
+            id: MatchId::new(id).unwrap(),
+            mode: "1v1".into(),
+            region: "eu".into(),
+            tickets: players
+                .iter()
+                .map(|p| MatchTicket {
+                    ticket_id: TicketId::new(format!("t-{id}-{p}")).unwrap(),
+                    players: vec![PlayerId::new(*p).unwrap()],
+                    rating: 1500.0,
+                    enqueued_at: 0,
+                    team: 0,
+                    skills: Vec::new(),
+                })
+                .collect(),
+            created_at: now_ms() - age,
+            lifecycle: Default::default(),
+        }
+    }
+
+    fn history(s: &MemoryStore, player: &str) -> Vec<Arc<Match>> {
+        let inner = s.lock();
+        inner
+            .players
+            .get(&PlayerId::new(player).unwrap())
+            .map(|p| p.history.clone())
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_match_is_kept_once_for_all_its_players() {
+        let s = MemoryStore::new();
+        let pool = Pool::new("1v1", "eu");
+        s.fan_out(&pool, &[played("m-1", &["a", "b"], 0)])
+            .await
+            .unwrap();
+        let (a, b) = (history(&s, "a"), history(&s, "b"));
+        assert_eq!(a.len(), 1);
+        assert!(Arc::ptr_eq(&a[0], &b[0]));
+    }
+
+    #[tokio::test]
+    async fn history_entries_last_as_long_as_on_redis() {
+        let s = MemoryStore::new();
+        let pool = Pool::new("1v1", "eu");
+        let (old, new) = (
+            played("m-old", &["a", "b"], 31 * DAY),
+            played("m-new", &["a", "c"], DAY),
+        );
+        // Out of date already: never listed nor kept.
+        s.fan_out(&pool, std::slice::from_ref(&old)).await.unwrap();
+        let a = PlayerId::new("a").unwrap();
+        assert!(s.player_matches(&a, 10).await.unwrap().is_empty());
+        assert!(history(&s, "b").is_empty());
+        let recent = played("m-recent", &["a", "b"], 20 * DAY);
+        s.fan_out(&pool, std::slice::from_ref(&recent))
+            .await
+            .unwrap();
+        s.fan_out(&pool, std::slice::from_ref(&new)).await.unwrap();
+        assert_eq!(
+            s.player_matches(&a, 10).await.unwrap(),
+            vec![new.clone(), recent.clone()]
+        );
+        // Eleven days on, the 20-day-old match is past 30 days: b, whose newest match
+        // it is, loses the whole history; a and c, with a newer one, keep theirs (a
+        // drops the old entry when read or written).
+        s.lock().forget_old_histories(now_ms() + 11 * DAY);
+        assert!(history(&s, "b").is_empty());
+        assert_eq!(history(&s, "a").len(), 2);
+        assert_eq!(history(&s, "c").len(), 1);
     }
 }

@@ -34,7 +34,7 @@ use tokio::sync::{OnceCell, mpsc};
 
 /// How long the player's ticket index and history live after their last write, and
 /// a match's archived JSON (what histories point to) after its commit.
-const PLAYER_TTL_SECS: i64 = 30 * 24 * 3600;
+const PLAYER_TTL_SECS: i64 = crate::HISTORY_TTL.as_secs() as i64;
 /// How long an untouched party's keys live.
 const PARTY_TTL_MS: u64 = crate::PARTY_TTL.as_millis() as u64;
 /// Largest batch purged per script call.
