@@ -65,17 +65,22 @@ struct Kind<'a> {
     kind: &'a str,
 }
 
-/// Whether `payload` tells a player whose id starts with `players` that it was
-/// matched: the first event of a match, whatever its lifecycle (ready check,
-/// placing, or done at once).
-fn tells_match(payload: &str, players: &str) -> bool {
-    let Ok(e) = serde_json::from_str::<Told>(payload) else {
-        return false;
+/// How many players whose ids start with `players` the message `payload` tells
+/// that they were matched: the first event of a match, whatever its lifecycle
+/// (ready check, placing, or done at once). A message is an array of envelopes,
+/// or one (see `mm_store::RedisStore`'s events channel).
+fn told_of_match(payload: &str, players: &str) -> usize {
+    let tells = |e: &Told| {
+        matches!(
+            e.event.kind,
+            "match.ready_check" | "match.placing" | "match.completed"
+        ) && e.player.starts_with(players)
     };
-    matches!(
-        e.event.kind,
-        "match.ready_check" | "match.placing" | "match.completed"
-    ) && e.player.starts_with(players)
+    if let Ok(all) = serde_json::from_str::<Vec<Told>>(payload) {
+        all.iter().filter(|e| tells(e)).count()
+    } else {
+        serde_json::from_str::<Told>(payload).map_or(0, |e| usize::from(tells(&e)))
+    }
 }
 
 impl Watch {
@@ -93,9 +98,7 @@ impl Watch {
                 let mut messages = sub.on_message();
                 while let Some(m) = messages.next().await {
                     let payload: String = m.get_payload().unwrap_or_default();
-                    if tells_match(&payload, &players) {
-                        told.fetch_add(1, Ordering::Relaxed);
-                    }
+                    told.fetch_add(told_of_match(&payload, &players), Ordering::Relaxed);
                 }
             })
         };
@@ -318,10 +321,10 @@ mod tests {
         let searching = Event::Searching {
             ticket_id: ticket.clone(),
         };
-        assert!(!tells_match(
-            &envelope("bench-ab12-1", searching),
-            "bench-ab12-"
-        ));
+        assert_eq!(
+            told_of_match(&envelope("bench-ab12-1", searching.clone()), "bench-ab12-"),
+            0
+        );
         let m = Match {
             id: MatchId::new("m-1").unwrap(),
             mode: "bench".into(),
@@ -341,8 +344,17 @@ mod tests {
                 },
             )
         };
-        assert!(tells_match(&done("bench-ab12-1"), "bench-ab12-"));
-        assert!(!tells_match(&done("bench-cd34-1"), "bench-ab12-"));
-        assert!(!tells_match("not json", "bench-ab12-"));
+        assert_eq!(told_of_match(&done("bench-ab12-1"), "bench-ab12-"), 1);
+        assert_eq!(told_of_match(&done("bench-cd34-1"), "bench-ab12-"), 0);
+        assert_eq!(told_of_match("not json", "bench-ab12-"), 0);
+        // A message of several envelopes counts each.
+        let batch = format!(
+            "[{},{},{},{}]",
+            done("bench-ab12-1"),
+            done("bench-ab12-2"),
+            done("bench-cd34-1"),
+            envelope("bench-ab12-3", searching)
+        );
+        assert_eq!(told_of_match(&batch, "bench-ab12-"), 2);
     }
 }

@@ -41,7 +41,7 @@
 //! | `mm:{u:PLAYER}:rl:CLASS` | string | the player's rate limiter for a class of call: its theoretical arrival time (µs, Redis clock); expires once idle |
 //! | `mm:{rl:SHARD}:CLASS:a:ADDRESS` | string | an address's rate limiter, the same; SHARD is a stable hash of the rest of the key modulo 64 |
 //! | `mm:{lk:NAME}:h`, `:f` | string | a named token lock's holder token, its fencing counter |
-//! | `mm:events` | channel | event envelopes for every ingress |
+//! | `mm:events` | channel | event envelopes for every ingress: a JSON array of up to 256 per message (one bare envelope is read too; see `redis_store/events.rs`) |
 //! | `mm:wake` | channel | names of pools a ticket arrived in (see `mm_store::Wakes`) |
 //! | `mm:{p:..}:armed` | string | present after a claim: the next ticket in the pool publishes a wake-up |
 

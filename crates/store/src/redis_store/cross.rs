@@ -488,21 +488,19 @@ impl RedisStore {
         let keys = PoolKeys::new(pool);
         let mut out = Batches::default();
         let mut seen = BTreeSet::new();
+        let mut told = Vec::new();
         for ticket in withdrawn.into_iter().flatten() {
             if seen.insert(ticket.id.clone()) {
-                for e in withdrawn_events(&ticket, MATCHED_ELSEWHERE) {
-                    out.at(EVENTS_CHANNEL)
-                        .publish(EVENTS_CHANNEL, serde_json::to_string(&e)?)
-                        .ignore();
-                }
+                told.extend(withdrawn_events(&ticket, MATCHED_ELSEWHERE));
             }
         }
+        told.extend(matches.iter().flat_map(formed_events));
+        for message in super::events::encode(&told)? {
+            out.at(EVENTS_CHANNEL)
+                .publish(EVENTS_CHANNEL, message)
+                .ignore();
+        }
         for m in matches {
-            for e in formed_events(m) {
-                out.at(EVENTS_CHANNEL)
-                    .publish(EVENTS_CHANNEL, serde_json::to_string(&e)?)
-                    .ignore();
-            }
             out.at(&keys.outbox)
                 .zrem(&keys.outbox, m.id.as_str())
                 .ignore();

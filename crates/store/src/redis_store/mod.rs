@@ -5,6 +5,7 @@
 
 mod conn;
 mod cross;
+pub mod events;
 mod fleet;
 mod history;
 mod leading;
@@ -433,8 +434,8 @@ impl Feed {
 
     fn deliver(&self, payload: &str) {
         match self {
-            Feed::Events(hub) => match serde_json::from_str::<EventEnvelope>(payload) {
-                Ok(envelope) => hub.dispatch(envelope),
+            Feed::Events(hub) => match events::decode(payload) {
+                Ok(envelopes) => envelopes.into_iter().for_each(|e| hub.dispatch(e)),
                 Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
             },
             Feed::Wakes(wakes) => wakes.wake(payload),
@@ -871,9 +872,8 @@ impl Store for RedisStore {
             return Ok(());
         }
         let mut pipe = redis::pipe();
-        for e in events {
-            pipe.publish(EVENTS_CHANNEL, serde_json::to_string(e)?)
-                .ignore();
+        for message in events::encode(events)? {
+            pipe.publish(EVENTS_CHANNEL, message).ignore();
         }
         let () = pipe.query_async(&mut self.conn()).await?;
         Ok(())
