@@ -296,6 +296,29 @@ async fn expired_lease_is_reclaimed(h: Harness) {
     let v = h.store.ticket(&t.owner, &t.id).await.unwrap().unwrap();
     assert_eq!(v.status, TicketStatus::Searching);
     assert_eq!(v.enqueued_at, t.enqueued_at);
+    // Nor once another worker holds them: held, but not by the dead worker.
+    let again = h
+        .store
+        .claim("live", &pool(), 10, 0.0, LEASE)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 3);
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    assert!(
+        h.store
+            .complete("dead", &pool(), &[m], LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let m = make_match(&[&again[0], &again[1]]);
+    assert_eq!(
+        h.store
+            .complete("live", &pool(), std::slice::from_ref(&m), LEASE)
+            .await
+            .unwrap(),
+        vec![m.id.clone()]
+    );
 }
 
 async fn heartbeat_keeps_the_lease(h: Harness) {
