@@ -92,11 +92,7 @@ async fn claim_complete_release(h: Harness) {
     };
 
     let m = make_match(&[&claimed[0], &claimed[1]]);
-    let committed = h
-        .store
-        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
-        .await
-        .unwrap();
+    let committed = complete_one(&h, "w1", &m).await;
     assert_eq!(committed, vec![m.id.clone()]);
     let rest: Vec<TicketId> = claimed[2..].iter().map(|c| c.ticket.id.clone()).collect();
     assert_eq!(
@@ -125,21 +121,9 @@ async fn claim_complete_release(h: Harness) {
         assert_eq!(c.ticket.enqueued_at, orig.enqueued_at);
     }
     // Completing the same match twice, or another worker's tickets, commits nothing.
-    assert!(
-        h.store
-            .complete("w1", &pool(), &[m], LEASE)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(complete_one(&h, "w1", &m).await.is_empty());
     let foreign = make_match(&[&again[0], &again[1]]);
-    assert!(
-        h.store
-            .complete("w1", &pool(), &[foreign], LEASE)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(complete_one(&h, "w1", &foreign).await.is_empty());
 }
 
 async fn cancel_queued_is_never_claimed(h: Harness) {
@@ -180,13 +164,7 @@ async fn cancel_while_held_blocks_the_match(h: Harness) {
         CancelOutcome::Cancelled
     );
     let m = make_match(&[&claimed[0], &claimed[1]]);
-    assert!(
-        h.store
-            .complete("w1", &pool(), &[m], LEASE)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(complete_one(&h, "w1", &m).await.is_empty());
     // Releasing both requeues only the one not cancelled.
     assert_eq!(h.store.release("w1", &pool(), None).await.unwrap(), 1);
     let d = h.store.depths(&pool()).await.unwrap();
@@ -211,6 +189,14 @@ async fn cancel_while_held_blocks_the_match(h: Harness) {
     );
 }
 
+/// What `worker` commits of the one match `m`: its id, or nothing.
+async fn complete_one(h: &Harness, worker: &str, m: &Match) -> Vec<MatchId> {
+    h.store
+        .complete(worker, &pool(), std::slice::from_ref(m), LEASE)
+        .await
+        .unwrap()
+}
+
 /// Two tickets queued, claimed and committed as one match.
 async fn commit_pair(h: &Harness) -> (Ticket, Ticket, Match) {
     let a = ticket(1, 1500.0);
@@ -219,10 +205,7 @@ async fn commit_pair(h: &Harness) -> (Ticket, Ticket, Match) {
     h.store.enqueue(&b).await.unwrap();
     let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
     let m = make_match(&[&claimed[0], &claimed[1]]);
-    h.store
-        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
-        .await
-        .unwrap();
+    complete_one(h, "w1", &m).await;
     (a, b, m)
 }
 
@@ -285,13 +268,7 @@ async fn expired_lease_is_reclaimed(h: Harness) {
     assert_eq!((d.queued, d.processing), (3, 0));
     // The dead worker waking up cannot commit what it lost.
     let m = make_match(&[&claimed[0], &claimed[1]]);
-    assert!(
-        h.store
-            .complete("dead", &pool(), &[m], LEASE)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(complete_one(&h, "dead", &m).await.is_empty());
     let t = &claimed[0].ticket;
     let v = h.store.ticket(&t.owner, &t.id).await.unwrap().unwrap();
     assert_eq!(v.status, TicketStatus::Searching);
@@ -304,21 +281,9 @@ async fn expired_lease_is_reclaimed(h: Harness) {
         .unwrap();
     assert_eq!(again.len(), 3);
     let m = make_match(&[&claimed[0], &claimed[1]]);
-    assert!(
-        h.store
-            .complete("dead", &pool(), &[m], LEASE)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(complete_one(&h, "dead", &m).await.is_empty());
     let m = make_match(&[&again[0], &again[1]]);
-    assert_eq!(
-        h.store
-            .complete("live", &pool(), std::slice::from_ref(&m), LEASE)
-            .await
-            .unwrap(),
-        vec![m.id.clone()]
-    );
+    assert_eq!(complete_one(&h, "live", &m).await, vec![m.id.clone()]);
 }
 
 async fn heartbeat_keeps_the_lease(h: Harness) {
@@ -347,10 +312,7 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
     h.store.enqueue(&b).await.unwrap();
     let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
     let m = make_match(&[&claimed[0], &claimed[1]]);
-    h.store
-        .complete("w1", &pool(), std::slice::from_ref(&m), LEASE)
-        .await
-        .unwrap();
+    complete_one(&h, "w1", &m).await;
     assert_eq!(
         h.store.stale_outbox(&pool(), Duration::ZERO).await.unwrap(),
         vec![m.clone()]
