@@ -66,13 +66,19 @@ async fn the_api_survives_schemathesis_with_every_check() {
             "--exclude-checks",
             "positive_data_acceptance",
         ])
+        // One worker: with two, hypothesis describes its filters by parsing
+        // source with `ast.parse` from both threads at once, and CPython 3.11
+        // then fails now and then with "SystemError: AST constructor recursion
+        // depth mismatch" (a Runtime Error in the report, about 1 run in 10
+        // here, none in 12 with one worker, which is no slower). One worker
+        // also makes the fixed seed replay the same requests in the same order.
         .args([
             "--max-examples",
             "40",
             "--seed",
             "20261123",
             "--workers",
-            "2",
+            "1",
         ])
         .env("NO_COLOR", "1")
         .current_dir(dir.path())
