@@ -42,10 +42,11 @@ local pool = ARGV[7]
 -- The live entry's mode of each player of an 'f' group whose pairs start at
 -- ARGV[at], if every one of them is simple; else nil.
 local function simple(at, p)
-  local modes = {}
+  local modes, reserved = {}, {}
+  for q = 0, p - 1 do reserved[q + 1] = KEYS[tonumber(ARGV[at + 2 * q]) + 3] end
+  if redis.call('EXISTS', unpack(reserved)) > 0 then return nil end
   for q = 0, p - 1 do
     local k, ticket = tonumber(ARGV[at + 2 * q]), ARGV[at + 2 * q + 1]
-    if redis.call('EXISTS', KEYS[k + 3]) == 1 then return nil end
     local active = redis.call('HGETALL', KEYS[k])
     if #active ~= 2 or active[2] ~= ticket .. '|' .. pool then return nil end
     modes[q + 1] = active[1]
@@ -82,8 +83,9 @@ while i <= #ARGV do
     local ids = {}
     for j = 1, n do ids[j] = ARGV[first + j - 1] end
     local states = redis.call('HMGET', KEYS[1], unpack(ids))
+    local held = redis.call('ZMSCORE', KEYS[2], unpack(ids))
     for j = 1, n do
-      if states[j] ~= 's' or not redis.call('ZSCORE', KEYS[2], ids[j]) then
+      if states[j] ~= 's' or not held[j] then
         ok = false
         break
       end
