@@ -46,10 +46,39 @@ pub struct RedisOptions {
 impl RedisOptions {
     /// Connects to `url` (waiting for it at start-up) as these options say.
     async fn connect(&self, url: &str) -> Result<Arc<dyn Store>> {
-        Ok(redis(url, self.redis_cluster, self.redis_startup_wait)
-            .await?
+        let store = redis(url, self.redis_cluster, self.redis_startup_wait).await?;
+        if self.redis_wait_replicas > 0 {
+            check_replicas(&store, self.redis_wait_replicas).await;
+        }
+        Ok(store
             .with_replication_wait(self.redis_wait_replicas, self.redis_wait_timeout)
             .into_store())
+    }
+}
+
+/// Warns, once at start-up, of every primary with fewer replicas connected than
+/// REDIS_WAIT_REPLICAS asks for: until they connect, every new ticket there waits
+/// REDIS_WAIT_TIMEOUT and is answered 503 `not_replicated`. A warning, not a
+/// refusal: a replica may be restarting, and the process serves once it is back.
+async fn check_replicas(store: &RedisStore, wanted: u32) {
+    match store.primaries().await {
+        Ok(primaries) => {
+            for p in primaries.iter().filter(|p| p.replicas < wanted) {
+                tracing::warn!(
+                    primary = %p.address,
+                    replicas = p.replicas,
+                    wanted,
+                    "REDIS_WAIT_REPLICAS={wanted} but this primary has {} replica(s) connected: \
+                     every ticket it holds will be answered 503 not_replicated until enough \
+                     replicas connect (or set REDIS_WAIT_REPLICAS lower)",
+                    p.replicas
+                );
+            }
+        }
+        Err(e) => tracing::warn!(
+            error = %e,
+            "could not count the replicas REDIS_WAIT_REPLICAS={wanted} asks for"
+        ),
     }
 }
 

@@ -49,7 +49,7 @@ pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};
 pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, TokenLock};
 pub use memory::MemoryStore;
 pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyMerge};
-pub use redis_store::RedisStore;
+pub use redis_store::{RedisPrimary, RedisStore};
 pub use results::Results;
 pub use wake::{Wake, WakeUps, Wakes};
 

@@ -47,6 +47,8 @@ async fn parties_play_together_in_a_balanced_5v5(d: &Deployment) {
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{busy}");
     assert_eq!(busy["error"]["code"], "player_busy");
+    // It names the live ticket (the party's), so a client can look it up.
+    assert_eq!(busy["error"]["ticket_id"], party["id"], "{busy}");
     let (status, solo) = d.client("p2").create(1500.0).await;
     assert_eq!(status, StatusCode::CREATED, "{solo}");
     let solo_id = solo["id"].as_str().unwrap().to_string();

@@ -493,3 +493,46 @@ async fn with_wait_a_cluster_failover_loses_no_acknowledged_ticket() {
     eprintln!("failover (WAIT 1): {f}");
     assert!(f.lost.is_empty(), "acknowledged tickets lost: {:?}", f.lost);
 }
+
+/// `REDIS_WAIT_REPLICAS=1` against a primary with no replica: the ingress warns at
+/// start-up, naming the primary; a ticket is written but answered `503
+/// not_replicated`, and creating it again answers `409 player_busy` with its id,
+/// which the player can read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_a_replica_that_is_not_there_is_warned_of_and_answered_503() {
+    let redis = RedisServer::start();
+    let primary = format!("127.0.0.1:{}", redis.port());
+    let mut d = Deployment::over_redis(
+        redis,
+        &[
+            ("ingress", "REDIS_WAIT_REPLICAS", "1"),
+            ("ingress", "REDIS_WAIT_TIMEOUT", "200ms"),
+        ],
+    )
+    .await;
+    let log = d.proc("ingress").log();
+    let warning = log
+        .lines()
+        .find(|l| l.contains("REDIS_WAIT_REPLICAS=1 but this primary has 0 replica(s)"))
+        .unwrap_or_else(|| panic!("no start-up warning:\n{log}"));
+    assert!(warning.contains(&primary), "{warning}");
+    // The other processes do not wait for replicas and do not warn.
+    assert!(!d.proc("worker").log().contains("REDIS_WAIT_REPLICAS"));
+
+    let http = reqwest::Client::new();
+    let res = post_ticket(&http, &d.addr, "w1").await;
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_replicated", "{body}");
+    let res = post_ticket(&http, &d.addr, "w1").await;
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "player_busy", "{body}");
+    let id = body["error"]["ticket_id"]
+        .as_str()
+        .expect("ticket_id")
+        .to_string();
+    let (status, view) = d.client("w1").get(&format!("/v1/tickets/{id}")).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["players"][0], "w1", "{view}");
+}

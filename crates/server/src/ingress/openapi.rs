@@ -15,7 +15,7 @@ pub struct ErrorBody {
 }
 
 /// What went wrong; some codes add fields (`banned_until`, `retry_after_ms`,
-/// `scope`, `match_id`, `party_id`, `player_id`).
+/// `scope`, `match_id`, `party_id`, `player_id`, `ticket_id`).
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
 pub struct ErrorObject {

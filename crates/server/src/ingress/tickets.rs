@@ -427,7 +427,8 @@ pub async fn create(
                 format!(
                     "player {player} already has an active ticket {current}; cancel it or wait for it to finish"
                 ),
-            ));
+            )
+            .with("ticket_id", current.to_string()));
         }
         EnqueueOutcome::InMatch(player, mid) => {
             return Err(ApiError::conflict(

@@ -13,7 +13,10 @@ mod lifecycle;
 mod limits;
 mod locks;
 mod parties;
+mod replicas;
 mod results;
+
+pub use replicas::RedisPrimary;
 
 use crate::api::{Entry, State, combine, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys, WAKE_CHANNEL};
@@ -269,6 +272,49 @@ impl RedisStore {
     pub fn with_replication_wait(mut self, replicas: u32, timeout: Duration) -> Self {
         self.replication = (replicas > 0).then_some((replicas, timeout));
         self
+    }
+
+    /// Each primary's address and the replicas connected to it now (`INFO
+    /// replication`): on one node that node, on a cluster every primary. What a
+    /// process checks `with_replication_wait` against at start-up, since a
+    /// primary with too few replicas answers every ticket's `WAIT` with a timeout.
+    pub async fn primaries(&self) -> Result<Vec<RedisPrimary>, StoreError> {
+        let mut info = redis::cmd("INFO");
+        info.arg("replication");
+        match &self.conn {
+            Conn::Single(_) => {
+                let text: String = info.query_async(&mut self.conn()).await?;
+                let address = self.client.get_connection_info().addr().to_string();
+                Ok(vec![RedisPrimary::parse(address, &text)?])
+            }
+            Conn::Cluster(c) => {
+                use redis::cluster_routing::{MultipleNodeRoutingInfo, RoutingInfo};
+                let answer = c
+                    .clone()
+                    .route_command(
+                        info,
+                        RoutingInfo::MultiNode((MultipleNodeRoutingInfo::AllMasters, None)),
+                    )
+                    .await?;
+                let redis::Value::Map(nodes) = answer else {
+                    return Err(StoreError::Corrupt(format!(
+                        "INFO from every primary answered {answer:?}"
+                    )));
+                };
+                let mut primaries = nodes
+                    .iter()
+                    .map(|(address, text)| {
+                        let address: String = redis::from_redis_value_ref(address)
+                            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                        let text: String = redis::from_redis_value_ref(text)
+                            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                        RedisPrimary::parse(address, &text)
+                    })
+                    .collect::<Result<Vec<_>, StoreError>>()?;
+                primaries.sort_by(|a, b| a.address.cmp(&b.address));
+                Ok(primaries)
+            }
+        }
     }
 
     /// As the shared store every component takes.
