@@ -2,8 +2,10 @@
 //! holds the pool's token lock and forms matches over the **whole pool**, kept in
 //! its memory, instead of every worker claiming random batches.
 //!
-//! Each pool gets one task in every worker. Every `HEARTBEAT_INTERVAL` it looks at
-//! the workers live in the pool and picks the pool's owner by rendezvous hashing,
+//! Each pool gets one task in every worker. Every `HEARTBEAT_INTERVAL` it registers
+//! as a candidate to lead the pool ([`mm_store::Leading::candidates`]; workers
+//! that only claim never do), looks at the live candidates and picks the pool's
+//! owner by rendezvous hashing,
 //! so pools spread over the workers and only the pools of a worker that comes or
 //! goes move. The owner takes the lock (a fencing token with it), adopts whatever
 //! the previous leader held and claims the whole queue; from then on each cycle
@@ -173,6 +175,10 @@ pub async fn lead_pool(
             _ = woken, if !failed && leading.is_some() => pause.woken(),
         }
     }
+    // No longer a candidate: the next owner is chosen without this worker.
+    if let Err(e) = store.candidates(&cfg.id, &pool, Duration::ZERO).await {
+        warn_store!(e, pool = %name, "could not withdraw from leading the pool; it expires");
+    }
     if let Some(l) = leading.take() {
         hand_over(&*store, &cfg, &pool, &lock, &l).await;
         step_down(&led, &name, &mut None, Lost::HandedOver);
@@ -206,7 +212,7 @@ async fn take(
     lock: &TokenLock,
     not_owner_since: Instant,
 ) -> Result<Take, StoreError> {
-    let live = store.live_workers(pool).await?;
+    let live = store.candidates(&cfg.id, pool, cfg.lease).await?;
     let owner = owner(
         &pool.name(),
         live.iter().map(String::as_str).chain([cfg.id.as_str()]),
@@ -251,7 +257,7 @@ async fn keep(
         .await?;
     let gone = store.lead_prune(&cfg.id, pool, l.fence, None).await?;
     forget(l, &gone);
-    let live = store.live_workers(pool).await?;
+    let live = store.candidates(&cfg.id, pool, cfg.lease).await?;
     let owner = owner(
         &pool.name(),
         live.iter().map(String::as_str).chain([cfg.id.as_str()]),

@@ -102,6 +102,44 @@ pub struct WorkerStats {
     pub matches: AtomicU64,
     pub released: AtomicU64,
     pub errors: AtomicU64,
+    /// Pools a plain worker found led by a pool leader, so left to it (see
+    /// [`StoreError::Led`]); each is logged when it starts and when it ends.
+    left_to_leaders: std::sync::Mutex<HashSet<String>>,
+}
+
+impl WorkerStats {
+    /// Notes whether `pool` is led by a pool leader now; logs the changes.
+    fn note_led(&self, worker: &str, pool: &Pool, led: Option<&str>) {
+        let mut left = self
+            .left_to_leaders
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match led {
+            Some(why) if left.insert(pool.name()) => tracing::warn!(
+                worker,
+                pool = %pool.name(),
+                "a pool leader (COORDINATION=leader) holds this pool, so this COORDINATION=claim \
+                 worker leaves it to the leader ({why}); run one coordination per deployment"
+            ),
+            None if left.remove(&pool.name()) => tracing::info!(
+                worker,
+                pool = %pool.name(),
+                "the pool has no leader any more; claiming it again"
+            ),
+            _ => {}
+        }
+    }
+
+    /// Pools this worker leaves to their leaders now.
+    pub fn left_to_leaders(&self) -> Vec<String> {
+        let left = self
+            .left_to_leaders
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut pools: Vec<String> = left.iter().cloned().collect();
+        pools.sort();
+        pools
+    }
 }
 
 /// Runs the worker until `shutdown` is cancelled, then releases what it holds.
@@ -422,7 +460,15 @@ pub async fn cycle(
             rand::random::<f64>(),
             cfg.lease,
         )
-        .await?;
+        .await;
+    let claimed = match claimed {
+        Err(StoreError::Led(why)) => {
+            stats.note_led(&cfg.id, pool, Some(&why));
+            return Ok(Formed::default());
+        }
+        claimed => claimed?,
+    };
+    stats.note_led(&cfg.id, pool, None);
     if claimed.is_empty() {
         return Ok(Formed::default());
     }

@@ -188,6 +188,11 @@ pub trait Store:
     /// Claims up to `max` queued tickets of `pool` for `worker`, starting at the
     /// rating rank `start * queue length` (start in `[0, 1)`), and sets the worker's
     /// lease on the pool to `lease` from now.
+    ///
+    /// While a pool leader holds the pool's lock ([`crate::Leading`]), the pool is
+    /// the leader's: this claims nothing and answers [`StoreError::Led`], so workers
+    /// of the two coordinations sharing a store (a misconfiguration, or a rolling
+    /// change from `claim` to `leader`) leave a led pool whole to its leader.
     async fn claim(
         &self,
         worker: &str,

@@ -8,6 +8,10 @@ pub enum StoreError {
     /// took the pool (see [`crate::Leading`]).
     #[error("fenced off: {0}")]
     Fenced(String),
+    /// A plain worker's claim refused: a pool leader (`COORDINATION=leader`) holds
+    /// the pool, and the pool is its alone (see [`crate::Store::claim`]).
+    #[error("led: {0}")]
+    Led(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     #[error("timed out talking to the store")]
@@ -20,6 +24,9 @@ impl From<redis::RedisError> for StoreError {
     fn from(e: redis::RedisError) -> Self {
         if e.code() == Some("FENCED") {
             return StoreError::Fenced(e.detail().unwrap_or("stale fencing token").to_string());
+        }
+        if e.code() == Some("LED") {
+            return StoreError::Led(e.detail().unwrap_or("the pool has a leader").to_string());
         }
         StoreError::Redis(e)
     }

@@ -114,6 +114,9 @@ pub struct PoolKeys {
     /// The pool leader's token lock, and its fencing counter.
     pub leader: String,
     pub fence: String,
+    /// Workers running `COORDINATION=leader` on the pool, by lease expiry: the
+    /// candidates to lead it (claim workers are not among them).
+    pub candidates: String,
 }
 
 impl PoolKeys {
@@ -138,6 +141,7 @@ impl PoolKeys {
             armed: format!("{prefix}:armed"),
             leader: format!("{prefix}:leader"),
             fence: format!("{prefix}:fence"),
+            candidates: format!("{prefix}:cand"),
             prefix,
         }
     }

@@ -75,6 +75,15 @@ pub trait Leading {
     /// the queue (waking the pool); the new leader's first step. How many.
     async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError>;
 
-    /// Workers whose lease on `pool` is live: the candidates to lead it.
-    async fn live_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError>;
+    /// Registers `worker` as a candidate to lead `pool` until `lease` from now
+    /// (`Duration::ZERO` withdraws it) and returns the live candidates, `worker`
+    /// included while registered. Only workers running `COORDINATION=leader`
+    /// register: a pool's owner is chosen among them, never a worker that only
+    /// claims (and would not lead it).
+    async fn candidates(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        lease: Duration,
+    ) -> Result<Vec<String>, StoreError>;
 }

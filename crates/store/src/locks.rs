@@ -156,6 +156,11 @@ impl MemoryLocks {
         self.with(|inner, _| inner.fences.get(&lock.fence).copied().unwrap_or(0))
     }
 
+    /// Whether someone holds `lock` now.
+    pub fn is_held(&self, lock: &LockName) -> bool {
+        self.with(|inner, _| inner.held.contains_key(&lock.holder))
+    }
+
     pub fn try_lock(&self, lock: &LockName, token: &str, ttl: Duration) -> Option<u64> {
         self.with(|inner, now| {
             if inner.held.contains_key(&lock.holder) {

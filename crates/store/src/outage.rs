@@ -85,9 +85,10 @@ impl StoreError {
         match self {
             StoreError::Redis(e) => unreachable(e),
             StoreError::Timeout => true,
-            StoreError::Corrupt(_) | StoreError::NotReplicated { .. } | StoreError::Fenced(_) => {
-                false
-            }
+            StoreError::Corrupt(_)
+            | StoreError::NotReplicated { .. }
+            | StoreError::Fenced(_)
+            | StoreError::Led(_) => false,
         }
     }
 }

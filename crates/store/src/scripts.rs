@@ -56,6 +56,7 @@ pub struct Scripts {
     pub lock_acquire: Script,
     pub lock_extend: Script,
     pub lock_release: Script,
+    pub candidates: Script,
 }
 
 impl Scripts {
@@ -103,6 +104,7 @@ impl Scripts {
             lock_acquire: Script::new(include_str!("lua/lock_acquire.lua")),
             lock_extend: Script::new(include_str!("lua/lock_extend.lua")),
             lock_release: Script::new(include_str!("lua/lock_release.lua")),
+            candidates: script!("candidates.lua"),
         }
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! Each pool's owner is `mm_server::leader::owner` of the live workers, so the
 //! tests know which worker leads. A few tickets too far apart ever to match stay
-//! in the pool throughout: whoever holds them leads.
+//! in the pool throughout: whoever holds them leads. A claim worker started
+//! beside a leader leaves it the pool, and takes the pool once no leader is left.
 
 use crate::{BIN, fast_env, signal};
 use mm_domain::{Match, PlayerId, Pool, Ticket, TicketId, now_ms};
@@ -322,4 +323,111 @@ async fn a_leader_frozen_mid_commit_past_its_lease_cannot_write_when_thawed() {
         follower.log()
     );
     assert_eq!(audit(&mut conn, &all).await, 1);
+}
+
+/// Waits until `proc`'s log says `what`.
+async fn wait_log(proc: &Proc, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !proc.log().contains(what) {
+        assert!(
+            Instant::now() < deadline,
+            "{} never said {what:?}:\n{}",
+            proc.name(),
+            proc.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A claim worker (`COORDINATION=claim`) started beside a leader on the same Redis
+/// leaves the led pool to the leader: it says so, claims nothing, and the leader,
+/// although the claim worker would own the pool were it a candidate, keeps it.
+/// When the leader dies and its lock runs out, the claim worker claims the pool
+/// again. Nothing is lost or matched twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_worker_beside_a_leader_leaves_it_the_pool() {
+    let redis = RedisServer::start();
+    let logs = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await.unwrap());
+    let mut conn = conn(&redis).await;
+    let keys = PoolKeys::new(&Pool::new("1v1", "eu"));
+    let mut all = parked();
+    for t in &all {
+        store.enqueue(t).await.unwrap();
+    }
+    let mut supervisor = spawn(&redis, logs.path(), "supervisor", "supervisor", &[]);
+    let mut leader = spawn(&redis, logs.path(), "lead-a", "worker", &[]);
+    wait_leading(&mut conn, "lead-a", &[&leader]).await;
+    let plain_id = (0..)
+        .map(|i| format!("plain-{i}"))
+        .find(|p| owner(POOL, ["lead-a", p.as_str()]) == Some(p.as_str()))
+        .unwrap();
+    let mut plain = spawn(
+        &redis,
+        logs.path(),
+        &plain_id,
+        "worker",
+        &[("COORDINATION", "claim")],
+    );
+    wait_log(&plain, "leaves it to the leader").await;
+
+    let pairs: Vec<Ticket> = (0..200)
+        .map(|i| ticket("mixed", i, 1_450.0 + (i / 2) as f64))
+        .collect();
+    all.extend(pairs.iter().cloned());
+    for t in &pairs {
+        store.enqueue(t).await.unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let q: usize = conn.zcard(&keys.queue).await.unwrap();
+        let held: usize = conn.zcard(keys.held("lead-a")).await.unwrap();
+        let plain_held: usize = conn.zcard(keys.held(&plain_id)).await.unwrap();
+        assert_eq!(plain_held, 0, "the claim worker claimed from a led pool");
+        if q + held <= PARKED {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "did not drain: {q} queued, {held} held"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !leader.log().contains("handed the pool over"),
+        "the leader handed the pool to a worker that does not lead:\n{}",
+        leader.log()
+    );
+
+    // The leader dies: once its lock runs out, the claim worker takes the pool.
+    leader.kill();
+    wait_log(&plain, "claiming it again").await;
+    let late = [ticket("late", 0, 1_500.0), ticket("late", 1, 1_505.0)];
+    all.extend(late.iter().cloned());
+    let before: usize = conn.hlen(&keys.matches).await.unwrap();
+    for t in &late {
+        store.enqueue(t).await.unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while conn.hlen::<_, usize>(&keys.matches).await.unwrap() == before {
+        assert!(Instant::now() < deadline, "the claim worker never matched");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        plain.terminate(Duration::from_secs(10)),
+        "clean stop:\n{}",
+        plain.log()
+    );
+    // The supervisor returns the dead leader's tickets to the queue.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while conn.zcard::<_, usize>(keys.held("lead-a")).await.unwrap() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the dead leader's tickets stayed held"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    supervisor.terminate(Duration::from_secs(10));
+    let formed = audit(&mut conn, &all).await;
+    assert_eq!(formed, 101, "100 pairs by the leader, the late pair after");
 }

@@ -3,11 +3,16 @@
 -- caller picks at random (ARGV[3] in [0,1)), so batches are rating-tight and no
 -- rating band is systematically left behind.
 -- Arms the pool: the next ticket queued publishes a wake-up (see enqueue.lua).
+-- A worker that is not a pool leader claims nothing while a leader holds the
+-- pool's lock (an error LED): the pool is the leader's alone.
 -- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset,
---       6 armed flag, 7 the pool's fencing counter
+--       6 armed flag, 7 the pool's fencing counter, 8 the pool leader's lock
 -- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms, 5 the leader's
 --       fencing token ('' for a worker that is not a pool leader)
 -- Returns a flat list: ticket JSON, first-claim flag (1/0), ...
+if ARGV[5] == '' and redis.call('EXISTS', KEYS[8]) == 1 then
+  error({err = 'LED the pool has a leader (COORDINATION=leader); a claim worker leaves it alone'})
+end
 fenced(KEYS[7], ARGV[5])
 local now = now_ms()
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), ARGV[1])

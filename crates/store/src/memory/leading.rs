@@ -5,7 +5,7 @@
 use super::{MemoryStore, State};
 use crate::{Claimed, Leading, LockName, Store, StoreError};
 use async_trait::async_trait;
-use mm_domain::{Match, MatchId, Pool, TicketId, now_ms};
+use mm_domain::{Match, MatchId, Millis, Pool, TicketId, now_ms};
 use std::time::Duration;
 
 impl MemoryStore {
@@ -37,7 +37,7 @@ impl Leading for MemoryStore {
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
         let _gate = self.fenced(pool, fence).await?;
-        self.claim(worker, pool, max, 0.0, lease).await
+        Ok(self.claim_batch(worker, pool, max, 0.0, lease))
     }
 
     async fn lead_complete(
@@ -124,15 +124,23 @@ impl Leading for MemoryStore {
         Ok(back)
     }
 
-    async fn live_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {
+    async fn candidates(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        lease: Duration,
+    ) -> Result<Vec<String>, StoreError> {
         let now = now_ms();
         let mut inner = self.lock();
-        Ok(inner
-            .pool(pool)
-            .leases
-            .iter()
-            .filter(|(_, until)| **until >= now)
-            .map(|(w, _)| w.clone())
-            .collect())
+        let candidates = &mut inner.pool(pool).candidates;
+        if lease.is_zero() {
+            candidates.remove(worker);
+        } else {
+            candidates.insert(worker.to_string(), now + lease.as_millis() as Millis);
+        }
+        candidates.retain(|_, until| *until >= now);
+        let mut live: Vec<String> = candidates.keys().cloned().collect();
+        live.sort();
+        Ok(live)
     }
 }

@@ -19,7 +19,7 @@ use crate::api::{
     withdrawn_events,
 };
 use crate::{
-    CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, HISTORY_TTL, Hub, Store,
+    CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, HISTORY_TTL, Hub, LockName, Store,
     StoreError,
 };
 use async_trait::async_trait;
@@ -56,6 +56,8 @@ struct PoolState {
     state: Sharded<TicketId, State>,
     held: HashMap<String, HashMap<TicketId, f64>>,
     leases: HashMap<String, Millis>,
+    /// Workers running `COORDINATION=leader` on the pool -> lease expiry.
+    candidates: HashMap<String, Millis>,
     matches: Sharded<MatchId, Match>,
     /// Finished ticket and match ids -> finish time.
     done: Finished,
@@ -451,6 +453,49 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// What `claim` does once the pool is known to be the caller's: a plain
+    /// worker's with no leader, or the leader's own (fenced) claim.
+    pub(super) fn claim_batch(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        max: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Vec<Claimed> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        ps.leases
+            .insert(worker.to_string(), now + lease.as_millis() as Millis);
+        let n = ps.queue.len();
+        if n == 0 || max == 0 {
+            return Vec::new();
+        }
+        let first = ((start.clamp(0.0, 1.0) * n as f64) as usize).min(n.saturating_sub(max));
+        let batch: Vec<(Score, TicketId)> =
+            ps.queue.iter().skip(first).take(max).cloned().collect();
+        let mut out = Vec::with_capacity(batch.len());
+        for entry in batch {
+            ps.queue.remove(&entry);
+            let (Score(rating), id) = entry;
+            let Some(ticket) = ps.tickets.get(&id).cloned() else {
+                ps.state.remove(&id);
+                continue;
+            };
+            let first_claim = ps.state.insert(id.clone(), State::Held) == Some(State::New);
+            ps.held
+                .entry(worker.to_string())
+                .or_default()
+                .insert(id, rating);
+            out.push(Claimed {
+                ticket,
+                first_claim,
+            });
+        }
+        out
+    }
+
     /// Wakes the workers of the ticket's pools.
     fn wake(&self, ticket: &Ticket) {
         for pool in ticket.pools() {
@@ -596,37 +641,13 @@ impl Store for MemoryStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let now = now_ms();
-        let mut inner = self.lock();
-        let ps = inner.pool(pool);
-        ps.leases
-            .insert(worker.to_string(), now + lease.as_millis() as Millis);
-        let n = ps.queue.len();
-        if n == 0 || max == 0 {
-            return Ok(Vec::new());
+        if self.locks.is_held(&LockName::pool_leader(pool)) {
+            return Err(StoreError::Led(
+                "the pool has a leader (COORDINATION=leader); a claim worker leaves it alone"
+                    .into(),
+            ));
         }
-        let first = ((start.clamp(0.0, 1.0) * n as f64) as usize).min(n.saturating_sub(max));
-        let batch: Vec<(Score, TicketId)> =
-            ps.queue.iter().skip(first).take(max).cloned().collect();
-        let mut out = Vec::with_capacity(batch.len());
-        for entry in batch {
-            ps.queue.remove(&entry);
-            let (Score(rating), id) = entry;
-            let Some(ticket) = ps.tickets.get(&id).cloned() else {
-                ps.state.remove(&id);
-                continue;
-            };
-            let first_claim = ps.state.insert(id.clone(), State::Held) == Some(State::New);
-            ps.held
-                .entry(worker.to_string())
-                .or_default()
-                .insert(id, rating);
-            out.push(Claimed {
-                ticket,
-                first_claim,
-            });
-        }
-        Ok(out)
+        Ok(self.claim_batch(worker, pool, max, start, lease))
     }
 
     async fn complete(

@@ -34,6 +34,7 @@ impl RedisStore {
             .key(&keys.leases)
             .key(&keys.armed)
             .key(&keys.fence)
+            .key(&keys.leader)
             .arg(worker)
             .arg(max)
             .arg(start.clamp(0.0, 1.0))
@@ -191,15 +192,20 @@ impl Leading for RedisStore {
         Ok(inv.invoke_async(&mut self.conn()).await?)
     }
 
-    async fn live_workers(&self, pool: &Pool) -> Result<Vec<String>, StoreError> {
+    async fn candidates(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        lease: Duration,
+    ) -> Result<Vec<String>, StoreError> {
         let keys = PoolKeys::new(pool);
-        let now = self.server_now().await?;
-        let live: Vec<String> = redis::cmd("ZRANGEBYSCORE")
-            .arg(&keys.leases)
-            .arg(now)
-            .arg("+inf")
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(live)
+        Ok(self
+            .scripts
+            .candidates
+            .key(&keys.candidates)
+            .arg(worker)
+            .arg(lease.as_millis() as u64)
+            .invoke_async(&mut self.conn())
+            .await?)
     }
 }

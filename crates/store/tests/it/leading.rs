@@ -1,7 +1,9 @@
 //! Pool leaders' fenced writes on the memory store, Redis and a Redis Cluster: a
 //! leader whose lock was taken by a later one can write nothing to the pool, the
 //! new leader adopts what the old one held, a leader hears which of its tickets
-//! ended meanwhile, and a whole pool (more than one script's unpack) moves at once.
+//! ended meanwhile, a whole pool (more than one script's unpack) moves at once, and
+//! a plain worker's claim leaves a led pool alone, and only workers that register
+//! are candidates to lead.
 
 use crate::conformance::make_match;
 use crate::{Harness, pool, ticket};
@@ -126,7 +128,34 @@ async fn a_leader_hears_which_of_its_tickets_ended(h: Harness) {
             .unwrap()
             .is_empty()
     );
-    assert_eq!(s.live_workers(&pool).await.unwrap(), vec!["l".to_string()]);
+}
+
+/// Only workers that register are candidates to lead a pool; a claim worker's
+/// lease does not make it one. A candidacy runs out with its lease, and a worker
+/// that stops withdraws at once.
+async fn candidates_to_lead_are_the_workers_that_register(h: Harness) {
+    let (s, pool) = (&*h.store, pool());
+    s.enqueue(&ticket(0, 1500.0)).await.unwrap();
+    // A claim worker: live in the pool, not a candidate.
+    s.claim("plain", &pool, 10, 0.0, LEASE).await.unwrap();
+    let short = Duration::from_millis(300);
+    assert_eq!(s.candidates("b", &pool, LEASE).await.unwrap(), vec!["b"]);
+    assert_eq!(
+        s.candidates("a", &pool, short).await.unwrap(),
+        vec!["a", "b"]
+    );
+    assert_eq!(
+        s.candidates("c", &pool, LEASE).await.unwrap(),
+        vec!["a", "b", "c"]
+    );
+    // b stops: it withdraws and is gone at once.
+    assert_eq!(
+        s.candidates("b", &pool, Duration::ZERO).await.unwrap(),
+        vec!["a", "c"]
+    );
+    // a stops renewing: gone once its lease ran out.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(s.candidates("c", &pool, LEASE).await.unwrap(), vec!["c"]);
 }
 
 async fn a_whole_pool_changes_leader_at_once(h: Harness) {
@@ -172,7 +201,33 @@ async fn a_whole_pool_changes_leader_at_once(h: Harness) {
     );
 }
 
+/// A plain worker (`COORDINATION=claim`) sharing the store with a pool leader
+/// claims nothing from the led pool and is told why; once the lock is free it
+/// claims again, and a pool without a leader was never affected.
+async fn a_claim_worker_leaves_a_led_pool_to_its_leader(h: Harness) {
+    let (s, pool) = (&*h.store, pool());
+    for i in 0..4 {
+        s.enqueue(&ticket(i, 1500.0 + i as f64)).await.unwrap();
+    }
+    let lock = TokenLock::new(LockName::pool_leader(&pool), LEASE);
+    let fence = lock.acquire(s).await.unwrap().expect("a free pool");
+    let r = s.claim("plain", &pool, 100, 0.0, LEASE).await;
+    assert!(matches!(r, Err(StoreError::Led(_))), "got {r:?}");
+    // Nothing moved: the leader claims all four.
+    let d = s.depths(&pool).await.unwrap();
+    assert_eq!((d.queued, d.processing), (4, 0));
+    let mine = s.lead_claim("l", &pool, fence, 2, LEASE).await.unwrap();
+    assert_eq!(mine.len(), 2);
+    // The leader hands the pool back (no leader any more): plain claims work.
+    assert_eq!(s.lead_release("l", &pool, fence, None).await.unwrap(), 2);
+    assert!(lock.release(s).await.unwrap());
+    let got = s.claim("plain", &pool, 100, 0.0, LEASE).await.unwrap();
+    assert_eq!(got.len(), 4);
+}
+
 crate::every_deployment!(
+    a_claim_worker_leaves_a_led_pool_to_its_leader,
+    candidates_to_lead_are_the_workers_that_register,
     a_deposed_leader_cannot_write_a_thing,
     a_leader_hears_which_of_its_tickets_ended,
     a_whole_pool_changes_leader_at_once,
