@@ -71,6 +71,35 @@ async fn conn(redis: &RedisServer) -> MultiplexedConnection {
         .unwrap()
 }
 
+/// What every test here starts from: a redis-server with the parked tickets
+/// queued, a store and a connection on it, a folder for the processes' logs.
+struct Bed {
+    redis: RedisServer,
+    logs: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    conn: MultiplexedConnection,
+    keys: PoolKeys,
+    /// Every ticket queued so far (a test adds its own).
+    all: Vec<Ticket>,
+}
+
+async fn bed() -> Bed {
+    let redis = RedisServer::start();
+    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await.unwrap());
+    let all = parked();
+    for t in &all {
+        store.enqueue(t).await.unwrap();
+    }
+    Bed {
+        conn: conn(&redis).await,
+        redis,
+        logs: tempfile::tempdir().unwrap(),
+        store,
+        keys: PoolKeys::new(&Pool::new("1v1", "eu")),
+        all,
+    }
+}
+
 /// Waits until `worker` holds the parked tickets: it leads the pool.
 async fn wait_leading(conn: &mut MultiplexedConnection, worker: &str, procs: &[&Proc]) -> Instant {
     let held = PoolKeys::new(&Pool::new("1v1", "eu")).held(worker);
@@ -132,15 +161,14 @@ async fn audit(conn: &mut MultiplexedConnection, tickets: &[Ticket]) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_the_leader_under_load_and_a_follower_leads_within_the_lease() {
     const N: usize = 3_000;
-    let redis = RedisServer::start();
-    let logs = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await.unwrap());
-    let mut conn = conn(&redis).await;
-    let keys = PoolKeys::new(&Pool::new("1v1", "eu"));
-    let mut all = parked();
-    for t in &all {
-        store.enqueue(t).await.unwrap();
-    }
+    let Bed {
+        redis,
+        logs,
+        store,
+        mut conn,
+        keys,
+        mut all,
+    } = bed().await;
     let ids = ["lead-a", "lead-b", "lead-c"];
     let mut supervisor = spawn(&redis, logs.path(), "supervisor", "supervisor", &[]);
     let mut workers: Vec<Proc> = ids
@@ -236,15 +264,14 @@ async fn sigkill_the_leader_under_load_and_a_follower_leads_within_the_lease() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_frozen_mid_commit_past_its_lease_cannot_write_when_thawed() {
-    let redis = RedisServer::start();
-    let logs = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await.unwrap());
-    let mut conn = conn(&redis).await;
-    let keys = PoolKeys::new(&Pool::new("1v1", "eu"));
-    let mut all = parked();
-    for t in &all {
-        store.enqueue(t).await.unwrap();
-    }
+    let Bed {
+        redis,
+        logs,
+        store,
+        mut conn,
+        keys,
+        mut all,
+    } = bed().await;
     let ids = ["frozen-a", "frozen-b"];
     let a = owner(POOL, ids).unwrap();
     let b = ids.into_iter().find(|w| *w != a).unwrap();
@@ -346,15 +373,14 @@ async fn wait_log(proc: &Proc, what: &str) {
 /// again. Nothing is lost or matched twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_worker_beside_a_leader_leaves_it_the_pool() {
-    let redis = RedisServer::start();
-    let logs = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(RedisStore::connect(&redis.url()).await.unwrap());
-    let mut conn = conn(&redis).await;
-    let keys = PoolKeys::new(&Pool::new("1v1", "eu"));
-    let mut all = parked();
-    for t in &all {
-        store.enqueue(t).await.unwrap();
-    }
+    let Bed {
+        redis,
+        logs,
+        store,
+        mut conn,
+        keys,
+        mut all,
+    } = bed().await;
     let mut supervisor = spawn(&redis, logs.path(), "supervisor", "supervisor", &[]);
     let mut leader = spawn(&redis, logs.path(), "lead-a", "worker", &[]);
     wait_leading(&mut conn, "lead-a", &[&leader]).await;
