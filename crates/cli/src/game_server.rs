@@ -194,12 +194,13 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
         .id
         .clone()
         .unwrap_or_else(|| format!("gs-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
+    let mut stop = crate::signals::Stop::new();
     let mut client = connect(&args.manager, args.token.as_deref(), args.tls()?).await?;
     let mut every = register(&mut client, &args, &id).await?;
     let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => break,
+            () = stop.recv() => break,
             _ = tokio::time::sleep(every) => {}
         }
         let beat = client
@@ -228,11 +229,19 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
             }
         }
     }
-    let _ = client
+    // Out of the fleet: no match is allocated to a server that is gone.
+    match client
         .release(pb::ReleaseRequest {
-            server_id: id,
+            server_id: id.clone(),
             match_id: String::new(),
         })
-        .await;
+        .await
+    {
+        Ok(_) => println!(
+            "{}",
+            serde_json::json!({"event": "left_fleet", "server_id": id})
+        ),
+        Err(s) => eprintln!("could not leave the fleet: {s}"),
+    }
     Ok(())
 }

@@ -5,6 +5,7 @@ mod auth;
 mod config;
 mod game_server;
 mod run;
+mod signals;
 mod simulate;
 mod telemetry;
 

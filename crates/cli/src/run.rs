@@ -228,19 +228,15 @@ async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<RedisStore> {
 }
 
 /// Cancels the returned token on SIGTERM or Ctrl-C. Each subcommand calls it
-/// first: the SIGTERM handler is in place when it returns, so a stop that comes
-/// while the process starts (waiting for Redis, opening the rating database) ends
-/// it cleanly too (see [`starting`]).
+/// first: both handlers are in place when it returns, so a stop that comes while
+/// the process starts (waiting for Redis, opening the rating database) ends it
+/// cleanly too (see [`starting`]).
 fn shutdown_on_signal() -> CancellationToken {
     let token = CancellationToken::new();
     let t = token.clone();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("SIGTERM handler");
+    let mut stop = crate::signals::Stop::new();
     tokio::spawn(async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
+        stop.recv().await;
         tracing::info!("shutting down");
         t.cancel();
     });

@@ -343,7 +343,7 @@ async fn the_example_game_server_plays_with_its_token() {
         "{}",
         wrong.log()
     );
-    let gs = spawn("gs-eu-2", EU);
+    let mut gs = spawn("gs-eu-2", EU);
     let (a, b) = (d.client("ga"), d.client("gb"));
     queue_rush(&[&a, &b]).await;
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -362,6 +362,9 @@ async fn the_example_game_server_plays_with_its_token() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(gs.log().contains("\"reported\":true"), "{}", gs.log());
+    // SIGTERM (what an orchestrator sends): it leaves the fleet and exits cleanly.
+    assert!(gs.terminate(Duration::from_secs(10)), "{}", gs.log());
+    assert!(gs.log().contains("\"left_fleet\""), "{}", gs.log());
 }
 
 /// A client of `url` over TLS trusting the test CA, with `identity` as its
