@@ -185,6 +185,15 @@ pub trait Store:
         limit: usize,
     ) -> Result<Vec<Match>, StoreError>;
 
+    /// The pool of match `id` if it is in the player's history (their newest
+    /// [`crate::HISTORY_LEN`] matches), found without reading the matches: what a
+    /// player asking for one of their past matches costs.
+    async fn history_pool(
+        &self,
+        player: &PlayerId,
+        id: &MatchId,
+    ) -> Result<Option<Pool>, StoreError>;
+
     /// Claims up to `max` queued tickets of `pool` for `worker`, starting at the
     /// rating rank `start * queue length` (start in `[0, 1)`), and sets the worker's
     /// lease on the pool to `lease` from now.

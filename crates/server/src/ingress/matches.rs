@@ -43,12 +43,7 @@ async fn locate(
     {
         return Ok(Some(pool));
     }
-    Ok(store
-        .player_matches(player, mm_store::HISTORY_LEN)
-        .await?
-        .into_iter()
-        .find(|m| m.id == *id)
-        .map(|m| Pool::new(m.mode, m.region)))
+    Ok(store.history_pool(player, id).await?)
 }
 
 /// The caller's match, or 404 (also for matches the caller is not in).

@@ -633,6 +633,23 @@ impl Store for MemoryStore {
             .unwrap_or_default())
     }
 
+    async fn history_pool(
+        &self,
+        player: &PlayerId,
+        id: &MatchId,
+    ) -> Result<Option<Pool>, StoreError> {
+        let cutoff = history_cutoff(now_ms());
+        let inner = self.lock();
+        Ok(inner.players.get(player).and_then(|p| {
+            p.history
+                .iter()
+                .take_while(|m| m.created_at >= cutoff)
+                .take(HISTORY_LEN)
+                .find(|m| m.id == *id)
+                .map(|m| Pool::new(m.mode.clone(), m.region.clone()))
+        }))
+    }
+
     async fn claim(
         &self,
         worker: &str,

@@ -9,7 +9,7 @@ use super::RedisStore;
 use crate::StoreError;
 use crate::keys::{PlayerKeys, PoolKeys};
 use futures_util::future::try_join_all;
-use mm_domain::{Match, PlayerId, Pool};
+use mm_domain::{Match, MatchId, PlayerId, Pool};
 use redis::AsyncCommands;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,6 +33,38 @@ impl<'a> Member<'a> {
 }
 
 impl RedisStore {
+    /// The pool of match `id` in the player's newest [`crate::HISTORY_LEN`]
+    /// history members: from the references alone (one short read); only an old
+    /// whole-JSON member is parsed.
+    pub(super) async fn history_pool_of(
+        &self,
+        player: &PlayerId,
+        id: &MatchId,
+    ) -> Result<Option<Pool>, StoreError> {
+        let raw: Vec<String> = self
+            .conn()
+            .zrevrange(
+                &PlayerKeys::new(player).history,
+                0,
+                crate::HISTORY_LEN as isize - 1,
+            )
+            .await?;
+        for member in raw.iter().filter_map(|r| Member::parse(r)) {
+            match member {
+                Member::Ref { id: m, pool } if m == id.as_str() => return Ok(Pool::parse(pool)),
+                Member::Json(json) => {
+                    if let Ok(m) = serde_json::from_str::<Match>(json)
+                        && m.id == *id
+                    {
+                        return Ok(Some(Pool::new(m.mode, m.region)));
+                    }
+                }
+                Member::Ref { .. } => {}
+            }
+        }
+        Ok(None)
+    }
+
     /// The player's newest `limit` matches, newest first. A match whose archived
     /// JSON has expired is left out.
     pub(super) async fn history(

@@ -773,6 +773,14 @@ impl Store for RedisStore {
         self.history(player, limit).await
     }
 
+    async fn history_pool(
+        &self,
+        player: &PlayerId,
+        id: &MatchId,
+    ) -> Result<Option<Pool>, StoreError> {
+        self.history_pool_of(player, id).await
+    }
+
     async fn claim(
         &self,
         worker: &str,

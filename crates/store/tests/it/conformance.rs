@@ -340,6 +340,18 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
         h.store.player_matches(&b.owner, 10).await.unwrap(),
         vec![m.clone()]
     );
+    // Found in a player's history by id alone; not in another's, nor made up.
+    assert_eq!(
+        h.store.history_pool(&a.owner, &m.id).await.unwrap(),
+        Some(pool())
+    );
+    let stranger = PlayerId::new("stranger").unwrap();
+    assert_eq!(h.store.history_pool(&stranger, &m.id).await.unwrap(), None);
+    let made_up = MatchId::new("m-made-up").unwrap();
+    assert_eq!(
+        h.store.history_pool(&a.owner, &made_up).await.unwrap(),
+        None
+    );
     let ev = tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .unwrap()

@@ -102,6 +102,14 @@ async fn history_reads_references_and_old_json() {
     }
     let listed = store.player_matches(&a.owner, 10).await.unwrap();
     assert_eq!(listed, vec![first.clone(), older.clone()]);
+    // A whole old entry is found by id too.
+    assert_eq!(
+        store.history_pool(&a.owner, &older.id).await.unwrap(),
+        Some(mm_domain::Pool::new(
+            older.mode.clone(),
+            older.region.clone()
+        ))
+    );
     assert_eq!(
         store.player_matches(&a.owner, 1).await.unwrap(),
         vec![first]
