@@ -41,12 +41,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A free TCP port on 127.0.0.1 (free when asked; bind it soon).
+/// A free TCP port on 127.0.0.1 (free when asked; bind it soon), never one this
+/// process was given before: the kernel may hand the same port to two binds in a
+/// row once the first is closed, and a test that asks for two ports (HTTP and
+/// gRPC) before binding either would get one port twice.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("no free port on loopback")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    for _ in 0..100 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("no free port on loopback");
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
+    panic!("no new free port on loopback after 100 tries")
 }
 
 /// A real redis-server for one test.
@@ -480,4 +492,19 @@ pub fn wait_for_port(addr: &str, timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_port;
+
+    #[test]
+    fn free_ports_are_never_given_twice() {
+        // 500 draws from the ~28,000 ephemeral ports: without the check, two would
+        // match in about 99 runs of 100.
+        let mut ports: Vec<u16> = (0..500).map(|_| free_port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        assert_eq!(ports.len(), 500);
+    }
 }
