@@ -4,7 +4,7 @@
 //! a commit past its lease, let a follower take over, thaw it (SIGCONT), and its
 //! commit is refused: the pair it had matched is matched once, by the new leader.
 //!
-//! Each pool's owner is `mm_server::leader::owner` of the live workers, so the
+//! Each pool's owner is `mm_server::leader::owner` of the live leader workers, so the
 //! tests know which worker leads. A few tickets too far apart ever to match stay
 //! in the pool throughout: whoever holds them leads. A claim worker started
 //! beside a leader leaves it the pool, and takes the pool once no leader is left.
