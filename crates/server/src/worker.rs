@@ -115,17 +115,23 @@ impl WorkerStats {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         match led {
-            Some(why) if left.insert(pool.name()) => tracing::warn!(
-                worker,
-                pool = %pool.name(),
-                "a pool leader (COORDINATION=leader) holds this pool, so this COORDINATION=claim \
-                 worker leaves it to the leader ({why}); run one coordination per deployment"
-            ),
-            None if left.remove(&pool.name()) => tracing::info!(
-                worker,
-                pool = %pool.name(),
-                "the pool has no leader any more; claiming it again"
-            ),
+            Some(why) if left.insert(pool.name()) => {
+                metrics::gauge!(names::POOLS_LEFT_TO_LEADER, "pool" => pool.name()).set(1.0);
+                tracing::warn!(
+                    worker,
+                    pool = %pool.name(),
+                    "a pool leader (COORDINATION=leader) holds this pool, so this COORDINATION=claim \
+                     worker leaves it to the leader ({why}); run one coordination per deployment"
+                );
+            }
+            None if left.remove(&pool.name()) => {
+                metrics::gauge!(names::POOLS_LEFT_TO_LEADER, "pool" => pool.name()).set(0.0);
+                tracing::info!(
+                    worker,
+                    pool = %pool.name(),
+                    "the pool has no leader any more; claiming it again"
+                );
+            }
             _ => {}
         }
     }
@@ -157,6 +163,9 @@ pub async fn run(
         metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name()).increment(0);
         metrics::counter!(names::TICKETS_RELEASED, "pool" => pool.name()).increment(0);
         metrics::counter!(names::MATCHES_FORMED, "mode" => pool.mode.clone()).increment(0);
+        if cfg.coordination == Coordination::Claim {
+            metrics::gauge!(names::POOLS_LEFT_TO_LEADER, "pool" => pool.name()).set(0.0);
+        }
     }
     let heartbeat_stop = CancellationToken::new();
     let led = crate::leader::Led::default();

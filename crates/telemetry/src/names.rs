@@ -27,6 +27,7 @@ pub const WORKER_CYCLE: &str = "matchmaker_worker_cycle_duration_seconds";
 pub const HEARTBEAT_FAILURES: &str = "matchmaker_heartbeat_failures_total";
 pub const LOCKS_REFRESHED: &str = "matchmaker_locks_refreshed";
 pub const POOLS_LED: &str = "matchmaker_pool_leader";
+pub const POOLS_LEFT_TO_LEADER: &str = "matchmaker_pool_left_to_leader";
 
 // Supervisor.
 pub const RECLAIM_ATTEMPTS: &str = "matchmaker_reclaim_attempts_total";
@@ -136,6 +137,11 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         POOLS_LED,
         Kind::Gauge,
         "1 while this worker leads the pool (COORDINATION=leader), else 0.",
+    ),
+    (
+        POOLS_LEFT_TO_LEADER,
+        Kind::Gauge,
+        "1 while this COORDINATION=claim worker leaves the pool to a pool leader (a deployment running both), else 0.",
     ),
     (
         RECLAIM_ATTEMPTS,

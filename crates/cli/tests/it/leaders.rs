@@ -367,7 +367,8 @@ async fn wait_log(proc: &Proc, what: &str) {
 }
 
 /// A claim worker (`COORDINATION=claim`) started beside a leader on the same Redis
-/// leaves the led pool to the leader: it says so, claims nothing, and the leader,
+/// leaves the led pool to the leader: it says so (in its log and its
+/// `matchmaker_pool_left_to_leader` gauge), claims nothing, and the leader,
 /// although the claim worker would own the pool were it a candidate, keeps it.
 /// When the leader dies and its lock runs out, the claim worker claims the pool
 /// again. Nothing is lost or matched twice.
@@ -388,14 +389,18 @@ async fn a_claim_worker_beside_a_leader_leaves_it_the_pool() {
         .map(|i| format!("plain-{i}"))
         .find(|p| owner(POOL, ["lead-a", p.as_str()]) == Some(p.as_str()))
         .unwrap();
+    let metrics = format!("127.0.0.1:{}", mm_testkit::free_port());
     let mut plain = spawn(
         &redis,
         logs.path(),
         &plain_id,
         "worker",
-        &[("COORDINATION", "claim")],
+        &[("COORDINATION", "claim"), ("METRICS_ADDR", &metrics)],
     );
     wait_log(&plain, "leaves it to the leader").await;
+    let left = r#"matchmaker_pool_left_to_leader{pool="1v1:eu"}"#;
+    let (_, text) = crate::metrics::scrape(&metrics).await;
+    assert!(text.contains(&format!("{left} 1")), "{text}");
 
     let pairs: Vec<Ticket> = (0..200)
         .map(|i| ticket("mixed", i, 1_450.0 + (i / 2) as f64))
@@ -428,6 +433,8 @@ async fn a_claim_worker_beside_a_leader_leaves_it_the_pool() {
     // The leader dies: once its lock runs out, the claim worker takes the pool.
     leader.kill();
     wait_log(&plain, "claiming it again").await;
+    let (_, text) = crate::metrics::scrape(&metrics).await;
+    assert!(text.contains(&format!("{left} 0")), "{text}");
     let late = [ticket("late", 0, 1_500.0), ticket("late", 1, 1_505.0)];
     all.extend(late.iter().cloned());
     let before: usize = conn.hlen(&keys.matches).await.unwrap();
