@@ -10,10 +10,10 @@
 //! | `mm:{p:..}:leases` | zset | worker id -> lease expiry (ms, Redis clock) |
 //! | `mm:{p:..}:m` | hash | match id -> match JSON |
 //! | `mm:{p:..}:a:MATCH` | string | the match JSON for the players' histories: written at commit, expires after the history's lifetime (30 days) |
-//! | `mm:{p:..}:done` | zset | finished ticket and match ids -> finish time (for purging) |
+//! | `mm:{p:..}:done` | zset | finished ticket and match ids -> finish time (for purging; a matched ticket goes with its match, whose `tk` lists it) |
 //! | `mm:{p:..}:outbox` | zset | committed match ids not yet fanned out -> commit time |
 //! | `mm:{p:..}:dec` | hash | match id -> one-time decision: `c` committed, `a` aborted |
-//! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `nx` status after acceptance, `gr` disconnect grace ms, `ps` placing since, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled |
+//! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `nx` status after acceptance, `gr` disconnect grace ms, `ps` placing since, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled, `tk` its tickets (comma-separated), `at` when they joined it (ms) |
 //! | `mm:{p:..}:due` | zset | match id -> when its saga's next step is due |
 //! | `mm:{p:..}:rj` | hash | match id -> rating job JSON (match + result) until the rating service applied it |
 //! | `mm:{p:..}:leader` | string | the pool leader's token (a token lock, expires with its lease) |
@@ -21,7 +21,7 @@
 //! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
-//! | `mm:{u:PLAYER}:hist` | zset | `MATCH\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`) -> creation time; the newest [`crate::HISTORY_LEN`] |
+//! | `mm:{u:PLAYER}:hist` | zset | `MATCH\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`) -> creation time; the newest [`crate::HISTORY_LEN`] are read (one match in eight trims it to that) |
 //! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |

@@ -35,6 +35,48 @@ local function requeue(q, st, held, ids)
   return #back / 2
 end
 
+-- Whether settling match `mid` trims its players' histories to their length: one
+-- match in eight or so, by the last character of its id, so that the trim's cost
+-- is shared. Readers take a history's newest entries only, so one a few entries
+-- over its length shows nothing more, and it expires with its player.
+local function trims_history(mid)
+  return string.byte(mid, -1) % 8 == 0
+end
+
+-- The waiting-since index of a pool, for its oldest wait (see depths.lua): the zset
+-- `since` has a member per second of enqueue time in which tickets wait (the
+-- second, scored by the earliest enqueue time in ms it saw), and the set
+-- `since:SECOND` the tickets enqueued in that second. A ticket leaves its set when
+-- matched; one cancelled or withdrawn is dropped when its second is the oldest
+-- (or when purged). A set's member costs a fraction of a zset's to remove.
+local function since_second(ms)
+  return string.format('%d', math.floor(tonumber(ms) / 1000))
+end
+
+local function since_add(since, ms, id)
+  local second = since_second(ms)
+  redis.call('ZADD', since, 'LT', ms, second)
+  redis.call('SADD', since .. ':' .. second, id)
+end
+
+-- Removes tickets `ids` from the index; `mss` are their enqueue times.
+local function since_remove(since, ids, mss)
+  local by, seconds = {}, {}
+  for i, id in ipairs(ids) do
+    local second = since_second(mss[i])
+    if not by[second] then
+      by[second] = {}
+      seconds[#seconds + 1] = second
+    end
+    by[second][#by[second] + 1] = id
+  end
+  for _, second in ipairs(seconds) do
+    local set = since .. ':' .. second
+    redis.call('SREM', set, unpack(by[second]))
+    if redis.call('SCARD', set) == 0 then redis.call('ZREM', since, second) end
+  end
+end
+
 -- Redis server time in microseconds (the rate limiters' clock).
 local function now_us()
   local t = redis.call('TIME')

@@ -3,11 +3,13 @@
 -- holds every one of its tickets and none was cancelled or withdrawn; otherwise it
 -- is aborted whole and its tickets stay held (the worker releases them next). The
 -- decision is recorded once: 'c' committed or 'a' aborted. A committed match gets
--- its lifecycle hash (status, players, ready-check deadline), its archived JSON
+-- its lifecycle hash (status, players, ready-check deadline, its tickets and when
+-- they joined it; the tickets enter the done zset with the match, as one entry,
+-- when it ends: see purge.lua), its archived JSON
 -- (what the players' histories point to; it expires with them) and, when its saga
 -- has a step to take, an entry in the due set.
--- The committed tickets leave the waiting-since zset here, at once (depths.lua
--- would drop them one by one when they reach its head).
+-- The committed tickets leave the waiting-since index here, at once (see
+-- since_add; depths.lua would drop them only when their second is the oldest).
 --
 -- Single node only, 'f' (fast): a match whose players were not reserved, passed
 -- with their keys. It commits as 'c' would only if every player is simple: no
@@ -18,7 +20,7 @@
 -- simple is left untouched and returned for the cross-slot protocol.
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
---       counter, 10 waiting-since zset, then ('f' matches) five keys per player as
+--       counter, 10 waiting-since zset (see since_add), then ('f' matches) five keys per player as
 --       settle.lua takes them: active hash, ticket index hash, history zset,
 --       reservation string, in-match string
 -- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
@@ -28,7 +30,8 @@
 --       repeated groups: match id, match JSON,
 --       'c' to try, 'a' to abort or 'f' to try fast, status, ready-check deadline
 --       ('' none), player count, due time ('' none), status after acceptance,
---       disconnect grace ms, ticket count n, n ticket ids, then for 'f': created at,
+--       disconnect grace ms, ticket count n, n ticket ids, their n enqueue times
+--       (ms), then for 'f': created at,
 --       1 if the match is not over (else 0), player count p, p pairs: index of the
 --       player's first key in KEYS, the player's ticket id
 -- Returns {committed ids, of those the ones settled here ('f'), 'f' matches left
@@ -36,7 +39,8 @@
 fenced(KEYS[9], ARGV[3])
 -- As strings once: Lua formats a number each time it is passed to Redis.
 local now = string.format('%d', now_ms())
-local trim = string.format('%d', -tonumber(ARGV[6]) - 1)
+-- The rank a history is trimmed to.
+local keep = string.format('%d', -tonumber(ARGV[6]) - 1)
 local pool = ARGV[7]
 
 -- The live entry's mode of each player of an 'f' group whose pairs start at
@@ -57,11 +61,12 @@ end
 -- Settles the players of an 'f' group (as settle.lua would): `modes` from simple().
 local function settle(at, p, modes, mid, created, ongoing)
   local ref = mid .. '|' .. pool
+  local trim = trims_history(mid) and keep
   for q = 0, p - 1 do
     local k = tonumber(ARGV[at + 2 * q])
     if ongoing then redis.call('SET', KEYS[k + 4], ref, 'EX', ARGV[5]) end
     redis.call('ZADD', KEYS[k + 2], created, ref)
-    redis.call('ZREMRANGEBYRANK', KEYS[k + 2], 0, trim)
+    if trim then redis.call('ZREMRANGEBYRANK', KEYS[k + 2], 0, trim) end
     redis.call('EXPIRE', KEYS[k + 2], ARGV[5])
     redis.call('HDEL', KEYS[k], modes[q + 1])
   end
@@ -76,7 +81,7 @@ while i <= #ARGV do
   local n = tonumber(ARGV[i + 9])
   local first = i + 10
   -- The 'f' extension: created at, ongoing, p, then the pairs.
-  local ext, p = first + n, 0
+  local ext, p = first + 2 * n, 0
   if try == 'f' then p = tonumber(ARGV[ext + 2]) end
   local ok = try ~= 'a' and not redis.call('HGET', KEYS[6], mid)
   if ok then
@@ -97,29 +102,33 @@ while i <= #ARGV do
     -- Left for the protocol, untouched.
     left[#left + 1] = mid
   elseif ok then
-    local ids, states, done = {}, {}, {}
+    local ids, states, enqueued = {}, {}, {}
     for j = 1, n do
       local id = ARGV[first + j - 1]
       ids[#ids + 1] = id
+      enqueued[#enqueued + 1] = ARGV[first + n + j - 1]
       states[#states + 1] = id
       states[#states + 1] = 'm:' .. mid
-      done[#done + 1] = now
-      done[#done + 1] = id
     end
-    local life = ARGV[1] .. mid
-    redis.call('HSET', life, 'st', status, 'n', players, 'nx', next_status, 'gr', grace)
-    if deadline ~= '' then redis.call('HSET', life, 'dl', deadline) end
+    -- The lifecycle hash also lists the tickets and when they joined the match:
+    -- the tickets are forgotten with the match (purge.lua), not each on its own.
+    local life = {'st', status, 'n', players, 'nx', next_status, 'gr', grace,
+      'tk', table.concat(ids, ','), 'at', now}
+    if deadline ~= '' then
+      life[#life + 1] = 'dl'
+      life[#life + 1] = deadline
+    end
     if due ~= '' then redis.call('ZADD', KEYS[7], due, mid) end
     if status == 'completed' then
       -- Nothing more happens to it: it may be forgotten after the retention.
-      redis.call('HSET', life, 'set', '1')
-      done[#done + 1] = now
-      done[#done + 1] = mid
+      life[#life + 1] = 'set'
+      life[#life + 1] = '1'
+      redis.call('ZADD', KEYS[4], now, mid)
     end
+    redis.call('HSET', ARGV[1] .. mid, unpack(life))
     redis.call('ZREM', KEYS[2], unpack(ids))
-    redis.call('ZREM', KEYS[10], unpack(ids))
+    since_remove(KEYS[10], ids, enqueued)
     redis.call('HSET', KEYS[1], unpack(states))
-    redis.call('ZADD', KEYS[4], unpack(done))
     redis.call('HSET', KEYS[3], mid, json)
     redis.call('SET', ARGV[4] .. mid, json, 'EX', ARGV[5])
     redis.call('HSET', KEYS[6], mid, 'c')
@@ -133,7 +142,7 @@ while i <= #ARGV do
   elseif redis.call('HSETNX', KEYS[6], mid, 'a') == 1 then
     redis.call('ZADD', KEYS[4], now, mid)
   end
-  i = first + n
+  i = ext
   if try == 'f' then i = ext + 3 + 2 * p end
 end
 if #committed > 0 then redis.call('LTRIM', KEYS[8], 0, tonumber(ARGV[2]) - 1) end

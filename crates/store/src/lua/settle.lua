@@ -28,14 +28,14 @@
 -- ticket, mode, value, ...}; {} in 'force' mode.
 local ref = ARGV[1] .. '|' .. ARGV[2]
 local resv = ARGV[1] .. '|'
-local trim = string.format('%d', -tonumber(ARGV[4]) - 1)
+local trim = trims_history(ARGV[1]) and string.format('%d', -tonumber(ARGV[4]) - 1)
 
 -- Settles the player whose keys start at KEYS[k]; `pairs` are (mode, value) pairs
 -- to forget, `current` when they were just read (no need to compare again).
 local function settle(k, pairs, current)
   local active, history, reservation = KEYS[k], KEYS[k + 2], KEYS[k + 3]
   redis.call('ZADD', history, ARGV[3], ref)
-  redis.call('ZREMRANGEBYRANK', history, 0, trim)
+  if trim then redis.call('ZREMRANGEBYRANK', history, 0, trim) end
   redis.call('EXPIRE', history, ARGV[5])
   for i = 1, #pairs, 2 do
     if current or redis.call('HGET', active, pairs[i]) == pairs[i + 1] then

@@ -13,7 +13,7 @@ if ARGV[3] == 'requeue' then
   if not (matched or s == 'w:matched') then return 0 end
   redis.call('HSET', KEYS[2], ARGV[1], 'r')
   redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
-  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[1])
+  since_add(KEYS[4], ARGV[6], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
   wake(KEYS[5], ARGV[7], ARGV[8])
   return 1

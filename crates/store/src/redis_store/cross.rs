@@ -622,6 +622,9 @@ fn complete_group(
     for t in &m.tickets {
         inv.arg(t.ticket_id.as_str());
     }
+    for t in &m.tickets {
+        inv.arg(t.enqueued_at);
+    }
     Ok(())
 }
 

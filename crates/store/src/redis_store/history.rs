@@ -72,6 +72,8 @@ impl RedisStore {
         player: &PlayerId,
         limit: usize,
     ) -> Result<Vec<Match>, StoreError> {
+        // A history may hold a few more than its length until the next trim.
+        let limit = limit.min(crate::HISTORY_LEN);
         if limit == 0 {
             return Ok(Vec::new());
         }

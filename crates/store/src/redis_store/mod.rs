@@ -434,12 +434,23 @@ impl RedisStore {
             .transpose()?;
         let state = State::parse(&state)
             .ok_or_else(|| StoreError::Corrupt(format!("ticket state {state:?}")))?;
+        // A matched ticket finished when it joined its match: complete.lua records
+        // that on the match's lifecycle hash, not in the done zset (a ticket matched
+        // before it did has its own entry there).
+        let finished_at = match (&state, done) {
+            (_, Some(done)) => Some(done as Millis),
+            (State::Matched(mid), None) => {
+                let at: Option<Millis> = self.conn().hget(keys.life(mid.as_str()), "at").await?;
+                at
+            }
+            _ => None,
+        };
         Ok(Some(Stored {
             ticket,
             entry: Entry {
                 pool,
                 state,
-                finished_at: done.map(|d| d as Millis),
+                finished_at,
             },
             now: secs * 1000 + micros / 1000,
         }))

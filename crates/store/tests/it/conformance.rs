@@ -226,6 +226,83 @@ async fn cancel_matched_is_refused(h: Harness) {
     );
 }
 
+/// A matched ticket's time in queue stops when it joins its match.
+async fn a_matched_tickets_wait_stops_at_its_match(h: Harness) {
+    let (a, _, m) = commit_pair(&h).await;
+    let first = h.store.ticket(&a.owner, &a.id).await.unwrap().unwrap();
+    assert_eq!(first.match_id.as_ref(), Some(&m.id));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let later = h.store.ticket(&a.owner, &a.id).await.unwrap().unwrap();
+    assert_eq!(later.time_in_queue_ms, first.time_in_queue_ms);
+}
+
+/// A player's history lists their newest matches, newest first, and no more than
+/// its length however often they play.
+async fn a_history_keeps_the_newest_matches(h: Harness) {
+    let mut played = Vec::new();
+    for _ in 0..mm_store::HISTORY_LEN + 12 {
+        let t = ticket(1, 1500.0);
+        h.store.enqueue(&t).await.unwrap();
+        let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+        let mut m = make_match(&[&claimed[0]]);
+        // Distinct creation times: the history is ordered by them.
+        m.created_at = now_ms() + played.len() as u64;
+        complete_one(&h, "w1", &m).await;
+        h.store
+            .fan_out(&pool(), std::slice::from_ref(&m))
+            .await
+            .unwrap();
+        played.push(m.id);
+    }
+    let owner = PlayerId::new("p1").unwrap();
+    let listed: Vec<MatchId> = h
+        .store
+        .player_matches(&owner, 1000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    let newest: Vec<MatchId> = played
+        .iter()
+        .rev()
+        .take(mm_store::HISTORY_LEN)
+        .cloned()
+        .collect();
+    assert_eq!(listed, newest);
+}
+
+/// The oldest wait looks past the tickets that left: hundreds cancelled in the
+/// same second as one that waits, then that one too. (The Redis store gives the
+/// earliest enqueue time its index saw in that second, so up to a second early.)
+async fn the_oldest_wait_looks_past_tickets_that_left(h: Harness) {
+    let base = (now_ms() - 20_000) / 1000 * 1000;
+    let ts: Vec<_> = (0..250)
+        .map(|i| {
+            let mut t = ticket(i, 1500.0);
+            t.enqueued_at = base + i as u64;
+            t
+        })
+        .collect();
+    for t in &ts {
+        h.store.enqueue(t).await.unwrap();
+    }
+    let live = &ts[200];
+    for t in ts.iter().filter(|t| t.id != live.id) {
+        h.store.cancel(&t.owner, &t.id).await.unwrap();
+    }
+    let oldest = h.store.depths(&pool()).await.unwrap().oldest_enqueued_at;
+    assert!(
+        oldest.is_some_and(|o| o >= base && o <= live.enqueued_at),
+        "{oldest:?}"
+    );
+    h.store.cancel(&live.owner, &live.id).await.unwrap();
+    assert_eq!(
+        h.store.depths(&pool()).await.unwrap().oldest_enqueued_at,
+        None
+    );
+}
+
 async fn one_active_ticket_per_player(h: Harness) {
     let a = ticket(1, 1500.0);
     h.store.enqueue(&a).await.unwrap();
@@ -398,6 +475,10 @@ async fn history_outlives_the_purge(h: Harness) {
             .unwrap()
             .is_none()
     );
+    // The matched tickets are forgotten with their match.
+    for t in [&a, &b] {
+        assert!(h.store.ticket(&t.owner, &t.id).await.unwrap().is_none());
+    }
     for owner in [&a.owner, &b.owner] {
         assert_eq!(
             h.store.player_matches(owner, 10).await.unwrap(),
@@ -457,6 +538,9 @@ crate::both_stores!(
     cancel_queued_is_never_claimed,
     cancel_while_held_blocks_the_match,
     cancel_matched_is_refused,
+    a_matched_tickets_wait_stops_at_its_match,
+    a_history_keeps_the_newest_matches,
+    the_oldest_wait_looks_past_tickets_that_left,
     one_active_ticket_per_player,
     expired_lease_is_reclaimed,
     heartbeat_keeps_the_lease,

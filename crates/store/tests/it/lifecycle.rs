@@ -222,6 +222,14 @@ async fn a_decline_requeues_the_others_and_bans_the_decliner(h: Harness) {
         EnqueueOutcome::Banned(pid("c1"), until)
     );
     assert_eq!(s.current_match(&pid("d1")).await.unwrap(), None);
+
+    // Purged, the match takes the ticket it ended along, not those it handed back.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(s.purge(&pool(), Duration::ZERO).await.unwrap() >= 2);
+    assert!(s.match_record(&pool(), &m.id).await.unwrap().is_none());
+    assert!(s.ticket(&pid("c1"), &c.id).await.unwrap().is_none());
+    assert_eq!(status(s, &party).await.0, TicketStatus::Searching);
+    assert_eq!(status(s, &d).await.0, TicketStatus::Searching);
 }
 
 async fn a_timeout_ends_the_silent_and_requeues_the_accepters(h: Harness) {

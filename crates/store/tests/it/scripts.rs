@@ -127,3 +127,99 @@ async fn history_reads_references_and_old_json() {
     );
     assert!(store.player_matches(&b.owner, 10).await.unwrap().is_empty());
 }
+
+/// The waiting-since index (a member per second of enqueue time, a set of tickets
+/// per second) holds the tickets that wait: matched ones leave it at commit, a
+/// cancelled one when its second is the oldest or when it is purged, and an entry
+/// from before the index had seconds (a ticket id) is dropped when it is the oldest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_waiting_since_index_holds_the_tickets_that_wait() {
+    use crate::conformance::make_match;
+    use mm_domain::now_ms;
+    use mm_store::keys::PoolKeys;
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url()).await.unwrap();
+    let mut admin = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let since = PoolKeys::new(&pool()).since;
+    let second = |ms: u64| (ms / 1000).to_string();
+    let members = async |admin: &mut redis::aio::MultiplexedConnection| -> Vec<String> {
+        redis::cmd("ZRANGE")
+            .arg(&since)
+            .arg(0)
+            .arg(-1)
+            .query_async(admin)
+            .await
+            .unwrap()
+    };
+    let lease = Duration::from_secs(30);
+    let base = now_ms() - 20_000;
+    let ts: Vec<_> = (0..4)
+        .map(|i| {
+            let mut t = ticket(i, 1500.0 + i as f64);
+            t.enqueued_at = base + 2000 * i as u64;
+            t
+        })
+        .collect();
+    for t in &ts[..3] {
+        store.enqueue(t).await.unwrap();
+    }
+    let () = redis::cmd("ZADD")
+        .arg(&since)
+        .arg(base - 5000)
+        .arg("t-from-before")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let mut want: Vec<String> = ts[..3].iter().map(|t| second(t.enqueued_at)).collect();
+    let mut all = vec!["t-from-before".to_string()];
+    all.extend(want.iter().cloned());
+    assert_eq!(members(&mut admin).await, all);
+
+    // The two oldest are matched: their seconds leave at commit.
+    let mut claimed = store.claim("w1", &pool(), 10, 0.0, lease).await.unwrap();
+    claimed.sort_by_key(|c| c.ticket.enqueued_at);
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    store
+        .complete("w1", &pool(), std::slice::from_ref(&m), lease)
+        .await
+        .unwrap();
+    want.drain(..2);
+    let mut all = vec!["t-from-before".to_string()];
+    all.extend(want.iter().cloned());
+    assert_eq!(members(&mut admin).await, all);
+    store
+        .release("w1", &pool(), Some(&[claimed[2].ticket.id.clone()]))
+        .await
+        .unwrap();
+    // The old entry goes at the first look; the third ticket waits on.
+    let d = store.depths(&pool()).await.unwrap();
+    assert_eq!(d.oldest_enqueued_at, Some(ts[2].enqueued_at));
+    assert_eq!(members(&mut admin).await, want);
+
+    // Cancelled, it stays until its second is looked at.
+    store.cancel(&ts[2].owner, &ts[2].id).await.unwrap();
+    assert_eq!(members(&mut admin).await, want);
+    assert_eq!(
+        store.depths(&pool()).await.unwrap().oldest_enqueued_at,
+        None
+    );
+    assert!(members(&mut admin).await.is_empty());
+
+    // Or until it is purged.
+    store.enqueue(&ts[3]).await.unwrap();
+    store.cancel(&ts[3].owner, &ts[3].id).await.unwrap();
+    assert_eq!(members(&mut admin).await, vec![second(ts[3].enqueued_at)]);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    store.purge(&pool(), Duration::ZERO).await.unwrap();
+    assert!(members(&mut admin).await.is_empty());
+    let left: i64 = redis::cmd("EXISTS")
+        .arg(format!("{since}:{}", second(ts[3].enqueued_at)))
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}
