@@ -85,7 +85,8 @@ pub struct Depths {
     pub queued: u64,
     pub processing: u64,
     /// When the longest-waiting ticket (queued or held) was enqueued; None when
-    /// none waits.
+    /// none waits. The Redis store keeps enqueue times per second and may answer
+    /// up to a second early (the earliest time seen in that second).
     pub oldest_enqueued_at: Option<Millis>,
 }
 
