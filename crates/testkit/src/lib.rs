@@ -42,23 +42,58 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A free TCP port on 127.0.0.1 (free when asked; bind it soon), never one this
-/// process was given before: the kernel may hand the same port to two binds in a
-/// row once the first is closed, and a test that asks for two ports (HTTP and
-/// gRPC) before binding either would get one port twice.
+/// process was given before, nor one another test process on this machine was given
+/// in the last ten minutes: the kernel may hand the same port to two binds in a row
+/// once the first is closed, so a test that asks for two ports (HTTP and gRPC)
+/// before binding either could get one port twice, and two test processes (nextest
+/// runs each test in its own) could each get the same port.
 pub fn free_port() -> u16 {
     static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    let shared = std::env::temp_dir().join("mm-testkit-ports");
     for _ in 0..100 {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("no free port on loopback");
-        if !given.contains(&port) {
+        if !given.contains(&port) && reserve_port(&shared, port, PORT_HELD) {
             given.push(port);
             return port;
         }
     }
     panic!("no new free port on loopback after 100 tries")
+}
+
+/// How long a port given to one test process is kept from the others.
+const PORT_HELD: Duration = Duration::from_secs(600);
+
+/// Marks `port` as given, in directory `dir` shared by every process on the machine
+/// (a file per port, created exclusively). False when another process marked it less
+/// than `held` ago; a mark older than that is taken over. True when the mark cannot
+/// be written at all (the kernel's word is all there is then).
+fn reserve_port(dir: &Path, port: u16, held: Duration) -> bool {
+    let path = dir.join(port.to_string());
+    let create = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+    };
+    if std::fs::create_dir_all(dir).is_err() {
+        return true;
+    }
+    match create() {
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let fresh = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().unwrap_or_default() < held);
+            // Stale: one process removes it and creates it anew; a second racing it
+            // finds the new mark.
+            !fresh && std::fs::remove_file(&path).is_ok() && create().is_ok()
+        }
+        Err(_) => true,
+    }
 }
 
 /// A real redis-server for one test.
@@ -496,7 +531,8 @@ pub fn wait_for_port(addr: &str, timeout: Duration) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::free_port;
+    use super::{PORT_HELD, free_port, reserve_port};
+    use std::time::Duration;
 
     #[test]
     fn free_ports_are_never_given_twice() {
@@ -506,5 +542,18 @@ mod tests {
         ports.sort_unstable();
         ports.dedup();
         assert_eq!(ports.len(), 500);
+    }
+
+    #[test]
+    fn a_port_marked_by_one_process_is_not_given_to_another() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(reserve_port(dir.path(), 40001, PORT_HELD));
+        // Another process (the same call again: the mark is on disk, not in memory).
+        assert!(!reserve_port(dir.path(), 40001, PORT_HELD));
+        assert!(reserve_port(dir.path(), 40002, PORT_HELD));
+        // A mark older than it is held for is taken over, once.
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(reserve_port(dir.path(), 40001, Duration::from_millis(10)));
+        assert!(!reserve_port(dir.path(), 40001, PORT_HELD));
     }
 }
