@@ -6,16 +6,22 @@ use mm_store::{RedisStore, Store};
 use mm_testkit::RedisServer;
 use std::time::Duration;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scripts_reload_after_script_flush() {
+/// A redis-server of its own, a store on it, and a plain connection to look inside.
+async fn bed() -> (RedisServer, RedisStore, redis::aio::MultiplexedConnection) {
     let server = RedisServer::start();
     let store = RedisStore::connect(&server.url()).await.unwrap();
-    store.enqueue(&ticket(1, 1500.0)).await.unwrap();
-    let mut admin = redis::Client::open(server.url())
+    let admin = redis::Client::open(server.url())
         .unwrap()
         .get_multiplexed_async_connection()
         .await
         .unwrap();
+    (server, store, admin)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_reload_after_script_flush() {
+    let (_server, store, mut admin) = bed().await;
+    store.enqueue(&ticket(1, 1500.0)).await.unwrap();
     let () = redis::cmd("SCRIPT")
         .arg("FLUSH")
         .query_async(&mut admin)
@@ -44,13 +50,7 @@ async fn scripts_reload_after_script_flush() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_reads_references_and_old_json() {
     use crate::conformance::make_match;
-    let server = RedisServer::start();
-    let store = RedisStore::connect(&server.url()).await.unwrap();
-    let mut admin = redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let (_server, store, mut admin) = bed().await;
     let lease = Duration::from_secs(30);
     let (a, b) = (ticket(1, 1500.0), ticket(2, 1510.0));
     store.enqueue(&a).await.unwrap();
@@ -137,13 +137,7 @@ async fn the_waiting_since_index_holds_the_tickets_that_wait() {
     use crate::conformance::make_match;
     use mm_domain::now_ms;
     use mm_store::keys::PoolKeys;
-    let server = RedisServer::start();
-    let store = RedisStore::connect(&server.url()).await.unwrap();
-    let mut admin = redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let (_server, store, mut admin) = bed().await;
     let since = PoolKeys::new(&pool()).since;
     let second = |ms: u64| (ms / 1000).to_string();
     let members = async |admin: &mut redis::aio::MultiplexedConnection| -> Vec<String> {
