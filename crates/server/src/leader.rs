@@ -151,6 +151,7 @@ pub async fn lead_pool(
                 }
             }
         }
+        let passed = Instant::now();
         let wait = if failed {
             backoff.failed()
         } else {
@@ -172,7 +173,13 @@ pub async fn lead_pool(
         tokio::select! {
             _ = shutdown.cancelled() => {}
             _ = tokio::time::sleep(wait) => {}
-            _ = woken, if !failed && leading.is_some() => pause.woken(),
+            _ = woken, if !failed && leading.is_some() => {
+                let gather = pause.woken(passed.elapsed());
+                tokio::select! {
+                    _ = shutdown.cancelled() => {}
+                    _ = tokio::time::sleep(gather) => {}
+                }
+            }
         }
     }
     // No longer a candidate: the next owner is chosen without this worker.

@@ -337,6 +337,7 @@ async fn consume(
                 }
             }
         }
+        let passed = Instant::now();
         let wait = if failed {
             Some(backoff.failed())
         } else {
@@ -353,7 +354,13 @@ async fn consume(
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(wait) => {}
-                _ = woken, if !failed => pause.woken(),
+                _ = woken, if !failed => {
+                    let gather = pause.woken(passed.elapsed());
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return,
+                        _ = tokio::time::sleep(gather) => {}
+                    }
+                }
             }
         }
     }
@@ -374,6 +381,12 @@ pub(crate) struct IdlePause {
 /// The first pause after a pass that formed nothing.
 const FIRST_IDLE_PAUSE: Duration = Duration::from_millis(5);
 
+/// The least time from the end of a pass that formed nothing to the next pass a
+/// wake-up starts. Wake-ups that come faster than that (a busy queue: one per
+/// claim) are gathered into one pass instead of each starting a pass of a ticket
+/// or two; a ticket arriving at a quiet queue starts one at once.
+const WAKE_GATHER: Duration = Duration::from_millis(1);
+
 impl IdlePause {
     pub(crate) fn new(max: Duration) -> Self {
         Self {
@@ -382,9 +395,12 @@ impl IdlePause {
         }
     }
 
-    /// A wake-up ended the pause: new tickets, so look again soon.
-    pub(crate) fn woken(&mut self) {
+    /// A wake-up ended the pause: new tickets, so look again soon. Returns how long
+    /// to wait before that pass, `since_pass` after the last one ended (see
+    /// [`WAKE_GATHER`]).
+    pub(crate) fn woken(&mut self, since_pass: Duration) -> Duration {
         self.next = FIRST_IDLE_PAUSE.min(self.max);
+        WAKE_GATHER.min(self.max).saturating_sub(since_pass)
     }
 
     pub(crate) fn after_pass(&mut self, formed: usize) -> Option<Duration> {
@@ -414,6 +430,22 @@ mod tests {
         let mut short = IdlePause::new(Duration::from_millis(2));
         assert_eq!(ms(short.after_pass(0)), Some(2));
         assert_eq!(ms(short.after_pass(0)), Some(2));
+    }
+
+    #[test]
+    fn a_wake_up_soon_after_a_pass_waits_to_gather_the_next_ones() {
+        let mut p = IdlePause::new(Duration::from_millis(100));
+        let us = Duration::from_micros;
+        p.after_pass(0);
+        p.after_pass(0);
+        // Right after a pass: the rest of the gathering time; the pause starts over.
+        assert_eq!(p.woken(us(300)), WAKE_GATHER - us(300));
+        assert_eq!(p.after_pass(0), Some(FIRST_IDLE_PAUSE));
+        // A quiet queue: at once.
+        assert_eq!(p.woken(Duration::from_millis(40)), Duration::ZERO);
+        // Never longer than the poll interval.
+        let mut short = IdlePause::new(us(300));
+        assert_eq!(short.woken(Duration::ZERO), us(300));
     }
 }
 
