@@ -297,12 +297,13 @@ async fn race_grpc(
             .await
             .context("Heartbeat after the run")?;
         for a in r.into_inner().allocations {
-            held.insert(a.match_id.clone());
+            held.insert(a.allocation_id.clone());
             // Give the slot back; the servers lapse once the heartbeats stop.
             let _ = control
                 .release(pb::ReleaseRequest {
                     server_id: id.clone(),
-                    match_id: a.match_id,
+                    allocation_id: a.allocation_id,
+                    ..Default::default()
                 })
                 .await;
         }

@@ -170,22 +170,30 @@ async fn play(mut client: Client, id: String, a: pb::Allocation, d: Duration) {
         serde_json::json!({"event": "match_started", "match_id": a.match_id, "players": players})
     );
     tokio::time::sleep(d).await;
-    let reported = client.report_result(result_of(&id, &a)).await;
-    if let Err(e) = &reported {
-        eprintln!("report_result {}: {e}", a.match_id);
-    }
+    // A slot taken through Allocate is a session with no match to report.
+    let outside = a.match_id.is_empty();
+    let reported = if outside {
+        Ok(())
+    } else {
+        client
+            .report_result(result_of(&id, &a))
+            .await
+            .map(|_| ())
+            .inspect_err(|e| eprintln!("report_result {}: {e}", a.match_id))
+    };
     let released = client
         .release(pb::ReleaseRequest {
             server_id: id.clone(),
             match_id: a.match_id.clone(),
+            allocation_id: a.allocation_id.clone(),
         })
         .await;
     if let Err(e) = &released {
-        eprintln!("release {}: {e}", a.match_id);
+        eprintln!("release {}{}: {e}", a.match_id, a.allocation_id);
     }
     println!(
         "{}",
-        serde_json::json!({"event": "match_finished", "match_id": a.match_id, "reported": reported.is_ok(), "released": released.is_ok()})
+        serde_json::json!({"event": "match_finished", "match_id": a.match_id, "allocation_id": a.allocation_id, "reported": !outside && reported.is_ok(), "released": released.is_ok()})
     );
 }
 
@@ -223,7 +231,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
             let new = playing
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(a.match_id.clone());
+                .insert(format!("{}|{}", a.match_id, a.allocation_id));
             if new {
                 tokio::spawn(play(client.clone(), id.clone(), a, args.match_duration));
             }
@@ -233,7 +241,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
     match client
         .release(pb::ReleaseRequest {
             server_id: id.clone(),
-            match_id: String::new(),
+            ..Default::default()
         })
         .await
     {

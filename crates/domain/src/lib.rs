@@ -9,6 +9,7 @@ mod matches;
 mod orset;
 mod party;
 mod rating;
+mod result_check;
 mod ticket;
 
 pub use event::{Event, EventEnvelope};
@@ -22,6 +23,7 @@ pub use matches::{Match, MatchTicket};
 pub use orset::{OrSet, Tag};
 pub use party::{MAX_PARTY, Party, PartyView};
 pub use rating::{Decay, MatchOn, RatingJob, RatingModel, RatingPolicy, Skill};
+pub use result_check::ResultError;
 pub use ticket::{
     MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket, TicketStatus, TicketView,
 };

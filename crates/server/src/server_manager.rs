@@ -13,7 +13,7 @@
 use crate::{Catalog, saga};
 use mm_auth::{FleetCredentials, Grant};
 use mm_domain::{
-    MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, RatingJob,
+    Match, MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, RatingJob,
     TeamResult, now_ms, reasons,
 };
 use mm_proto::v1 as pb;
@@ -99,9 +99,30 @@ impl Service {
     }
 }
 
+/// A store failure as the caller sees it. An unreachable store is logged once
+/// per outage by the store itself (`mm_store::outage`), so a fleet heartbeating
+/// through an outage costs a few lines, not one per call.
 fn internal(e: mm_store::StoreError) -> Status {
-    tracing::error!(error = %e, "store error");
+    if e.is_unreachable() {
+        tracing::debug!(error = %e, "store unreachable");
+    } else {
+        tracing::error!(error = %e, "store error");
+    }
     Status::unavailable("the matchmaking store is unavailable; retry shortly")
+}
+
+/// Where slots taken through `Allocate` are kept in the store: apart from match
+/// ids (which never contain ':'), so an allocation id can never name a match.
+const OUTSIDE: &str = "alloc:";
+
+fn outside_id(allocation_id: &str) -> String {
+    format!("{OUTSIDE}{allocation_id}")
+}
+
+/// `PERMISSION_DENIED` for a match (or allocation) the server does not hold:
+/// the same answer whether or not it exists elsewhere.
+fn not_on(what: &str, id: &str, server: &str) -> Status {
+    Status::permission_denied(format!("{what} {id} is not on server {server}"))
 }
 
 fn check_id(what: &str, id: &str) -> Result<(), Status> {
@@ -129,9 +150,49 @@ fn outcome(raw: i32) -> Result<Option<Outcome>, Status> {
     }
 }
 
+/// The result a `ReportResult` call reports for `matched`, checked: a team or a
+/// player the match does not have, or a result that cannot be this match's
+/// ([`MatchResult::check`]), is `INVALID_ARGUMENT` naming the problem.
+fn result(r: &pb::ReportResultRequest, matched: &Match) -> Result<MatchResult, Status> {
+    let mut result = MatchResult {
+        reported_at: now_ms(),
+        ..Default::default()
+    };
+    for t in &r.teams {
+        result.teams.push(TeamResult {
+            team: t.team as usize,
+            outcome: outcome(t.outcome)?,
+            placement: (t.placement > 0).then_some(t.placement),
+        });
+    }
+    let player = |raw: &str| {
+        PlayerId::new(raw)
+            .map_err(|_| Status::invalid_argument(format!("player {raw:?} is not in the match")))
+    };
+    for p in &r.players {
+        result.players.push(PlayerResult {
+            player_id: player(&p.player_id)?,
+            outcome: outcome(p.outcome)?,
+            placement: (p.placement > 0).then_some(p.placement),
+        });
+    }
+    for p in &r.abandoned {
+        result.abandoned.push(player(p)?);
+    }
+    result
+        .check(matched)
+        .map_err(|e| Status::invalid_argument(format!("result refused: {e}")))?;
+    Ok(result)
+}
+
 fn to_pb(a: &Allocation) -> pb::Allocation {
+    let (match_id, allocation_id) = match a.id.strip_prefix(OUTSIDE) {
+        Some(outside) => (String::new(), outside.to_string()),
+        None => (a.id.clone(), String::new()),
+    };
     pb::Allocation {
-        match_id: a.id.clone(),
+        match_id,
+        allocation_id,
         mode: a.mode.clone(),
         region: a.region.clone(),
         teams: a
@@ -148,28 +209,23 @@ fn to_pb(a: &Allocation) -> pb::Allocation {
 }
 
 impl Service {
-    /// The match allocation `match_id` on `server`, with its pool.
-    async fn held(
-        &self,
-        server: &str,
-        match_id: &str,
-    ) -> Result<Option<(Allocation, Pool, MatchId)>, Status> {
+    /// Match `match_id`, which must be allocated to `server`, with its pool.
+    /// `PERMISSION_DENIED` otherwise: whether the match does not exist, is still
+    /// in its ready check, or is on another server, the caller learns nothing.
+    async fn held(&self, server: &str, match_id: &str) -> Result<(Pool, MatchId), Status> {
         check_id("server_id", server)?;
         check_id("match_id", match_id)?;
-        let Some(a) = self.store.allocation(match_id).await.map_err(internal)? else {
-            return Ok(None);
-        };
-        if a.server.server_id != server {
-            return Err(Status::permission_denied(format!(
-                "match {match_id} is not allocated to server {server}"
-            )));
-        }
-        let pool = a.pool.as_deref().and_then(Pool::parse);
-        let id = MatchId::new(match_id.to_string()).ok();
-        Ok(match (pool, id) {
-            (Some(pool), Some(id)) => Some((a, pool, id)),
-            _ => None,
-        })
+        let denied = || not_on("match", match_id, server);
+        let id = MatchId::new(match_id.to_string()).map_err(|_| denied())?;
+        let a = self
+            .store
+            .allocation(id.as_str())
+            .await
+            .map_err(internal)?
+            .filter(|a| a.server.server_id == server)
+            .ok_or_else(denied)?;
+        let pool = a.pool.as_deref().and_then(Pool::parse).ok_or_else(denied)?;
+        Ok((pool, id))
     }
 
     async fn step(&self, pool: &Pool, id: &MatchId) {
@@ -259,60 +315,14 @@ impl ServerManager for Service {
     ) -> Result<Response<pb::ReportResultResponse>, Status> {
         self.as_server(&request, &request.get_ref().server_id)?;
         let r = request.into_inner();
-        let Some((_, pool, id)) = self.held(&r.server_id, &r.match_id).await? else {
-            return Err(Status::not_found(format!(
-                "no match {} on server {}",
-                r.match_id, r.server_id
-            )));
-        };
+        let (pool, id) = self.held(&r.server_id, &r.match_id).await?;
         let (record, _) = self
             .store
             .match_record(&pool, &id)
             .await
             .map_err(internal)?
-            .ok_or_else(|| Status::not_found("no such match"))?;
-        let teams = record
-            .matched
-            .tickets
-            .iter()
-            .map(|t| t.team + 1)
-            .max()
-            .unwrap_or(0);
-        let mut result = MatchResult {
-            reported_at: now_ms(),
-            ..Default::default()
-        };
-        for t in &r.teams {
-            if t.team as usize >= teams {
-                return Err(Status::invalid_argument(format!(
-                    "team {} out of range (the match has {teams})",
-                    t.team
-                )));
-            }
-            result.teams.push(TeamResult {
-                team: t.team as usize,
-                outcome: outcome(t.outcome)?,
-                placement: (t.placement > 0).then_some(t.placement),
-            });
-        }
-        let member = |raw: &str| -> Result<PlayerId, Status> {
-            PlayerId::new(raw)
-                .ok()
-                .filter(|p| record.matched.players().any(|q| q == p))
-                .ok_or_else(|| {
-                    Status::invalid_argument(format!("player {raw:?} is not in the match"))
-                })
-        };
-        for p in &r.players {
-            result.players.push(PlayerResult {
-                player_id: member(&p.player_id)?,
-                outcome: outcome(p.outcome)?,
-                placement: (p.placement > 0).then_some(p.placement),
-            });
-        }
-        for p in &r.abandoned {
-            result.abandoned.push(member(p)?);
-        }
+            .ok_or_else(|| not_on("match", &r.match_id, &r.server_id))?;
+        let result = result(&r, &record.matched)?;
         let mut t = Transition::new(&[MatchStatus::Assigned], MatchStatus::Completed).due(now_ms());
         // Queued for the rating service in the same step: acknowledged means kept.
         t.rating = Some(RatingJob {
@@ -341,6 +351,19 @@ impl ServerManager for Service {
     ) -> Result<Response<pb::ReleaseResponse>, Status> {
         self.as_server(&request, &request.get_ref().server_id)?;
         let r = request.into_inner();
+        if !r.allocation_id.is_empty() {
+            check_id("allocation_id", &r.allocation_id)?;
+            let id = outside_id(&r.allocation_id);
+            if !self
+                .store
+                .release_slot(&r.server_id, &id)
+                .await
+                .map_err(internal)?
+            {
+                return Err(not_on("allocation", &r.allocation_id, &r.server_id));
+            }
+            return Ok(Response::new(pb::ReleaseResponse {}));
+        }
         if r.match_id.is_empty() {
             if !self.store.leave(&r.server_id).await.map_err(internal)? {
                 return Err(Status::not_found("unknown server"));
@@ -348,22 +371,21 @@ impl ServerManager for Service {
             tracing::info!(server = %r.server_id, "game server left the pool");
             return Ok(Response::new(pb::ReleaseResponse {}));
         }
-        if let Some((_, pool, id)) = self.held(&r.server_id, &r.match_id).await? {
-            // Released without a result: the match did not finish properly.
-            let t = Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed)
-                .reason(reasons::RELEASED)
-                .due(now_ms());
-            if self
-                .store
-                .transition(&pool, &id, t)
-                .await
-                .map_err(internal)?
-            {
-                self.step(&pool, &id).await;
-            }
+        let (pool, id) = self.held(&r.server_id, &r.match_id).await?;
+        // Released without a result: the match did not finish properly.
+        let t = Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed)
+            .reason(reasons::RELEASED)
+            .due(now_ms());
+        if self
+            .store
+            .transition(&pool, &id, t)
+            .await
+            .map_err(internal)?
+        {
+            self.step(&pool, &id).await;
         }
         self.store
-            .release_slot(&r.server_id, &r.match_id)
+            .release_slot(&r.server_id, id.as_str())
             .await
             .map_err(internal)?;
         Ok(Response::new(pb::ReleaseResponse {}))
@@ -395,7 +417,7 @@ impl ServerManager for Service {
             )));
         }
         let request = Allocation {
-            id: r.allocation_id,
+            id: outside_id(&r.allocation_id),
             server: Default::default(),
             region: r.region,
             mode: r.mode,

@@ -108,6 +108,7 @@ async fn every_method(c: &mut Client, server: &str, match_id: &str) -> Vec<(&'st
                 c.release(pb::ReleaseRequest {
                     server_id: server.into(),
                     match_id: match_id.into(),
+                    ..Default::default()
                 })
                 .await
                 .map(|_| ()),
@@ -241,6 +242,7 @@ async fn game_servers_act_only_with_their_credential_on_their_matches() {
                 .release(pb::ReleaseRequest {
                     server_id: intruder_server.into(),
                     match_id: mid.clone(),
+                    ..Default::default()
                 })
                 .await
                 .map(|_| ())
@@ -460,7 +462,7 @@ async fn mutual_tls_admits_only_certificates_from_the_client_ca() {
     // Out of the pool again, so the match below goes to the example server.
     good.release(pb::ReleaseRequest {
         server_id: "gs-eu-tls".into(),
-        match_id: String::new(),
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -12,6 +12,7 @@ mod deploy;
 mod e2e;
 mod faults;
 mod fleet_auth;
+mod fleet_checks;
 mod fuzz;
 mod leaders;
 mod lifecycle;
