@@ -1,7 +1,8 @@
 //! Verifying the studio's signed tokens: the signature with the key the token
 //! names ([`KeySet`]), then `exp`, `nbf`, `iss` and `aud` (all but `nbf`
 //! required), then `sub` (the player id, or the service's name when `role` is
-//! `service`). Keys can be swapped while running ([`JwtAuth::replace_keys`]) so a
+//! `service`). A header with `crit` is refused: no extension is implemented
+//! (RFC 7515 4.1.11). Keys can be swapped while running ([`JwtAuth::replace_keys`]) so a
 //! rotated JWKS file takes effect without a restart.
 
 use crate::{AuthError, Authenticator, Caller, KeySet};
@@ -108,6 +109,11 @@ fn map_error(e: jsonwebtoken::errors::Error) -> AuthError {
 impl Authenticator for JwtAuth {
     fn authenticate(&self, token: &str) -> Result<Caller, AuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Malformed)?;
+        // RFC 7515 4.1.11: a token whose header names a critical extension the
+        // recipient does not implement must be refused. We implement none.
+        if let Some(crit) = header.crit {
+            return Err(AuthError::CriticalExtension(crit));
+        }
         let loaded = self.loaded();
         let key = loaded.keys.pick(&header)?;
         let validation = loaded

@@ -22,6 +22,9 @@ use mm_domain::PlayerId;
 
 /// The role claim (`"role"`) that marks a trusted backend's token.
 pub const SERVICE_ROLE: &str = "service";
+/// The role claim that marks an operator's token (the operator plane: the live
+/// dashboard). Such a token acts for no player.
+pub const OPERATOR_ROLE: &str = "operator";
 
 /// Who a verified token speaks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +33,9 @@ pub enum Caller {
     Player(PlayerId),
     /// A trusted backend (the studio's own services), named by the token's subject.
     Service(String),
+    /// An operator (role `operator`), named by the token's subject: admitted to
+    /// the operator plane, nothing else.
+    Operator(String),
 }
 
 /// Why a token was refused. Every variant is a 401 at the API.
@@ -59,8 +65,23 @@ pub enum AuthError {
     WrongAlgorithm(String),
     #[error("the token's subject is not a valid player id: {0}")]
     BadSubject(String),
-    #[error("unknown role {0:?} (expected \"player\" or \"service\")")]
+    #[error("unknown role {0:?} (expected \"player\", \"service\" or \"operator\")")]
     UnknownRole(String),
+    #[error("the token's header marks extensions {0:?} critical (crit), and none is implemented")]
+    CriticalExtension(Vec<String>),
+}
+
+impl AuthError {
+    /// What a refused caller is told: whether the token has expired (or is not
+    /// valid yet), which a client can act on, and nothing else. The detail (which
+    /// key, which claim) goes to the log only.
+    pub fn public_message(&self) -> &'static str {
+        match self {
+            AuthError::Expired => "the token has expired",
+            AuthError::NotYetValid => "the token is not valid yet",
+            _ => "the token is not valid",
+        }
+    }
 }
 
 /// Turns a bearer token into the caller it speaks for.
@@ -79,11 +100,15 @@ fn caller(sub: String, role: Option<&str>) -> Result<Caller, AuthError> {
         None | Some("player") => PlayerId::new(sub)
             .map(Caller::Player)
             .map_err(|e| AuthError::BadSubject(e.to_string())),
-        Some(SERVICE_ROLE) => {
+        Some(role @ (SERVICE_ROLE | OPERATOR_ROLE)) => {
             if sub.is_empty() || sub.len() > 128 || sub.chars().any(char::is_control) {
                 return Err(AuthError::BadClaim("sub".into()));
             }
-            Ok(Caller::Service(sub))
+            Ok(if role == SERVICE_ROLE {
+                Caller::Service(sub)
+            } else {
+                Caller::Operator(sub)
+            })
         }
         Some(other) => Err(AuthError::UnknownRole(other.to_string())),
     }

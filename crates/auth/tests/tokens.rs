@@ -268,3 +268,41 @@ fn base64_url(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[test]
+fn the_operator_role_is_an_operator() {
+    let t = hs().sign("ops-ann", Some("operator"), HOUR).unwrap();
+    assert_eq!(
+        auth().authenticate(&t),
+        Ok(Caller::Operator("ops-ann".into()))
+    );
+}
+
+/// RFC 7515 4.1.11: a header that names critical extensions is refused, since
+/// none is implemented, even with a good signature and good claims.
+#[test]
+fn a_critical_header_extension_is_refused() {
+    let claims = hs().claims("alice", HOUR);
+    let key = jsonwebtoken::EncodingKey::from_secret(SECRET);
+    let mut header = jsonwebtoken::Header::new(Algorithm::HS256);
+    header.crit = Some(vec!["exp".into()]);
+    let t = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    assert_eq!(
+        auth().authenticate(&t),
+        Err(AuthError::CriticalExtension(vec!["exp".into()]))
+    );
+    // The same token without it passes.
+    let t =
+        jsonwebtoken::encode(&jsonwebtoken::Header::new(Algorithm::HS256), &claims, &key).unwrap();
+    assert_eq!(auth().authenticate(&t), Ok(player("alice")));
+    // What a refused caller is told names neither key nor claim.
+    for e in [
+        AuthError::UnknownKey("rsa-9".into()),
+        AuthError::NoKey,
+        AuthError::CriticalExtension(vec!["exp".into()]),
+        AuthError::BadSignature,
+    ] {
+        assert_eq!(e.public_message(), "the token is not valid");
+    }
+    assert_eq!(AuthError::Expired.public_message(), "the token has expired");
+}

@@ -84,6 +84,19 @@ async fn call(
     )
 }
 
+/// A token signed with the right secret whose header marks an extension
+/// critical (RFC 7515 4.1.11), which the service must refuse.
+fn critical() -> String {
+    let mut header = jsonwebtoken::Header::new(Algorithm::HS256);
+    header.crit = Some(vec!["exp".into()]);
+    jsonwebtoken::encode(
+        &header,
+        &hs().claims("alice", HOUR),
+        &jsonwebtoken::EncodingKey::from_secret(SECRET),
+    )
+    .unwrap()
+}
+
 fn ticket(players: &[&str]) -> Value {
     json!({"players": players, "mode": "1v1", "regions": ["eu"]})
 }
@@ -158,6 +171,11 @@ async fn every_endpoint_refuses_bad_tokens_and_changes_nothing() {
             ),
         ),
         ("dev token", Some("alice".to_string())),
+        ("critical header extension", Some(critical())),
+        (
+            "operator token",
+            Some(hs().sign("ops", Some("operator"), HOUR).unwrap()),
+        ),
     ];
     // Every operation the published document declares as needing a token, with
     // its path parameters filled in (so a new endpoint cannot be missed).
@@ -196,15 +214,32 @@ async fn every_endpoint_refuses_bad_tokens_and_changes_nothing() {
                 &[],
             )
             .await;
+            if *what == "operator token" {
+                assert_eq!(status, StatusCode::FORBIDDEN, "{what}: {method} {path}");
+                assert_eq!(body["error"]["code"], "operator_token");
+                continue;
+            }
             assert_eq!(
                 status,
                 StatusCode::UNAUTHORIZED,
                 "{what}: {method} {path}: {body}"
             );
-            assert_eq!(
-                body["error"]["code"], "unauthorized",
-                "{what}: {method} {path}"
-            );
+            if *what == "operator token" {
+                // Valid, but for the operator plane only.
+                continue;
+            }
+            // A token that does not verify is `invalid_token`, and the answer
+            // says nothing of the keys configured (rsa-1, ed-1) or the one named.
+            let want = if token.is_some() {
+                "invalid_token"
+            } else {
+                "unauthorized"
+            };
+            assert_eq!(body["error"]["code"], want, "{what}: {method} {path}");
+            let text = body.to_string();
+            for kid in ["rsa-1", "rsa-2", "ed-1", "kid"] {
+                assert!(!text.contains(kid), "{what}: {method} {path}: {text}");
+            }
             assert!(
                 headers.get("www-authenticate").is_some(),
                 "{what}: {method} {path} lacks WWW-Authenticate"
@@ -215,9 +250,14 @@ async fn every_endpoint_refuses_bad_tokens_and_changes_nothing() {
             Some(t) => format!("ws://{}/v1/ws?token={t}", d.addr),
             None => format!("ws://{}/v1/ws", d.addr),
         };
+        let refused = if *what == "operator token" {
+            StatusCode::FORBIDDEN
+        } else {
+            StatusCode::UNAUTHORIZED
+        };
         match tokio_tungstenite::connect_async(url).await {
             Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
-                assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{what}: ws")
+                assert_eq!(r.status(), refused, "{what}: ws")
             }
             other => panic!(
                 "{what}: ws upgrade was not refused: {:?}",

@@ -26,10 +26,11 @@ pub struct Authenticated(pub Result<Caller, ApiError>);
 /// Authenticates a request's bearer token.
 pub fn authenticate(headers: &HeaderMap, uri: &Uri, state: &AppState) -> Result<Caller, ApiError> {
     let token = bearer(headers, uri)?;
-    state
-        .auth
-        .authenticate(&token)
-        .map_err(|e| ApiError::unauthorized(e.to_string()))
+    state.auth.authenticate(&token).map_err(|e| {
+        // The detail (which key or claim) is for the operator, not the caller.
+        tracing::debug!(error = %e, "token refused");
+        ApiError::invalid_token(e.public_message())
+    })
 }
 
 /// The player a request acts for: the token's own player, or the player a trusted
@@ -91,6 +92,11 @@ impl FromRequestParts<AppState> for Actor {
                 player: named,
                 service: Some(name),
             }),
+            Caller::Operator(_) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "operator_token",
+                "an operator token is for the operator plane (the dashboard), not the player API",
+            )),
         }
     }
 }

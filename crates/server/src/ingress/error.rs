@@ -53,8 +53,14 @@ impl ApiError {
         Self::new(StatusCode::CONFLICT, code, message)
     }
 
+    /// 401 `unauthorized`: no credential, or not in the form asked for.
     pub fn unauthorized(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// 401 `invalid_token`: a credential that does not verify (RFC 6750).
+    pub fn invalid_token(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, INVALID_TOKEN, message)
     }
 
     /// 503 with `code`: something the call needs is down for now; the client is
@@ -90,6 +96,9 @@ impl From<mm_ratings::RatingError> for ApiError {
     }
 }
 
+/// The code of a 401 for a token that does not verify.
+pub const INVALID_TOKEN: &str = "invalid_token";
+
 /// Seconds a client is asked to wait before retrying while the store is down.
 pub const STORE_RETRY_AFTER_SECS: u64 = 1;
 
@@ -123,7 +132,11 @@ impl IntoResponse for ApiError {
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,
-                axum::http::HeaderValue::from_static("Bearer realm=\"matchmaker\""),
+                axum::http::HeaderValue::from_static(if self.code == INVALID_TOKEN {
+                    "Bearer realm=\"matchmaker\", error=\"invalid_token\""
+                } else {
+                    "Bearer realm=\"matchmaker\""
+                }),
             );
         }
         if let Some(secs) = self.retry_after {
