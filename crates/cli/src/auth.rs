@@ -22,7 +22,8 @@ const JWKS_CHECK: Duration = Duration::from_secs(5);
 pub struct AuthArgs {
     /// How callers are identified: `jwt` (tokens signed by your login service) or
     /// `dev` (the token is the player id, so anyone can act as anyone; loopback
-    /// addresses only). `serve` defaults to `dev` on a loopback address.
+    /// addresses only). `serve` defaults to `jwt` when JWT_SECRET_FILE or
+    /// JWT_JWKS_FILE is set, else to `dev` on a loopback address.
     #[arg(long, env = "AUTH", value_parser = ["dev", "jwt"])]
     pub auth: Option<String>,
     /// File holding the HS256 secret shared with the login service (32 bytes or more).
@@ -51,10 +52,14 @@ pub struct Identity {
 
 impl AuthArgs {
     /// The authenticator for an API listening on `listen`. With `dev_default`
-    /// (`serve`), AUTH defaults to dev on a loopback address.
+    /// (`serve`), AUTH defaults to jwt when token keys are configured
+    /// (JWT_SECRET_FILE or JWT_JWKS_FILE), else to dev on a loopback address.
     pub fn identity(&self, listen: SocketAddr, dev_default: bool) -> Result<Identity> {
+        let keys_given = self.jwt_secret_file.is_some() || self.jwt_jwks_file.is_some();
         let mode = match (self.auth.as_deref(), dev_default) {
             (Some(m), _) => m,
+            // Keys mean signed tokens are wanted: never fall back to dev mode.
+            (None, true) if keys_given => "jwt",
             (None, true) if listen.ip().is_loopback() => "dev",
             (None, true) => bail!(
                 "LISTEN_ADDR (--listen) {listen} is not a loopback address, so dev tokens (token = player id, anyone can act as anyone) are off: set AUTH=jwt with JWT_SECRET_FILE or JWT_JWKS_FILE"

@@ -372,8 +372,9 @@ impl ServerManagerArgs {
                     self.grpc_listen
                 );
             }
-            tracing::info!(
-                "gRPC API open to any caller (dev mode: no FLEET_CREDENTIALS_FILE, loopback only)"
+            // Every start, so an open control plane is never a surprise.
+            tracing::warn!(
+                "gRPC API open to any caller (dev mode: no FLEET_CREDENTIALS_FILE, loopback only): anyone on this machine can register game servers and report results"
             );
             return Ok(None);
         };

@@ -276,9 +276,9 @@ async fn listen(http: &HttpArgs, dev: bool) -> Result<tokio::net::TcpListener> {
         .await
         .with_context(|| format!("LISTEN_ADDR (--listen): cannot listen on {}", http.listen))?;
     if dev {
-        // Info, not a warning: dev mode is only allowed on loopback, where it is
-        // what a laptop wants.
-        tracing::info!(addr = %listener.local_addr()?, "listening with dev tokens (AUTH=dev): the bearer token is the player id, anyone can act as anyone");
+        // Every start, even on loopback: a deployment must never run this way
+        // unnoticed.
+        tracing::warn!(addr = %listener.local_addr()?, "listening with dev tokens (AUTH=dev): the bearer token is the player id, anyone can act as anyone");
     } else {
         tracing::info!(addr = %listener.local_addr()?, "listening");
     }

@@ -584,3 +584,73 @@ async fn the_token_command_signs_and_a_rotated_jwks_takes_effect() {
         "the retired key no longer verifies"
     );
 }
+
+/// `serve` started as a newcomer might start it in production: token keys set,
+/// AUTH left out. It verifies signed tokens (a dev token is refused) instead of
+/// falling back to dev mode; and dev mode, whenever it is on, warns at start,
+/// as an open gRPC plane does.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_with_token_keys_uses_signed_tokens_and_dev_mode_always_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, SECRET).unwrap();
+    let start = |name: &str, keys: bool| {
+        let addr = format!("127.0.0.1:{}", mm_testkit::free_port());
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .env("LISTEN_ADDR", &addr)
+            .env(
+                "GRPC_LISTEN_ADDR",
+                format!("127.0.0.1:{}", mm_testkit::free_port()),
+            )
+            .env("DATA_DIR", dir.path().join(name));
+        crate::fast_env(&mut cmd);
+        cmd.env_remove("AUTH").env_remove("ALLOW_CLIENT_RATINGS");
+        if keys {
+            cmd.env("JWT_SECRET_FILE", &secret)
+                .env("JWT_ISSUER", ISSUER)
+                .env("JWT_AUDIENCE", AUDIENCE);
+        }
+        (addr, mm_testkit::Proc::spawn(name, cmd, dir.path()))
+    };
+    let ready = |addr: String| async move {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while reqwest::get(format!("http://{addr}/readyz")).await.is_err() {
+            assert!(Instant::now() < deadline, "not ready");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        addr
+    };
+    let (addr, signed) = start("signed", true);
+    let addr = ready(addr).await;
+    let get = |token: String| {
+        let addr = addr.clone();
+        async move {
+            reqwest::Client::new()
+                .get(format!("http://{addr}/v1/players/me/ratings"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(
+        get("alice".into()).await,
+        StatusCode::UNAUTHORIZED,
+        "dev token"
+    );
+    assert_eq!(
+        get(hs().sign("alice", None, HOUR).unwrap()).await,
+        StatusCode::OK,
+        "signed token"
+    );
+    assert!(!signed.log().contains("dev tokens"), "{}", signed.log());
+
+    let (addr, dev) = start("dev", false);
+    ready(addr).await;
+    let log = dev.log();
+    let warned = |what: &str| log.lines().any(|l| l.contains("WARN") && l.contains(what));
+    assert!(warned("listening with dev tokens (AUTH=dev)"), "{log}");
+    assert!(warned("gRPC API open to any caller"), "{log}");
+}
