@@ -5,7 +5,7 @@ use crate::{Fleet, Leading, Lifecycle, Limits, Locks, Parties, RateCheck, Result
 use async_trait::async_trait;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
-    TicketId, TicketStatus, TicketView,
+    TicketFate, TicketId, TicketStatus, TicketView,
 };
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -379,6 +379,12 @@ pub(crate) fn combine(entries: Vec<Entry>) -> Option<Entry> {
 
 /// Builds the API view of a ticket from what the store holds; `found` is the
 /// ticket's match with its lifecycle when the ticket is in one.
+///
+/// A match that ended before it was played decides its tickets' fate at once,
+/// though the unwind that carries it out comes a moment later: a ticket bound
+/// back to the queue reads `queued` (still waiting, with its original wait) from
+/// the moment the match ends, and one that ends reads as it will stay. So a
+/// status read as terminal never changes again.
 pub(crate) fn view(
     ticket: &Ticket,
     state: &State,
@@ -386,7 +392,17 @@ pub(crate) fn view(
     found: Option<&MatchRecord>,
     now: mm_domain::Millis,
 ) -> TicketView {
-    let status = state.status(found.map(|r| r.status));
+    let fate = match (state, found) {
+        (State::Matched(_), Some(r)) if r.status.is_terminal() => Some(r.fate(&ticket.players)),
+        _ => None,
+    };
+    if fate == Some(TicketFate::Requeue) {
+        return TicketView::new(ticket, TicketStatus::Queued, now);
+    }
+    let status = match &fate {
+        Some(TicketFate::End { status, .. }) => *status,
+        _ => state.status(found.map(|r| r.status)),
+    };
     // Time in queue stops when the ticket ends or joins a match.
     let end = if status.is_terminal() || matches!(state, State::Matched(_)) {
         finished_at.unwrap_or(now)
@@ -409,7 +425,10 @@ pub(crate) fn view(
         v.team = m
             .and_then(|m| m.tickets.iter().find(|t| t.ticket_id == ticket.id))
             .map(|t| t.team);
-        v.reason = found.and_then(|r| r.reason.clone());
+        v.reason = match fate {
+            Some(TicketFate::End { reason, .. }) => Some(reason),
+            _ => found.and_then(|r| r.reason.clone()),
+        };
     }
     v
 }

@@ -20,6 +20,7 @@ mod limits;
 mod metrics;
 mod parties;
 mod ratings;
+mod requeue;
 
 use futures_util::StreamExt;
 use mm_testkit::{Proc, RedisCluster, RedisServer, free_port};

@@ -171,6 +171,20 @@ async fn a_decline_requeues_the_others_and_bans_the_decliner(h: Harness) {
     assert_eq!(r.reason.as_deref(), Some(reasons::DECLINED));
     assert_eq!(r.at_fault(), vec![pid("c1")]);
     assert_eq!(s.due(&pool(), 10).await.unwrap(), vec![m.id.clone()]);
+    // Between the decline and the unwind, the tickets bound back to the queue
+    // already read queued with their original wait, and the decliner's reads as
+    // it will stay: nothing read now is terminal and later live again.
+    let (st, _, enq) = status(s, &party).await;
+    assert_eq!((st, enq), (TicketStatus::Queued, party.enqueued_at));
+    let v = s.ticket(&pid("p1"), &party.id).await.unwrap().unwrap();
+    assert!(v.time_in_queue_ms >= 5_000, "{v:?}");
+    assert_eq!((v.match_id, v.reason), (None, None));
+    assert_eq!(status(s, &d).await.0, TicketStatus::Queued);
+    let (st, reason, _) = status(s, &c).await;
+    assert_eq!(
+        (st, reason.as_deref()),
+        (TicketStatus::Cancelled, Some(reasons::DECLINED))
+    );
 
     let until = now_ms() + 60_000;
     s.unwind(&pool(), &r, until).await.unwrap();
@@ -252,6 +266,9 @@ async fn a_timeout_ends_the_silent_and_requeues_the_accepters(h: Harness) {
     );
     let r = record(s, &m).await;
     assert_eq!(r.at_fault(), vec![pid("b2")]);
+    // Before the unwind: the accepter is queued again, the silent one timed out.
+    assert_eq!(status(s, &a).await.0, TicketStatus::Queued);
+    assert_eq!(status(s, &b).await.0, TicketStatus::TimedOut);
     s.unwind(&pool(), &r, now_ms() + 60_000).await.unwrap();
     assert_eq!(status(s, &a).await.0, TicketStatus::Searching);
     let (st, reason, _) = status(s, &b).await;
