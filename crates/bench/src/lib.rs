@@ -78,6 +78,7 @@ pub(crate) fn matchmaker(
         .env("AUTH", "dev")
         .env("RATE_LIMIT_TICKETS", "off,off")
         .env("RATE_LIMIT_ANSWERS", "off,off")
+        .env("RATE_LIMIT_INVITES", "off,off")
         .env("RATE_LIMIT_READS", "off,off")
         .env("RATE_LIMIT_CONNECTS", "off,off")
         .env("RATE_LIMIT_MESSAGES", "off,off")

@@ -136,6 +136,7 @@ fn auth_env(
     for var in [
         "RATE_LIMIT_TICKETS",
         "RATE_LIMIT_ANSWERS",
+        "RATE_LIMIT_INVITES",
         "RATE_LIMIT_READS",
         "RATE_LIMIT_CONNECTS",
         "RATE_LIMIT_MESSAGES",

@@ -536,6 +536,9 @@ pub struct LimitArgs {
     /// Ready-check answers over HTTP: per player, per address.
     #[arg(long, env = "RATE_LIMIT_ANSWERS", default_value = "30/1m,1200/1m", value_parser = limit)]
     pub rate_limit_answers: mm_server::ingress::Limit,
+    /// Party invites: per player, per address.
+    #[arg(long, env = "RATE_LIMIT_INVITES", default_value = "20/1m,600/1m", value_parser = limit)]
+    pub rate_limit_invites: mm_server::ingress::Limit,
     /// Every other HTTP call (reads): per player, per address.
     #[arg(long, env = "RATE_LIMIT_READS", default_value = "300/1m,6000/1m", value_parser = limit)]
     pub rate_limit_reads: mm_server::ingress::Limit,
@@ -552,6 +555,7 @@ impl LimitArgs {
         mm_server::ingress::RateLimits {
             tickets: self.rate_limit_tickets,
             answers: self.rate_limit_answers,
+            invites: self.rate_limit_invites,
             reads: self.rate_limit_reads,
             connects: self.rate_limit_connects,
             messages: self.rate_limit_messages,

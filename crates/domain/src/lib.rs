@@ -21,7 +21,7 @@ pub use lifecycle::{
 };
 pub use matches::{Match, MatchTicket};
 pub use orset::{OrSet, Tag};
-pub use party::{MAX_PARTY, Party, PartyView};
+pub use party::{MAX_PARTY, MAX_PENDING_INVITES, Party, PartyView};
 pub use rating::{Decay, MatchOn, RatingJob, RatingModel, RatingPolicy, Skill};
 pub use result_check::ResultError;
 pub use ticket::{

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// Most members of a party (seed 004: parties of 2 to 5).
 pub const MAX_PARTY: usize = 5;
+/// Most invites pending at once, from one party and to one player.
+pub const MAX_PENDING_INVITES: usize = 20;
 
 /// A tag for an edit at `now`: time-ordered, unique by `nonce`.
 pub fn tag(now: Millis, nonce: &str) -> Tag {

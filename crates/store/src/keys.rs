@@ -173,6 +173,9 @@ pub struct PlayerKeys {
     pub ban: String,
     pub marks: String,
     pub party: String,
+    /// The parties whose invites to the player are pending (zset: party id ->
+    /// time noted), to bound them.
+    pub invited: String,
 }
 
 /// Keys of one party (one slot: every merge is one script).
@@ -210,6 +213,7 @@ impl PlayerKeys {
             ban: format!("{prefix}:ban"),
             marks: format!("{prefix}:rv"),
             party: format!("{prefix}:party"),
+            invited: format!("{prefix}:invited"),
         }
     }
 }

@@ -117,6 +117,7 @@ pub fn fast_env(cmd: &mut Command) {
         // set their own.
         .env("RATE_LIMIT_TICKETS", NO_LIMIT)
         .env("RATE_LIMIT_ANSWERS", NO_LIMIT)
+        .env("RATE_LIMIT_INVITES", NO_LIMIT)
         .env("RATE_LIMIT_READS", NO_LIMIT)
         .env("RATE_LIMIT_CONNECTS", NO_LIMIT)
         .env("RATE_LIMIT_MESSAGES", NO_LIMIT)

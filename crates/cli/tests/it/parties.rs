@@ -249,11 +249,82 @@ async fn the_cap_one_party_each_kicks_and_disbanding(d: &Deployment) {
     d.party("cap-3", &["cap-0"]).await;
 }
 
+/// At most 20 invites pending from one party and to one player: the 21st is
+/// `409 too_many_invites`; an invite accepted, or one from a party that
+/// disbanded, frees its place.
+async fn invites_are_bounded(d: &Deployment) {
+    let bounded = |s: StatusCode, body: &Value| {
+        assert_eq!(s, StatusCode::CONFLICT, "{body}");
+        assert_eq!(body["error"]["code"], "too_many_invites", "{body}");
+    };
+    let lead = "inv-lead";
+    let (s, party) = post(d, lead, "/v1/parties", None).await;
+    assert_eq!(s, StatusCode::CREATED, "{party}");
+    let invites = format!("/v1/parties/{}/invites", party["id"].as_str().unwrap());
+    for i in 0..20 {
+        let (s, body) = post(
+            d,
+            lead,
+            &invites,
+            Some(json!({"player_id": format!("inv-g{i}")})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{body}");
+    }
+    let (s, body) = post(d, lead, &invites, Some(json!({"player_id": "inv-g20"}))).await;
+    bounded(s, &body);
+    // Inviting someone already invited is not a new invite.
+    let (s, body) = post(d, lead, &invites, Some(json!({"player_id": "inv-g3"}))).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    // One accepts: room for one more.
+    let join = invites.replace("/invites", "/join");
+    let (s, body) = post(d, "inv-g0", &join, None).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let (s, body) = post(d, lead, &invites, Some(json!({"player_id": "inv-g20"}))).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+
+    // Twenty parties invite one player; a twenty-first cannot.
+    let mut parties = Vec::new();
+    for i in 0..21 {
+        let leader = format!("inv-l{i}");
+        let (s, party) = post(d, &leader, "/v1/parties", None).await;
+        assert_eq!(s, StatusCode::CREATED, "{party}");
+        let id = party["id"].as_str().unwrap().to_string();
+        let (s, body) = post(
+            d,
+            &leader,
+            &format!("/v1/parties/{id}/invites"),
+            Some(json!({"player_id": "inv-star"})),
+        )
+        .await;
+        if i < 20 {
+            assert_eq!(s, StatusCode::OK, "{body}");
+        } else {
+            bounded(s, &body);
+        }
+        parties.push((leader, id));
+    }
+    // One of the twenty disbands: its invite no longer counts.
+    let (leader, id) = &parties[7];
+    let (s, body) = d.client(leader).delete(&format!("/v1/parties/{id}")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let (leader, id) = &parties[20];
+    let (s, body) = post(
+        d,
+        leader,
+        &format!("/v1/parties/{id}/invites"),
+        Some(json!({"player_id": "inv-star"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn embedded_parties_form_by_invitation() {
     let d = Deployment::embedded().await;
     parties_form_by_invitation_and_only_the_leader_queues(&d).await;
     the_cap_one_party_each_kicks_and_disbanding(&d).await;
+    invites_are_bounded(&d).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -261,4 +332,38 @@ async fn redis_parties_form_by_invitation() {
     let d = Deployment::redis_processes().await;
     parties_form_by_invitation_and_only_the_leader_queues(&d).await;
     the_cap_one_party_each_kicks_and_disbanding(&d).await;
+    invites_are_bounded(&d).await;
+}
+
+/// Invites count against a limit of their own (`RATE_LIMIT_INVITES`), not the
+/// reads'.
+#[tokio::test(flavor = "multi_thread")]
+async fn invites_have_their_own_rate_limit() {
+    let d = Deployment::embedded_with(&[("RATE_LIMIT_INVITES", "3/1m,off")]).await;
+    let (s, party) = post(&d, "rl-lead", "/v1/parties", None).await;
+    assert_eq!(s, StatusCode::CREATED, "{party}");
+    let invites = format!("/v1/parties/{}/invites", party["id"].as_str().unwrap());
+    for i in 0..3 {
+        let (s, body) = post(
+            &d,
+            "rl-lead",
+            &invites,
+            Some(json!({"player_id": format!("rl-{i}")})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{body}");
+    }
+    let (s, body) = post(&d, "rl-lead", &invites, Some(json!({"player_id": "rl-3"}))).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["error"]["scope"], "player", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invites"),
+        "{body}"
+    );
+    // Reads are not charged to it.
+    let (s, _) = d.client("rl-lead").get("/v1/players/me/party").await;
+    assert_eq!(s, StatusCode::OK);
 }

@@ -1,6 +1,6 @@
-//! Rate limits on the API, per player and per client address, for five kinds of
-//! call: ticket writes, ready-check answers, reads, socket connects and socket
-//! messages. Counted in the store ([`mm_store::Limits`]: Redis scripts that
+//! Rate limits on the API, per player and per client address, for six kinds of
+//! call: ticket writes, ready-check answers, party invites, reads, socket
+//! connects and socket messages. Counted in the store ([`mm_store::Limits`]: Redis scripts that
 //! concurrent requests share, so the limits hold across every ingress; in memory
 //! for `serve`). Over a limit: `429` with `Retry-After` and the JSON error body; on
 //! a socket, an error message and a close. Trusted backends are not limited. A store that cannot be reached
@@ -32,6 +32,8 @@ pub enum Class {
     Tickets,
     /// Ready-check answers over HTTP.
     Answers,
+    /// Party invites.
+    Invites,
     /// Everything else over HTTP.
     Reads,
     /// Opening a WebSocket.
@@ -45,6 +47,7 @@ impl Class {
         match self {
             Class::Tickets => "tickets",
             Class::Answers => "answers",
+            Class::Invites => "invites",
             Class::Reads => "reads",
             Class::Connects => "connects",
             Class::Messages => "messages",
@@ -58,6 +61,9 @@ impl Class {
             (&Method::DELETE, p) if p.starts_with("/v1/tickets/") => Class::Tickets,
             (&Method::POST, p) if p.ends_with("/accept") || p.ends_with("/decline") => {
                 Class::Answers
+            }
+            (&Method::POST, p) if p.starts_with("/v1/parties/") && p.ends_with("/invites") => {
+                Class::Invites
             }
             (_, "/v1/ws") => Class::Connects,
             _ => Class::Reads,
@@ -77,6 +83,7 @@ pub struct Limit {
 pub struct RateLimits {
     pub tickets: Limit,
     pub answers: Limit,
+    pub invites: Limit,
     pub reads: Limit,
     pub connects: Limit,
     pub messages: Limit,
@@ -87,6 +94,7 @@ impl RateLimits {
         match class {
             Class::Tickets => self.tickets,
             Class::Answers => self.answers,
+            Class::Invites => self.invites,
             Class::Reads => self.reads,
             Class::Connects => self.connects,
             Class::Messages => self.messages,

@@ -23,8 +23,11 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mm_domain::{Event, EventEnvelope, MAX_PARTY, Party, PartyId, PartyView, PlayerId, now_ms};
-use mm_store::PartyMerge;
+use mm_domain::{
+    Event, EventEnvelope, MAX_PARTY, MAX_PENDING_INVITES, Party, PartyId, PartyView, PlayerId,
+    now_ms,
+};
+use mm_store::{PartyLimits, PartyMerge};
 use serde::Deserialize;
 
 /// Why party tickets are cancelled when the party changes.
@@ -111,14 +114,58 @@ async fn claim(state: &AppState, player: &PlayerId, id: &PartyId) -> Result<(), 
     }
 }
 
+fn too_many_invites(whose: &str) -> ApiError {
+    ApiError::conflict(
+        "too_many_invites",
+        format!("{whose} at most {MAX_PENDING_INVITES} invites pending at once"),
+    )
+}
+
 async fn merge(state: &AppState, delta: &Party) -> Result<Party, ApiError> {
-    match state.store.merge_party(delta, MAX_PARTY).await? {
+    let limits = PartyLimits {
+        members: MAX_PARTY,
+        invites: MAX_PENDING_INVITES,
+    };
+    match state.store.merge_party(delta, limits).await? {
         PartyMerge::Merged(p) => Ok(p),
         PartyMerge::Full => Err(ApiError::conflict(
             "party_full",
             format!("a party has at most {MAX_PARTY} members"),
         )),
+        PartyMerge::TooManyInvites => Err(too_many_invites("a party has")),
     }
+}
+
+/// Notes with `who` that `party` invites them; `409 too_many_invites` when they
+/// already have [`MAX_PENDING_INVITES`] pending from other parties. Notes of
+/// invites since accepted, withdrawn or disbanded are forgotten on the way.
+async fn note_invite(state: &AppState, who: &PlayerId, party: &PartyId) -> Result<(), ApiError> {
+    for _ in 0..2 {
+        let noted = match state
+            .store
+            .note_invite(who, party, MAX_PENDING_INVITES)
+            .await?
+        {
+            Ok(()) => return Ok(()),
+            Err(noted) => noted,
+        };
+        let mut forgot = false;
+        for other in noted {
+            let pending = state
+                .store
+                .party(&other)
+                .await?
+                .is_some_and(|p| p.is_invited(who));
+            if !pending {
+                state.store.forget_invite(who, &other).await?;
+                forgot = true;
+            }
+        }
+        if !forgot {
+            break;
+        }
+    }
+    Err(too_many_invites("a player has"))
 }
 
 /// Tells the party's members, and `also`, of a change.
@@ -280,8 +327,18 @@ pub async fn invite(
             format!("player {who} is already in the party"),
         ));
     }
+    let again = party.is_invited(&who);
+    note_invite(&state, &who, &party.id).await?;
     let delta = party.invite(who.clone(), now_ms(), &nonce());
-    let party = merge(&state, &delta).await?;
+    let party = match merge(&state, &delta).await {
+        Ok(p) => p,
+        Err(e) => {
+            if !again {
+                state.store.forget_invite(&who, &party.id).await?;
+            }
+            return Err(e);
+        }
+    };
     announce(&state, &party, "invited", &who, &[]).await;
     let invited = EventEnvelope {
         player: who,
@@ -327,6 +384,10 @@ pub async fn join(
             return Err(e);
         }
     };
+    if let Err(e) = state.store.forget_invite(&actor, &party.id).await {
+        // Only a note: forgotten later when it is found stale.
+        warn_store!(e, "could not forget an accepted invite");
+    }
     announce(&state, &party, "joined", &actor, &[]).await;
     Ok(Json(party.view()))
 }

@@ -410,9 +410,27 @@ impl crate::Parties for MemoryStore {
     async fn merge_party(
         &self,
         delta: &mm_domain::Party,
-        max: usize,
+        limits: crate::PartyLimits,
     ) -> Result<crate::PartyMerge, StoreError> {
-        Ok(self.parties.merge(delta, max))
+        Ok(self.parties.merge(delta, limits))
+    }
+
+    async fn note_invite(
+        &self,
+        invitee: &PlayerId,
+        party: &mm_domain::PartyId,
+        max: usize,
+    ) -> Result<Result<(), Vec<mm_domain::PartyId>>, StoreError> {
+        Ok(self.parties.note_invite(invitee, party, max))
+    }
+
+    async fn forget_invite(
+        &self,
+        invitee: &PlayerId,
+        party: &mm_domain::PartyId,
+    ) -> Result<(), StoreError> {
+        self.parties.forget_invite(invitee, party);
+        Ok(())
     }
 
     async fn player_party(&self, p: &PlayerId) -> Result<Option<mm_domain::PartyId>, StoreError> {

@@ -4,7 +4,7 @@
 
 use super::RedisStore;
 use crate::keys::{PartyKeys, PlayerKeys};
-use crate::parties::{PARTY_TTL, PartyMerge};
+use crate::parties::{PARTY_TTL, PartyLimits, PartyMerge};
 use crate::{Parties, StoreError};
 use async_trait::async_trait;
 use mm_domain::{OrSet, Party, PartyId, PlayerId};
@@ -83,12 +83,17 @@ impl Parties for RedisStore {
         parse(id, &v)
     }
 
-    async fn merge_party(&self, delta: &Party, max: usize) -> Result<PartyMerge, StoreError> {
+    async fn merge_party(
+        &self,
+        delta: &Party,
+        limits: PartyLimits,
+    ) -> Result<PartyMerge, StoreError> {
         let mut inv = self.scripts.party_merge.prepare_invoke();
         for k in keys(&delta.id) {
             inv.key(k);
         }
-        inv.arg(max)
+        inv.arg(limits.members)
+            .arg(limits.invites)
             .arg(super::PARTY_TTL_MS)
             .arg(delta.created_at)
             .arg(delta.leader.as_str())
@@ -107,14 +112,48 @@ impl Parties for RedisStore {
             }
         }
         let v: Value = inv.invoke_async(&mut self.conn()).await?;
-        if let Ok(s) = redis::from_redis_value_ref::<String>(&v)
-            && s == "FULL"
-        {
-            return Ok(PartyMerge::Full);
+        match redis::from_redis_value_ref::<String>(&v).as_deref() {
+            Ok("FULL") => return Ok(PartyMerge::Full),
+            Ok("INVITES") => return Ok(PartyMerge::TooManyInvites),
+            _ => {}
         }
         parse(&delta.id, &v)?
             .map(PartyMerge::Merged)
             .ok_or_else(|| corrupt("missing after a merge"))
+    }
+
+    async fn note_invite(
+        &self,
+        invitee: &PlayerId,
+        party: &PartyId,
+        max: usize,
+    ) -> Result<Result<(), Vec<PartyId>>, StoreError> {
+        let noted: Vec<String> = self
+            .scripts
+            .invite_note
+            .key(PlayerKeys::new(invitee).invited)
+            .arg(party.as_str())
+            .arg(max)
+            .arg(super::PARTY_TTL_MS)
+            .invoke_async(&mut self.conn())
+            .await?;
+        if noted.is_empty() {
+            return Ok(Ok(()));
+        }
+        noted
+            .into_iter()
+            .map(|p| PartyId::new(p).map_err(|e| corrupt(&e.to_string())))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Err)
+    }
+
+    async fn forget_invite(&self, invitee: &PlayerId, party: &PartyId) -> Result<(), StoreError> {
+        let _: i64 = redis::cmd("ZREM")
+            .arg(PlayerKeys::new(invitee).invited)
+            .arg(party.as_str())
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(())
     }
 
     async fn player_party(&self, p: &PlayerId) -> Result<Option<PartyId>, StoreError> {
