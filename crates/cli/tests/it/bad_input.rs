@@ -71,7 +71,7 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
         ok_body,
     )
     .await;
-    assert_error(s, &b, StatusCode::UNAUTHORIZED, "unauthorized");
+    assert_error(s, &b, StatusCode::UNAUTHORIZED, "invalid_token");
     let (s, b) = raw(
         d,
         Method::GET,
@@ -322,4 +322,104 @@ async fn embedded_refuses_bad_input() {
 async fn redis_ingress_refuses_bad_input() {
     let d = Deployment::redis_processes().await;
     every_endpoint_refuses_bad_input(&d).await;
+}
+
+/// One HTTP/1.1 response read off a raw connection: status, headers (lower-case
+/// names) and body; `None` if the connection closed first.
+async fn response(
+    r: &mut tokio::io::BufReader<tokio::net::TcpStream>,
+) -> Option<(u16, Vec<(String, String)>, String)> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut line = String::new();
+    if r.read_line(&mut line).await.ok()? == 0 {
+        return None;
+    }
+    let status: u16 = line.split_whitespace().nth(1)?.parse().ok()?;
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).await.ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).await.ok()?;
+    Some((status, headers, String::from_utf8_lossy(&body).into_owned()))
+}
+
+/// A keep-alive client sends three requests on one connection, the first two
+/// refused early (401 for a bad token, 429 over a limit) before their bodies
+/// arrived: every request gets its answer on that connection, the 429 with its
+/// Retry-After.
+#[tokio::test(flavor = "multi_thread")]
+async fn early_refusals_keep_the_connection() {
+    use tokio::io::AsyncWriteExt;
+    let d = Deployment::embedded_with(&[("RATE_LIMIT_ANSWERS", "1/1m,off")]).await;
+    // Spend rl-one's only ready-check answer.
+    let (s, _) = d
+        .client("rl-one")
+        .send(Method::POST, "/v1/matches/m-none/accept", None)
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let body = json!({"pad": "x".repeat(12_000)}).to_string();
+    let head = |path: &str, token: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    let requests = [
+        (head("/v1/tickets", "not a player!"), Some(&body), 401),
+        (
+            head("/v1/matches/m-none/accept", "rl-one"),
+            Some(&body),
+            429,
+        ),
+        (
+            "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n".to_string(),
+            None,
+            200,
+        ),
+    ];
+    let stream = tokio::net::TcpStream::connect(&d.addr).await.unwrap();
+    let mut r = tokio::io::BufReader::new(stream);
+    for (i, (head, body, want)) in requests.iter().enumerate() {
+        // The head first; the body a moment later, after the answer is decided.
+        r.get_mut().write_all(head.as_bytes()).await.unwrap();
+        if let Some(body) = body {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            r.get_mut().write_all(body.as_bytes()).await.unwrap();
+        }
+        let (status, headers, text) =
+            tokio::time::timeout(Duration::from_secs(10), response(&mut r))
+                .await
+                .expect("an answer in time")
+                .unwrap_or_else(|| panic!("request {i}: the connection closed without an answer"));
+        assert_eq!(status, *want, "request {i}: {text}");
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        if *want == 429 {
+            assert!(header("retry-after").is_some(), "{headers:?}");
+        }
+        assert_ne!(
+            header("connection"),
+            Some("close"),
+            "request {i}: {headers:?}"
+        );
+        let _: Value = serde_json::from_str(&text).unwrap();
+    }
 }

@@ -3,6 +3,7 @@
 //! then closes WebSockets with 1001 and waits for them.
 
 mod auth;
+mod body;
 pub(crate) mod error;
 mod extract;
 mod limits;
@@ -184,6 +185,7 @@ pub fn router(state: AppState) -> Router {
             limits::layer,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(body::layer))
         .layer(axum::middleware::from_fn(observe::layer))
         .with_state(state)
         .merge(metrics)
