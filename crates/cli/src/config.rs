@@ -134,6 +134,17 @@ pub struct HttpArgs {
     /// servers; not authenticated, like /metrics).
     #[arg(long, env = "DASHBOARD", default_value_t = true, action = clap::ArgAction::Set)]
     pub dashboard: bool,
+    /// Load balancers and proxies in front of the API (comma-separated networks
+    /// or addresses, e.g. 10.0.0.0/8): from these peers only, the client address
+    /// of the per-address rate limits is read from X-Forwarded-For (or
+    /// Forwarded); anyone else's such headers are ignored.
+    #[arg(long, env = "TRUSTED_PROXIES", default_value = "", value_parser = proxies)]
+    pub trusted_proxies: mm_server::ingress::TrustedProxies,
+}
+
+fn proxies(s: &str) -> Result<mm_server::ingress::TrustedProxies, String> {
+    s.parse()
+        .map_err(|e: mm_server::ingress::BadNetwork| e.to_string())
 }
 
 /// A worker's knobs.

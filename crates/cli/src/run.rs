@@ -352,6 +352,7 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     )
     .with_client_ratings(args.ratings.allow_client_ratings)
     .with_limits(args.limits.limits())
+    .with_proxies(args.http.trusted_proxies.clone())
     .with_complete_marks(complete_marks)
     .with_metrics(metrics)
     .with_dashboard(args.http.dashboard);
@@ -424,6 +425,7 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
     let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
         .with_client_ratings(args.ratings.allow_client_ratings)
         .with_limits(args.limits.limits())
+        .with_proxies(args.http.trusted_proxies.clone())
         .with_metrics(metrics)
         .with_dashboard(args.http.dashboard);
     ingress::serve(listener, state, DRAIN)

@@ -185,3 +185,78 @@ async fn a_limit_holds_across_two_ingress_processes() {
     xia.base = format!("http://{first}");
     assert_eq!(xia.create(1500.0).await.0, StatusCode::CREATED);
 }
+
+/// Per-address limits behind a proxy (`TRUSTED_PROXIES`), with real loopback
+/// source addresses: through the trusted proxy (127.0.0.2) each forwarded client
+/// has a budget of its own, read from the rightmost address that is not a proxy
+/// (a client's own false entry to its left changes nothing); from any other
+/// peer (127.0.0.3) the forwarding headers are ignored.
+#[tokio::test(flavor = "multi_thread")]
+async fn behind_a_trusted_proxy_each_client_has_its_own_budget() {
+    let d = Deployment::embedded_with(&[
+        ("RATE_LIMIT_READS", "off,3/1m"),
+        ("TRUSTED_PROXIES", "127.0.0.2/32, 10.0.0.0/8"),
+    ])
+    .await;
+    let from = |local: &str| {
+        reqwest::Client::builder()
+            .local_address(Some(local.parse().unwrap()))
+            .build()
+            .unwrap()
+    };
+    let (proxy, stranger) = (from("127.0.0.2"), from("127.0.0.3"));
+    let mut n = 0;
+    let mut read = |c: &reqwest::Client, header: Option<(&'static str, &str)>| {
+        n += 1;
+        let mut req = c
+            .get(format!("http://{}/v1/players/me/matches", d.addr))
+            .bearer_auth(format!("px{n}"));
+        if let Some((k, v)) = header {
+            req = req.header(k, v);
+        }
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status();
+            (status, r.json::<Value>().await.unwrap())
+        }
+    };
+    // Client 203.0.113.1 through the proxy (and an inner proxy hop 10.0.0.5).
+    for _ in 0..3 {
+        let h = Some(("x-forwarded-for", "203.0.113.1, 10.0.0.5"));
+        let (s, b) = read(&proxy, h).await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+    }
+    let (s, b) = read(&proxy, Some(("x-forwarded-for", "203.0.113.1"))).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "{b}");
+    assert_eq!(b["error"]["scope"], "address");
+    // Claiming another address to the left of its own does not help it.
+    let (s, _) = read(
+        &proxy,
+        Some(("x-forwarded-for", "198.51.100.9, 203.0.113.1")),
+    )
+    .await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    // Another client through the same proxy, by either header, is unaffected.
+    let (s, b) = read(&proxy, Some(("x-forwarded-for", "203.0.113.2"))).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (s, b) = read(
+        &proxy,
+        Some(("forwarded", "for=\"203.0.113.3:4711\";proto=https")),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    // A peer that is not a trusted proxy is its own address, whatever it writes.
+    for lie in ["192.0.2.1", "192.0.2.2", "192.0.2.3"] {
+        let (s, b) = read(&stranger, Some(("x-forwarded-for", lie))).await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+    }
+    let (s, _) = read(&stranger, Some(("x-forwarded-for", "192.0.2.200"))).await;
+    assert_eq!(
+        s,
+        StatusCode::TOO_MANY_REQUESTS,
+        "headers from a stranger are ignored"
+    );
+    // The proxy's own address was never charged for its clients.
+    let (s, b) = read(&proxy, None).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+}

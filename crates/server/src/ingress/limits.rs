@@ -107,7 +107,8 @@ impl RateLimits {
     }
 }
 
-/// The client's address, as the ingress saw it.
+/// The client's address: the TCP peer's, or behind a trusted proxy the one the
+/// proxy forwarded (see [`super::TrustedProxies`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub Option<IpAddr>);
 
@@ -206,7 +207,7 @@ pub async fn layer(
     let addr = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+        .map(|c| state.proxies.client(c.0.ip(), req.headers()));
     if matches!(req.uri().path(), "/healthz" | "/readyz") {
         return next.run(req).await;
     }

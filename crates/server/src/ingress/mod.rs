@@ -11,6 +11,7 @@ mod matches;
 mod observe;
 mod openapi;
 mod parties;
+mod proxies;
 mod ratings;
 mod tickets;
 mod ws;
@@ -19,6 +20,7 @@ pub use auth::{ACT_FOR, Actor, Authenticator, Caller, DevTokens, Player};
 pub use error::ApiError;
 pub use limits::{Class, Limit, RateLimits};
 pub use openapi::json as openapi_json;
+pub use proxies::{BadNetwork, TrustedProxies};
 
 use crate::Catalog;
 use crate::ratings::Lookup;
@@ -55,6 +57,8 @@ pub struct AppState {
     pub boards: Arc<ratings::Boards>,
     /// Calls allowed per player and per client address.
     pub limits: Arc<RateLimits>,
+    /// Proxies whose forwarding headers name the client address.
+    pub proxies: Arc<TrustedProxies>,
     /// The process's metrics, rendered at `/metrics` (off: 404).
     pub metrics: mm_telemetry::Metrics,
     /// Serve the live dashboard at `/dashboard`.
@@ -81,6 +85,7 @@ impl AppState {
             complete_marks: false,
             boards: Arc::new(ratings::Boards::default()),
             limits: Arc::new(RateLimits::default()),
+            proxies: Arc::new(TrustedProxies::default()),
             metrics: mm_telemetry::Metrics::off(),
             dashboard: false,
             sockets: TaskTracker::new(),
@@ -97,6 +102,12 @@ impl AppState {
     /// Limits calls per player and per address (default: none).
     pub fn with_limits(mut self, limits: RateLimits) -> Self {
         self.limits = Arc::new(limits);
+        self
+    }
+
+    /// Believes the forwarding headers of these proxies (default: none).
+    pub fn with_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.proxies = Arc::new(proxies);
         self
     }
 
