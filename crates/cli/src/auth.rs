@@ -163,12 +163,17 @@ fn modified(path: &Path) -> Option<SystemTime> {
 /// `matchmaker token`: prints a signed token.
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
-    /// The player id (or, with --service, the backend's name).
+    /// The player id (or, with --service or --operator, the backend's or the
+    /// operator's name).
     pub subject: String,
     /// A trusted-backend token: it may act for any player (X-Player-Id), name any
     /// players on a ticket, and pass ratings.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "operator")]
     pub service: bool,
+    /// An operator's token (role "operator"): opens the live dashboard on the
+    /// operator plane, and nothing on the player API.
+    #[arg(long)]
+    pub operator: bool,
     /// Sign with this HS256 secret file.
     #[arg(long, env = "JWT_SECRET_FILE", conflicts_with = "key_file")]
     pub secret_file: Option<PathBuf>,
@@ -212,8 +217,14 @@ pub fn token(args: TokenArgs) -> Result<()> {
     if args.ttl.is_zero() {
         bail!("--ttl must be more than zero");
     }
-    let role = args.service.then_some(mm_auth::SERVICE_ROLE);
-    if !args.service {
+    let role = if args.service {
+        Some(mm_auth::SERVICE_ROLE)
+    } else if args.operator {
+        Some(mm_auth::OPERATOR_ROLE)
+    } else {
+        None
+    };
+    if role.is_none() {
         mm_domain::PlayerId::new(args.subject.clone())
             .map_err(|e| anyhow::anyhow!("PLAYER {:?}: {e}", args.subject))?;
     }

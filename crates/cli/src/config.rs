@@ -130,8 +130,8 @@ pub struct HttpArgs {
         default_value = "127.0.0.1:8080"
     )]
     pub listen: SocketAddr,
-    /// Serve the live operator dashboard at /dashboard (queues, matches, game
-    /// servers; not authenticated, like /metrics).
+    /// Serve the live operator dashboard at /dashboard on the operator plane
+    /// (OPS_LISTEN_ADDR; operators only).
     #[arg(long, env = "DASHBOARD", default_value_t = true, action = clap::ArgAction::Set)]
     pub dashboard: bool,
     /// Load balancers and proxies in front of the API (comma-separated networks

@@ -4,6 +4,7 @@
 mod auth;
 mod config;
 mod game_server;
+mod ops;
 mod run;
 mod signals;
 mod simulate;
@@ -118,14 +119,20 @@ async fn run(command: Command, telemetry: telemetry::TelemetryArgs) -> anyhow::R
             | Command::RatingService(_)
     );
     let metrics = if service {
-        telemetry.start_metrics().await?
+        telemetry.start_metrics()?
     } else {
         mm_telemetry::Metrics::off()
     };
+    // The ingress and serve build their operator plane themselves (it holds the
+    // dashboard too); the other services serve /metrics alone there.
+    let ops = telemetry.ops_addr()?;
+    if service && !matches!(command, Command::Serve(_) | Command::Ingress(_)) {
+        telemetry.serve_metrics(&metrics).await?;
+    }
     {
         match command {
-            Command::Serve(args) => run::serve(*args, metrics).await,
-            Command::Ingress(args) => run::ingress(*args, metrics).await,
+            Command::Serve(args) => run::serve(*args, metrics, ops).await,
+            Command::Ingress(args) => run::ingress(*args, metrics, ops).await,
             Command::Worker(args) => run::worker(args).await,
             Command::Supervisor(args) => run::supervisor(args).await,
             Command::ServerManager(args) => run::server_manager(args).await,

@@ -94,6 +94,8 @@ pub struct RedisArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
+    #[command(flatten)]
+    pub ops: crate::ops::OpsArgs,
     /// Redis to use instead of the in-memory store (with REDIS_CLUSTER: one or more
     /// cluster nodes, comma-separated).
     #[arg(long = "redis-url", env = "REDIS_URL")]
@@ -144,6 +146,8 @@ pub struct ServerManagerCmd {
 
 #[derive(Debug, Clone, Args)]
 pub struct IngressArgs {
+    #[command(flatten)]
+    pub ops: crate::ops::OpsArgs,
     #[command(flatten)]
     pub redis: RedisArgs,
     #[command(flatten)]
@@ -301,7 +305,28 @@ fn identity(
     Ok(identity)
 }
 
-pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()> {
+/// The operator plane's contents for a process serving the API.
+fn plane(
+    metrics: mm_telemetry::Metrics,
+    http: &HttpArgs,
+    store: &Arc<dyn Store>,
+    state: &AppState,
+) -> crate::ops::Plane {
+    crate::ops::Plane {
+        metrics,
+        dashboard: http
+            .dashboard
+            .then(|| (store.clone(), state.catalog.pools())),
+        proxies: http.trusted_proxies.clone(),
+        tokens: state.auth.clone(),
+    }
+}
+
+pub async fn serve(
+    args: ServeArgs,
+    metrics: mm_telemetry::Metrics,
+    ops_addr: Option<std::net::SocketAddr>,
+) -> Result<()> {
     let shutdown = shutdown_on_signal();
     let catalog = args.catalog.catalog()?;
     let worker_cfg = args.worker.config(&catalog)?;
@@ -353,9 +378,16 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
     .with_client_ratings(args.ratings.allow_client_ratings)
     .with_limits(args.limits.limits())
     .with_proxies(args.http.trusted_proxies.clone())
-    .with_complete_marks(complete_marks)
-    .with_metrics(metrics)
-    .with_dashboard(args.http.dashboard);
+    .with_complete_marks(complete_marks);
+    let single_port = identity.auth.is_dev() && args.http.listen.ip().is_loopback();
+    let ops = crate::ops::start(
+        &args.ops,
+        ops_addr,
+        plane(metrics, &args.http, &store, &state),
+        single_port,
+        shutdown.clone(),
+    )
+    .await?;
     let consumer = tokio::spawn(ratings::consumer::run(
         store.clone(),
         rating_store,
@@ -377,7 +409,7 @@ pub async fn serve(args: ServeArgs, metrics: mm_telemetry::Metrics) -> Result<()
         shutdown.clone(),
     ));
     let work = tokio::spawn(worker::run(store.clone(), worker_cfg, shutdown.clone()));
-    let http = ingress::serve(listener, state, DRAIN).await;
+    let http = ingress::serve(listener, state, ops, DRAIN).await;
     shutdown.cancel();
     let _ = work.await;
     let _ = sup.await;
@@ -407,7 +439,11 @@ pub async fn server_manager(args: ServerManagerCmd) -> Result<()> {
         .context("server manager failed")
 }
 
-pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Result<()> {
+pub async fn ingress(
+    args: IngressArgs,
+    metrics: mm_telemetry::Metrics,
+    ops_addr: Option<std::net::SocketAddr>,
+) -> Result<()> {
     let shutdown = shutdown_on_signal();
     let catalog = args.catalog.catalog()?;
     let identity = identity(&args.auth, &args.http, &args.ratings, false)?;
@@ -422,13 +458,19 @@ pub async fn ingress(args: IngressArgs, metrics: mm_telemetry::Metrics) -> Resul
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
-    let state = AppState::new(store, catalog, identity.auth.clone(), lookup, shutdown)
-        .with_client_ratings(args.ratings.allow_client_ratings)
-        .with_limits(args.limits.limits())
-        .with_proxies(args.http.trusted_proxies.clone())
-        .with_metrics(metrics)
-        .with_dashboard(args.http.dashboard);
-    ingress::serve(listener, state, DRAIN)
+    let state = AppState::new(
+        store.clone(),
+        catalog,
+        identity.auth.clone(),
+        lookup,
+        shutdown.clone(),
+    )
+    .with_client_ratings(args.ratings.allow_client_ratings)
+    .with_limits(args.limits.limits())
+    .with_proxies(args.http.trusted_proxies.clone());
+    let plane = plane(metrics, &args.http, &store, &state);
+    crate::ops::start(&args.ops, ops_addr, plane, false, shutdown).await?;
+    ingress::serve(listener, state, None, DRAIN)
         .await
         .context("HTTP server failed")
 }

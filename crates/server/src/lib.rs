@@ -8,7 +8,8 @@
 //!   and sagas, fails the matches of lost game servers, forgets old finished tickets;
 //! - [`server_manager`]: the gRPC control plane for game servers;
 //! - [`saga`]: the match's life after it is formed, driven by all of the above;
-//! - [`dashboard`]: the live operator page the ingress serves at `/dashboard`;
+//! - [`ops`]: the operator plane on a listener of its own: `/metrics` and the
+//!   live dashboard ([`dashboard`]), for operators only;
 //! - [`ratings`]: the rating consumer (results -> ratings, exactly once) and the
 //!   rating lookup the ingress queues tickets with.
 //!
@@ -45,6 +46,7 @@ pub mod catalog;
 pub mod dashboard;
 pub mod ingress;
 pub mod leader;
+pub mod ops;
 pub mod ratings;
 pub mod saga;
 pub mod server_manager;

@@ -1,5 +1,7 @@
-//! The live dashboard in a real headless Chromium: `serve` with a game server, the
-//! page opened at a laptop's size, then tickets queued and matched while it is
+//! The live dashboard in a real headless Chromium: `serve` with a game server and
+//! its operator plane on a port of its own behind the operator secret; the page
+//! opened at a laptop's size with the secret handed over once in the address
+//! (kept in a cookie from then on), then tickets queued and matched while it is
 //! open; the numbers on the page change without a reload (server-sent events).
 //! Saves `target/tmp/dashboard.png` to look at.
 
@@ -18,11 +20,20 @@ fn metric(name: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_dashboard_updates_live_in_a_real_browser() {
-    let d = Deployment::embedded().await;
+    const SECRET: &str = "dashboard-secret-0123456789abcdef0123";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ops-token");
+    std::fs::write(&file, SECRET).unwrap();
+    let ops = format!("127.0.0.1:{}", mm_testkit::free_port());
+    let d = Deployment::embedded_with(&[
+        ("OPS_LISTEN_ADDR", &ops),
+        ("OPS_TOKEN_FILE", file.to_str().unwrap()),
+    ])
+    .await;
     let _gs = game_server(&d, "gs-dash", "60s").await;
     let mut browser = Browser::start(1440, 900, d.logs.path()).await;
     browser
-        .navigate(&format!("http://{}/dashboard", d.addr))
+        .navigate(&format!("http://{ops}/dashboard?token={SECRET}"))
         .await;
     browser
         .wait_until(
@@ -103,6 +114,13 @@ async fn the_dashboard_updates_live_in_a_real_browser() {
             .await,
         true
     );
+
+    // The secret left the address bar for a cookie the page's script cannot read.
+    assert_eq!(
+        browser.eval("location.pathname + location.search").await,
+        "/dashboard"
+    );
+    assert_eq!(browser.eval("document.cookie").await, "");
 
     let png = browser.screenshot().await;
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");

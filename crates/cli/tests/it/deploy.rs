@@ -178,9 +178,7 @@ async fn every_metric_the_dashboard_and_alerts_use_is_exported() {
     }
     let (_ra, _rb, _) = pair(&d, "rush", "ra", "rb", "match.assigned").await;
 
-    let addrs: Vec<&str> = std::iter::once(d.addr.as_str())
-        .chain(ports.iter().map(String::as_str))
-        .collect();
+    let addrs: Vec<&str> = ports.iter().map(String::as_str).collect();
     let deadline = Instant::now() + Duration::from_secs(30);
     let started = Instant::now();
     let missing = loop {

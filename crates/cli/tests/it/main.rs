@@ -18,6 +18,7 @@ mod leaders;
 mod lifecycle;
 mod limits;
 mod metrics;
+mod ops;
 mod parties;
 mod ratings;
 mod requeue;

@@ -1,5 +1,6 @@
-//! The live operator dashboard the ingress serves at `/dashboard`: one page (HTML,
-//! CSS and script embedded in the binary, no CDN) fed by server-sent events.
+//! The live operator dashboard on the operator plane ([`crate::ops`], which
+//! admits operators before these handlers run): one page (HTML, CSS and script
+//! embedded in the binary, no CDN) fed by server-sent events.
 //!
 //! - `GET /dashboard`: the page;
 //! - `GET /dashboard/snapshot`: the figures now, as JSON;
@@ -9,7 +10,8 @@
 //! deployment: per pool the tickets waiting and held and the oldest wait, and from
 //! its recent matches the matches per second, their times to match and rating
 //! spreads, and their teams; per region the live game servers and free slots.
-//! Streams are capped at [`MAX_STREAMS`] at once; they share one snapshot per
+//! Streams are capped per address, per operator and in all
+//! ([`crate::ops::limits::Streams`], 429 beyond); they share one snapshot per
 //! tick, so the store is read once a tick however many dashboards are open.
 
 mod snapshot;
@@ -17,8 +19,10 @@ mod snapshot;
 pub use snapshot::{PoolView, RecentMatch, Snapshot, snapshot};
 
 use crate::ingress::error::ApiError;
+use crate::ops::Admitted;
+use crate::ops::limits::{STREAM_RETRY, Streams};
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::header;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -28,12 +32,9 @@ use mm_store::Store;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 
 /// How often a stream sends a new snapshot.
 pub const INTERVAL: Duration = Duration::from_secs(1);
-/// Event streams open at once; more are refused with 503.
-pub const MAX_STREAMS: usize = 32;
 
 const PAGE: &str = include_str!("page.html");
 
@@ -44,7 +45,7 @@ type Taken = (Instant, Arc<Snapshot>);
 struct Dashboard {
     store: Arc<dyn Store>,
     pools: Arc<Vec<Pool>>,
-    streams: Arc<Semaphore>,
+    streams: Streams,
     /// The latest snapshot and when it was taken, for every stream of this tick.
     latest: Arc<tokio::sync::Mutex<Option<Taken>>>,
 }
@@ -76,12 +77,14 @@ impl Dashboard {
     }
 }
 
-/// The dashboard's routes over `store`, for `pools`.
-pub fn router(store: Arc<dyn Store>, pools: Vec<Pool>) -> Router {
+/// The dashboard's routes over `store`, for `pools`, its event streams counted
+/// in `streams`. Mount them behind [`crate::ops`]'s gate, which admits the
+/// caller.
+pub fn router(store: Arc<dyn Store>, pools: Vec<Pool>, streams: Streams) -> Router {
     let state = Dashboard {
         store,
         pools: Arc::new(pools),
-        streams: Arc::new(Semaphore::new(MAX_STREAMS)),
+        streams,
         latest: Default::default(),
     };
     Router::new()
@@ -109,13 +112,22 @@ async fn current(State(d): State<Dashboard>) -> Response {
     }
 }
 
-async fn events(State(d): State<Dashboard>) -> Response {
-    let Ok(permit) = d.streams.clone().try_acquire_owned() else {
-        return ApiError::unavailable_as(
-            "dashboard_unavailable",
-            "too many dashboards open; retry later",
-        )
-        .into_response();
+async fn events(State(d): State<Dashboard>, Extension(who): Extension<Admitted>) -> Response {
+    let permit = match d.streams.open(who.ip, &who.operator) {
+        Ok(p) => p,
+        Err(scope) => {
+            return ApiError::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                "too_many_streams",
+                format!(
+                    "too many dashboards open (per {}); close one or retry later",
+                    scope.name()
+                ),
+            )
+            .with("scope", scope.name())
+            .retry_after(STREAM_RETRY.as_secs())
+            .into_response();
+        }
     };
     let stream = futures_util::stream::unfold((d, permit, true), |(d, permit, first)| async move {
         if !first {

@@ -59,10 +59,6 @@ pub struct AppState {
     pub limits: Arc<RateLimits>,
     /// Proxies whose forwarding headers name the client address.
     pub proxies: Arc<TrustedProxies>,
-    /// The process's metrics, rendered at `/metrics` (off: 404).
-    pub metrics: mm_telemetry::Metrics,
-    /// Serve the live dashboard at `/dashboard`.
-    pub dashboard: bool,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
     pub shutdown: CancellationToken,
@@ -86,8 +82,6 @@ impl AppState {
             boards: Arc::new(ratings::Boards::default()),
             limits: Arc::new(RateLimits::default()),
             proxies: Arc::new(TrustedProxies::default()),
-            metrics: mm_telemetry::Metrics::off(),
-            dashboard: false,
             sockets: TaskTracker::new(),
             shutdown,
         }
@@ -108,18 +102,6 @@ impl AppState {
     /// Believes the forwarding headers of these proxies (default: none).
     pub fn with_proxies(mut self, proxies: TrustedProxies) -> Self {
         self.proxies = Arc::new(proxies);
-        self
-    }
-
-    /// Serves the process's metrics at `/metrics`.
-    pub fn with_metrics(mut self, metrics: mm_telemetry::Metrics) -> Self {
-        self.metrics = metrics;
-        self
-    }
-
-    /// Serves the live dashboard at `/dashboard` (default: off).
-    pub fn with_dashboard(mut self, on: bool) -> Self {
-        self.dashboard = on;
         self
     }
 
@@ -164,15 +146,9 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     routes().1
 }
 
-/// All routes of API v1, health checks, `/openapi.json`, and `/metrics` and the
-/// dashboard (not limited, not counted).
+/// All routes of API v1, health checks and `/openapi.json`. The operator plane
+/// (`/metrics`, the dashboard) is not here: see [`crate::ops`].
 pub fn router(state: AppState) -> Router {
-    let metrics = state.metrics.router();
-    let dashboard = if state.dashboard {
-        crate::dashboard::router(state.store.clone(), state.catalog.pools())
-    } else {
-        Router::new()
-    };
     let (routes, doc) = routes();
     let doc = Arc::new(openapi::json(&doc));
     routes
@@ -199,16 +175,24 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(body::layer))
         .layer(axum::middleware::from_fn(observe::layer))
         .with_state(state)
-        .merge(metrics)
-        .merge(dashboard)
 }
 
 /// Serves the API on `listener` until `state.shutdown` is cancelled, then closes
-/// open WebSockets and waits up to `drain` for them.
-pub async fn serve(listener: TcpListener, state: AppState, drain: Duration) -> std::io::Result<()> {
+/// open WebSockets and waits up to `drain` for them. `extra` routes (the
+/// operator plane, for `serve` in dev mode on loopback) are served beside it.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    extra: Option<Router>,
+    drain: Duration,
+) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
     let sockets = state.sockets.clone();
-    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let mut app = router(state);
+    if let Some(extra) = extra {
+        app = app.merge(extra);
+    }
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await?;
