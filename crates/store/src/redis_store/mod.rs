@@ -131,7 +131,8 @@ impl RedisStore {
                     .arg(rate.interval().as_micros() as u64)
                     .arg(rate.count.max(1));
             }
-            let current: String = call.invoke_async(&mut self.conn()).await?;
+            // Acknowledged only once replicated, when replicas are waited for.
+            let current: String = self.invoke_durable(&call).await?;
             if let Some(mark) = current.strip_prefix('=') {
                 return Ok(Activation::Done(mark.parse().unwrap_or(0)));
             }
@@ -265,10 +266,11 @@ impl RedisStore {
         Ok(Self::with(client, Conn::Cluster(conn)))
     }
 
-    /// Makes `enqueue` wait until `replicas` replicas of every primary hold the
-    /// new ticket (Redis `WAIT`, at most `timeout`), so a failover right after a
-    /// `201` cannot lose it. A ticket not replicated in time fails with
-    /// [`StoreError::NotReplicated`] (it is queued, and may still be lost).
+    /// Makes `enqueue` wait until `replicas` replicas hold each of the new
+    /// ticket's writes (Redis `WAIT`, at most `timeout`, in the same pipeline as
+    /// the write: see `replicas.rs`), so a failover right after a `201` cannot
+    /// lose it. A ticket not replicated in time fails with
+    /// [`StoreError::NotReplicated`] (it may be queued, and may still be lost).
     pub fn with_replication_wait(mut self, replicas: u32, timeout: Duration) -> Self {
         self.replication = (replicas > 0).then_some((replicas, timeout));
         self
@@ -320,51 +322,6 @@ impl RedisStore {
     /// As the shared store every component takes.
     pub fn into_store(self) -> Arc<dyn crate::Store> {
         Arc::new(self)
-    }
-
-    /// Waits for the replicas `with_replication_wait` asked for, on the primaries
-    /// that hold `keys` (on one node: that node). `WAIT` counts the writes this
-    /// process sent on its connection to each, which includes the ticket's.
-    async fn replicated(&self, keys: &[String]) -> Result<(), StoreError> {
-        let Some((wanted, timeout)) = self.replication else {
-            return Ok(());
-        };
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(wanted).arg(timeout.as_millis() as u64);
-        let acked: i64 = match &self.conn {
-            Conn::Single(_) => wait.query_async(&mut self.conn()).await?,
-            Conn::Cluster(c) => {
-                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-                let routes: std::collections::HashSet<Route> = keys
-                    .iter()
-                    .map(|k| Route::with_key(k.as_bytes(), SlotAddr::Master))
-                    .collect();
-                let waits = routes.into_iter().map(|route| {
-                    let (mut c, wait) = (c.clone(), wait.clone());
-                    async move {
-                        let v = c
-                            .route_command(
-                                wait,
-                                RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
-                            )
-                            .await?;
-                        redis::from_redis_value::<i64>(v).map_err(redis::RedisError::from)
-                    }
-                });
-                try_join_all(waits)
-                    .await?
-                    .into_iter()
-                    .min()
-                    .unwrap_or(i64::from(wanted))
-            }
-        };
-        if acked < i64::from(wanted) {
-            return Err(StoreError::NotReplicated {
-                acked: acked.max(0) as u32,
-                wanted,
-            });
-        }
-        Ok(())
     }
 
     fn with(client: redis::Client, conn: Conn) -> Self {
@@ -654,11 +611,8 @@ impl Store for RedisStore {
             let keys = PoolKeys::new(&pool);
             let json = &json;
             async move {
-                let _: i64 = self
-                    .scripts
-                    .enqueue
-                    .key(&keys.queue)
-                    .key(&keys.tickets)
+                let mut call = self.scripts.enqueue.key(&keys.queue);
+                call.key(&keys.tickets)
                     .key(&keys.state)
                     .key(&keys.since)
                     .key(&keys.armed)
@@ -667,23 +621,14 @@ impl Store for RedisStore {
                     .arg(ticket.rating)
                     .arg(ticket.enqueued_at)
                     .arg(WAKE_CHANNEL)
-                    .arg(pool.name())
-                    .invoke_async(&mut self.conn())
-                    .await?;
+                    .arg(pool.name());
+                // The ticket's last writes: acknowledged only once replicated
+                // (with its players' activations, the whole ticket is).
+                let _: i64 = self.invoke_durable(&call).await?;
                 Ok::<_, StoreError>(())
             }
         });
         try_join_all(entries).await?;
-        // The ticket's last write: its players' and pools' slots must be replicated.
-        if self.replication.is_some() {
-            let keys: Vec<String> = ticket
-                .players
-                .iter()
-                .map(|p| PlayerKeys::new(p).active)
-                .chain(ticket.pools().iter().map(|p| PoolKeys::new(p).queue))
-                .collect();
-            self.replicated(&keys).await?;
-        }
         Ok(())
     }
 

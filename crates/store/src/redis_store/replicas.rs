@@ -1,7 +1,60 @@
-//! What a Redis primary says of its replicas (`INFO replication`), read at
-//! start-up by a process that waits for replicas on every ticket.
+//! Writes acknowledged only once replicated (`REDIS_WAIT_REPLICAS`), and what a
+//! Redis primary says of its replicas (`INFO replication`, read at start-up by a
+//! process that waits for them).
+//!
+//! `WAIT` counts the replicas that hold every write sent *on this connection to
+//! this node*. Sent as a command of its own after the write, it is routed anew:
+//! if the node that took the write died meanwhile, the client retries the
+//! `WAIT` on the replica that took over, which answers for its own writes, not
+//! for the lost one, and the ticket is acknowledged and lost (a Cluster
+//! failover test saw one such loss in a CI run). Likewise a restarted old
+//! primary that has not yet learnt it was demoted takes a write from a client
+//! with a stale slot map. So the write and its `WAIT` travel together, in one
+//! pipeline to one node: whichever node runs the write answers the `WAIT` for
+//! it, and a pipeline retried elsewhere runs the (idempotent) write again there.
 
+use super::RedisStore;
 use crate::StoreError;
+use redis::{FromRedisValue, ScriptInvocation};
+
+impl RedisStore {
+    /// Runs `call` (its keys in one slot) and, when replicas are waited for,
+    /// `WAIT` behind it in the same pipeline: [`StoreError::NotReplicated`] when
+    /// fewer replicas than asked confirmed it in time.
+    pub(super) async fn invoke_durable<T: FromRedisValue>(
+        &self,
+        call: &ScriptInvocation<'_>,
+    ) -> Result<T, StoreError> {
+        let Some((wanted, timeout)) = self.replication else {
+            return Ok(call.invoke_async(&mut self.conn()).await?);
+        };
+        let mut pipe = redis::pipe();
+        pipe.invoke_script(call)
+            .cmd("WAIT")
+            .arg(wanted)
+            .arg(timeout.as_millis() as u64);
+        let mut loaded = false;
+        let (value, acked): (T, i64) = loop {
+            match pipe.query_async(&mut self.conn()).await {
+                Ok(answer) => break answer,
+                // A node that never ran the script (a replica promoted, a node
+                // restarted): load it everywhere once, then send it all again.
+                Err(e) if !loaded && e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                    call.load_async(&mut self.conn()).await?;
+                    loaded = true;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        if acked < i64::from(wanted) {
+            return Err(StoreError::NotReplicated {
+                acked: acked.max(0) as u32,
+                wanted,
+            });
+        }
+        Ok(value)
+    }
+}
 
 /// One primary and the replicas connected to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
