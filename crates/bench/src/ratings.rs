@@ -452,6 +452,8 @@ pub async fn run(args: RatingsArgs) -> Result<()> {
             .log()
             .lines()
             .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            // The bench runs in dev mode on purpose; the process says so at start.
+            .filter(|l| !l.contains("(AUTH=dev)") && !l.contains("gRPC API open to any caller"))
             .map(String::from)
             .collect();
         if !warnings.is_empty() {

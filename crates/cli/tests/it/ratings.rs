@@ -530,3 +530,40 @@ async fn rating_endpoints_refuse_bad_callers_and_input() {
     let t = queue(&d, "bi-a").await;
     assert_eq!(t["rating"], 1500.0, "{t}");
 }
+
+/// PostgreSQL down: what needs it answers `503 ratings_unavailable` with
+/// `Retry-After` (after the pool's 5 s wait for a connection), the rest of the
+/// API carries on, and it answers again once the database is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_down_answers_503_ratings_unavailable() {
+    let pg = PostgresServer::start();
+    let url = pg.create_database("down");
+    let d = Deployment::embedded_with(&[("DATABASE_URL", &url), NO_CLIENT_RATINGS]).await;
+    let me = d.client("pd-a");
+    let (status, body) = me.get("/v1/players/me/ratings").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    pg.stop();
+    let r = reqwest::Client::new()
+        .get(format!("http://{}/v1/players/me/ratings", d.addr))
+        .bearer_auth("pd-a")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "ratings_unavailable", "{body}");
+    // The store's side of the API still answers.
+    let (status, _) = me.get("/v1/players/me/matches").await;
+    assert_eq!(status, StatusCode::OK);
+    pg.restart();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, _) = me.get("/v1/players/me/ratings").await;
+        if status == StatusCode::OK {
+            break;
+        }
+        assert!(Instant::now() < deadline, "ratings never came back");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

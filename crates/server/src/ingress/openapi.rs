@@ -33,7 +33,8 @@ pub enum Errors {
     /// The request is malformed or names something unknown.
     #[response(status = 400)]
     BadRequest(#[to_schema] ErrorBody),
-    /// No valid token: missing, expired, forged or for another audience.
+    /// No valid token: `unauthorized` when missing, `invalid_token` when expired,
+    /// forged or for another audience.
     #[response(status = 401)]
     Unauthorized(ErrorBody),
     /// A valid caller acting on what is not theirs to act on.
@@ -48,6 +49,9 @@ pub enum Errors {
     /// The state does not allow it (busy, matched, full, ...).
     #[response(status = 409)]
     Conflict(ErrorBody),
+    /// The body did not arrive within 10 s (the connection is closed).
+    #[response(status = 408)]
+    Timeout(ErrorBody),
     /// The body is larger than 16 KiB.
     #[response(status = 413)]
     TooLarge(ErrorBody),

@@ -39,7 +39,11 @@ impl RedisStore {
                 Ok(answer) => break answer,
                 // A node that never ran the script (a replica promoted, a node
                 // restarted): load it everywhere once, then send it all again.
-                Err(e) if !loaded && e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                Err(e)
+                    if !loaded
+                        && e.kind()
+                            == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
                     call.load_async(&mut self.conn()).await?;
                     loaded = true;
                 }
