@@ -305,6 +305,54 @@ fn identity(
     Ok(identity)
 }
 
+/// What the API's state is built from, beside the store and identity.
+struct ApiArgs<'a> {
+    ratings: &'a RatingArgs,
+    limits: &'a LimitArgs,
+    http: &'a HttpArgs,
+}
+
+impl ServeArgs {
+    fn api(&self) -> ApiArgs<'_> {
+        ApiArgs {
+            ratings: &self.ratings,
+            limits: &self.limits,
+            http: &self.http,
+        }
+    }
+}
+
+impl IngressArgs {
+    fn api(&self) -> ApiArgs<'_> {
+        ApiArgs {
+            ratings: &self.ratings,
+            limits: &self.limits,
+            http: &self.http,
+        }
+    }
+}
+
+/// The state every API handler shares.
+fn api_state(
+    store: &Arc<dyn Store>,
+    catalog: mm_server::Catalog,
+    identity: &crate::auth::Identity,
+    lookup: Arc<Lookup>,
+    shutdown: &CancellationToken,
+    args: &ApiArgs<'_>,
+) -> AppState {
+    AppState::new(
+        store.clone(),
+        catalog,
+        identity.auth.clone(),
+        lookup,
+        shutdown.clone(),
+    )
+    .with_client_ratings(args.ratings.allow_client_ratings)
+    .with_limits(args.limits.limits())
+    .with_proxies(args.http.trusted_proxies.clone())
+}
+
 /// The operator plane's contents for a process serving the API.
 fn plane(
     metrics: mm_telemetry::Metrics,
@@ -368,17 +416,8 @@ pub async fn serve(
     let grpc = listen_grpc(&args.servers).await?;
     identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store.clone(), args.ratings.rating_cache_ttl);
-    let state = AppState::new(
-        store.clone(),
-        catalog,
-        identity.auth.clone(),
-        lookup,
-        shutdown.clone(),
-    )
-    .with_client_ratings(args.ratings.allow_client_ratings)
-    .with_limits(args.limits.limits())
-    .with_proxies(args.http.trusted_proxies.clone())
-    .with_complete_marks(complete_marks);
+    let state = api_state(&store, catalog, &identity, lookup, &shutdown, &args.api())
+        .with_complete_marks(complete_marks);
     let single_port = identity.auth.is_dev() && args.http.listen.ip().is_loopback();
     let ops = crate::ops::start(
         &args.ops,
@@ -458,16 +497,7 @@ pub async fn ingress(
     let listener = listen(&args.http, identity.auth.is_dev()).await?;
     identity.watch(&args.auth, shutdown.clone());
     let lookup = Lookup::new(rating_store, args.ratings.rating_cache_ttl);
-    let state = AppState::new(
-        store.clone(),
-        catalog,
-        identity.auth.clone(),
-        lookup,
-        shutdown.clone(),
-    )
-    .with_client_ratings(args.ratings.allow_client_ratings)
-    .with_limits(args.limits.limits())
-    .with_proxies(args.http.trusted_proxies.clone());
+    let state = api_state(&store, catalog, &identity, lookup, &shutdown, &args.api());
     let plane = plane(metrics, &args.http, &store, &state);
     crate::ops::start(&args.ops, ops_addr, plane, false, shutdown).await?;
     ingress::serve(listener, state, None, DRAIN)

@@ -48,7 +48,7 @@ async fn queue_rush(players: &[&crate::Client]) {
     }
 }
 
-async fn client(d: &Deployment, token: Option<&str>) -> Client {
+pub(crate) async fn client(d: &Deployment, token: Option<&str>) -> Client {
     let channel = tonic::transport::Endpoint::from_shared(d.grpc.clone())
         .unwrap()
         .connect()

@@ -9,19 +9,15 @@
 
 use crate::Deployment;
 use crate::lifecycle::pair;
+use mm_proto::Client;
 use mm_proto::v1 as pb;
-use mm_proto::{Client, Credential};
 use reqwest::StatusCode;
 use std::time::{Duration, Instant};
 use tonic::Code;
 
+/// A gRPC client of the dev-mode (open) control plane.
 async fn client(d: &Deployment) -> Client {
-    let channel = tonic::transport::Endpoint::from_shared(d.grpc.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    mm_proto::client(channel, Credential::new(None).unwrap())
+    crate::fleet_auth::client(d, None).await
 }
 
 /// Registers `server` for `modes` in eu with room for `capacity` matches.
