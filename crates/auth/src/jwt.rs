@@ -5,9 +5,10 @@
 //! (RFC 7515 4.1.11). Keys can be swapped while running ([`JwtAuth::replace_keys`]) so a
 //! rotated JWKS file takes effect without a restart.
 
-use crate::{AuthError, Authenticator, Caller, KeySet};
+use crate::{AuthError, Authenticator, Caller, KeySet, Verified};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
+use mm_domain::{Attributes, Value};
 use serde::Deserialize;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -39,6 +40,30 @@ struct Claims {
     sub: Option<String>,
     #[serde(default)]
     role: Option<String>,
+    /// Every other claim; those that can be attributes become the token's
+    /// attribute claims.
+    #[serde(flatten)]
+    rest: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+/// The claims that can be ticket attributes: a valid name and a string, a
+/// number, or a list of strings, within the limits of a ticket's attributes.
+fn attribute_claims(rest: std::collections::BTreeMap<String, serde_json::Value>) -> Attributes {
+    let mut out = Attributes::default();
+    for (name, v) in rest {
+        if !mm_domain::valid_name(&name) {
+            continue;
+        }
+        let Ok(value) = serde_json::from_value::<Value>(v) else {
+            continue;
+        };
+        let mut one = Attributes::default();
+        one.insert(name.clone(), value.clone());
+        if one.check().is_ok() && out.0.len() < mm_domain::MAX_ATTRIBUTES {
+            out.insert(name, value);
+        }
+    }
+    out
 }
 
 impl JwtAuth {
@@ -108,6 +133,10 @@ fn map_error(e: jsonwebtoken::errors::Error) -> AuthError {
 
 impl Authenticator for JwtAuth {
     fn authenticate(&self, token: &str) -> Result<Caller, AuthError> {
+        self.verify(token).map(|v| v.caller)
+    }
+
+    fn verify(&self, token: &str) -> Result<Verified, AuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Malformed)?;
         // RFC 7515 4.1.11: a token whose header names a critical extension the
         // recipient does not implement must be refused. We implement none.
@@ -124,10 +153,11 @@ impl Authenticator for JwtAuth {
             .ok_or_else(|| AuthError::WrongAlgorithm(format!("{:?}", key.alg)))?;
         let data =
             jsonwebtoken::decode::<Claims>(token, &key.key, validation).map_err(map_error)?;
-        let sub = data
-            .claims
-            .sub
-            .ok_or_else(|| AuthError::MissingClaim("sub".into()))?;
-        crate::caller(sub, data.claims.role.as_deref())
+        let Claims { sub, role, rest } = data.claims;
+        let sub = sub.ok_or_else(|| AuthError::MissingClaim("sub".into()))?;
+        Ok(Verified {
+            caller: crate::caller(sub, role.as_deref())?,
+            claims: attribute_claims(rest),
+        })
     }
 }

@@ -18,7 +18,7 @@ pub use keys::{KeyError, KeySet, MIN_SECRET_BYTES, read_secret_file};
 pub use mint::{MintError, TokenSigner, public_jwk};
 
 pub use jsonwebtoken::Algorithm;
-use mm_domain::PlayerId;
+use mm_domain::{Attributes, PlayerId};
 
 /// The role claim (`"role"`) that marks a trusted backend's token.
 pub const SERVICE_ROLE: &str = "service";
@@ -84,9 +84,27 @@ impl AuthError {
     }
 }
 
+/// A verified token: who it speaks for, and the claims it carries that can be
+/// ticket attributes (strings, numbers, lists of strings, under valid names), for
+/// modes that take attributes from the token (`from_claims`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verified {
+    pub caller: Caller,
+    pub claims: Attributes,
+}
+
 /// Turns a bearer token into the caller it speaks for.
 pub trait Authenticator: Send + Sync + 'static {
     fn authenticate(&self, token: &str) -> Result<Caller, AuthError>;
+
+    /// [`Authenticator::authenticate`], with the token's claims (none by default:
+    /// dev tokens carry none).
+    fn verify(&self, token: &str) -> Result<Verified, AuthError> {
+        Ok(Verified {
+            caller: self.authenticate(token)?,
+            claims: Attributes::default(),
+        })
+    }
 
     /// Dev mode: tokens are not verified (the API and logs say so).
     fn is_dev(&self) -> bool {

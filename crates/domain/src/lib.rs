@@ -2,6 +2,7 @@
 //! matches and their lifecycle, ticket statuses and the events pushed to players.
 //! No I/O lives here.
 
+mod attributes;
 mod event;
 mod ids;
 mod lifecycle;
@@ -12,6 +13,9 @@ mod rating;
 mod result_check;
 mod ticket;
 
+pub use attributes::{
+    AttributeError, Attributes, MAX_ATTRIBUTES, MAX_ITEMS, MAX_NAME, MAX_TEXT, Value, valid_name,
+};
 pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PartyId, PlayerId, TicketId};
 pub use lifecycle::{

@@ -1,6 +1,7 @@
 //! Tickets: what a client puts in the queue, the pool it waits in, its status, and
 //! the view of it that the API returns.
 
+use crate::Attributes;
 use crate::{MatchId, Millis, PlayerId, Skill, TicketId};
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +82,18 @@ pub struct Ticket {
     /// at once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<RegionQueue>,
+    /// What the ticket's players run and want (a client build, a platform, the
+    /// maps they would play...), read by the mode's rules.
+    #[serde(default, skip_serializing_if = "Attributes::is_empty")]
+    pub attributes: Attributes,
+    /// Each player's own attributes over the ticket's, in the order of
+    /// `players`; empty when none differ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub player_attributes: Vec<Attributes>,
+    /// Players whom a player of this ticket blocked, or who blocked one of them,
+    /// as the store had it when the ticket was queued: never in its match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<PlayerId>,
 }
 
 /// One region a ticket waits in and from when it may be matched there.
@@ -115,7 +128,18 @@ impl Ticket {
             rating,
             enqueued_at,
             queues: Vec::new(),
+            attributes: Attributes::default(),
+            player_attributes: Vec::new(),
+            blocks: Vec::new(),
         }
+    }
+
+    /// Player `i`'s value of attribute `name`: their own, else the ticket's.
+    pub fn attribute(&self, i: usize, name: &str) -> Option<&crate::Value> {
+        self.player_attributes
+            .get(i)
+            .and_then(|a| a.get(name))
+            .or_else(|| self.attributes.get(name))
     }
 
     /// The best region: lowest measured latency, then the client's order.
@@ -241,6 +265,13 @@ pub struct TicketView {
     /// `declined`, `ready_check_expired`, `disconnected`, `server_lost`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The ticket's attributes (including those taken from tokens).
+    #[serde(default, skip_serializing_if = "Attributes::is_empty")]
+    pub attributes: Attributes,
+    /// Each player's own attributes where they differ, in the order of
+    /// `players`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub player_attributes: Vec<Attributes>,
 }
 
 impl TicketView {
@@ -260,6 +291,8 @@ impl TicketView {
             co_players: None,
             team: None,
             reason: None,
+            attributes: ticket.attributes.clone(),
+            player_attributes: ticket.player_attributes.clone(),
         }
     }
 }

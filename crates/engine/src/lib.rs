@@ -5,6 +5,7 @@
 //! - [`window`]: the rating window a ticket accepts, growing with its wait.
 //! - [`region`]: which regions a ticket is matched in, and from when.
 //! - [`engine`]: our match formation (oldest first, fair windows, parties, teams).
+//! - [`rules`]: attributes, roles and party make-up a match must respect.
 //! - [`teams`]: splitting a match into balanced teams with parties intact.
 //! - [`batch`]: seed 000's tightest-spread batch algorithm, kept as the baseline.
 
@@ -12,6 +13,7 @@ pub mod batch;
 pub mod engine;
 pub mod mode;
 pub mod region;
+pub mod rules;
 pub mod teams;
 pub mod window;
 
@@ -19,4 +21,5 @@ pub use batch::{BatchConfig, Candidate, form_matches};
 pub use engine::{Entry, Proposal, propose};
 pub use mode::{DEFAULT_MODES, MAX_PARTY, Mode, ModeError, Modes, PartyRating};
 pub use region::{RegionChoice, plan};
+pub use rules::{Kind, Params, Rule};
 pub use window::WindowPolicy;

@@ -3,6 +3,7 @@
 //! the defaults ship in `modes.toml` and a user file replaces or adds modes by name.
 
 use crate::WindowPolicy;
+use crate::rules::{RawRule, Rule};
 use mm_domain::{Decay, Lifecycle, MatchOn, Millis, Placement, RatingModel, RatingPolicy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -88,6 +89,13 @@ pub struct Mode {
     pub lifecycle: Lifecycle,
     /// How results change the players' ratings in this mode.
     pub rating: RatingPolicy,
+    /// What a match must also respect beyond skill: attributes, roles, party
+    /// make-up ([`crate::rules`]).
+    pub rules: Vec<Rule>,
+    /// A ticket still waiting this long ends `timed_out` (`no_match_found`).
+    pub give_up_after: Option<Millis>,
+    /// Attributes taken from the player's token, which the client may not set.
+    pub from_claims: Vec<String>,
 }
 
 /// Default time players have to accept a match.
@@ -179,6 +187,21 @@ impl Mode {
         {
             return bad("average_plus_spread must be between 0 and 1".into());
         }
+        crate::rules::check_set(&self.rules).map_err(|reason| ModeError::Invalid {
+            mode: self.name.clone(),
+            reason,
+        })?;
+        if self
+            .give_up_after
+            .is_some_and(|g| !(10_000..=86_400_000).contains(&g))
+        {
+            return bad("give_up_after must be between 10s and 24h".into());
+        }
+        if let Some(a) = self.from_claims.iter().find(|a| !mm_domain::valid_name(a)) {
+            return bad(format!(
+                "from_claims: {a:?} must be 1-32 characters of a-z, 0-9 or '_'"
+            ));
+        }
         Ok(())
     }
 }
@@ -224,6 +247,11 @@ struct RawMode {
     placement: Option<Placement>,
     placement_timeout: Option<String>,
     rating: Option<RawRating>,
+    #[serde(default)]
+    rules: Vec<RawRule>,
+    give_up_after: Option<String>,
+    #[serde(default)]
+    from_claims: Vec<String>,
 }
 
 /// `rating = { model = "elo" | "weng_lin", ... }`.
@@ -499,6 +527,20 @@ impl RawMode {
                 )?,
             },
             rating,
+            rules: self
+                .rules
+                .into_iter()
+                .map(|r| r.build(self.teams, self.team_size))
+                .collect::<Result<_, _>>()
+                .map_err(|reason| ModeError::Invalid {
+                    mode: name.to_string(),
+                    reason,
+                })?,
+            give_up_after: match self.give_up_after {
+                None => None,
+                Some(d) => Some(millis(name, "give_up_after", Some(d), 0)?),
+            },
+            from_claims: self.from_claims,
         };
         mode.validate()?;
         Ok(mode)

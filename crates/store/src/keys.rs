@@ -176,6 +176,8 @@ pub struct PlayerKeys {
     /// The parties whose invites to the player are pending (zset: party id ->
     /// time noted), to bound them.
     pub invited: String,
+    /// The attribute claims the player's token carried (JSON), for their party.
+    pub attested: String,
 }
 
 /// Keys of one party (one slot: every merge is one script).
@@ -214,6 +216,7 @@ impl PlayerKeys {
             marks: format!("{prefix}:rv"),
             party: format!("{prefix}:party"),
             invited: format!("{prefix}:invited"),
+            attested: format!("{prefix}:attested"),
         }
     }
 }

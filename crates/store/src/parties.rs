@@ -9,7 +9,7 @@
 
 use crate::StoreError;
 use async_trait::async_trait;
-use mm_domain::{Millis, Party, PartyId, PlayerId};
+use mm_domain::{Attributes, Millis, Party, PartyId, PlayerId};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -65,6 +65,14 @@ pub trait Parties {
     /// Forgets the note that `party` invited `invitee`.
     async fn forget_invite(&self, invitee: &PlayerId, party: &PartyId) -> Result<(), StoreError>;
 
+    /// Keeps the attribute claims `player`'s own token carried (for the modes
+    /// that take attributes from the token), for [`PARTY_TTL`]: what a ticket
+    /// their party leader queues gives them.
+    async fn attest(&self, player: &PlayerId, claims: &Attributes) -> Result<(), StoreError>;
+
+    /// What [`Parties::attest`] kept for `player`.
+    async fn attested(&self, player: &PlayerId) -> Result<Option<Attributes>, StoreError>;
+
     /// The party `player` points at.
     async fn player_party(&self, player: &PlayerId) -> Result<Option<PartyId>, StoreError>;
 
@@ -93,6 +101,8 @@ struct Inner {
     pointers: HashMap<PlayerId, PartyId>,
     /// Per invitee, the parties whose invites are noted, and when.
     invited: HashMap<PlayerId, HashMap<PartyId, Millis>>,
+    /// Per player, the attribute claims their token carried, and when.
+    attested: HashMap<PlayerId, (Attributes, Millis)>,
 }
 
 impl MemoryParties {
@@ -151,6 +161,26 @@ impl MemoryParties {
                 inner.invited.remove(invitee);
             }
         }
+    }
+
+    pub fn attest(&self, player: &PlayerId, claims: &Attributes) {
+        let now = mm_domain::now_ms();
+        let ttl = PARTY_TTL.as_millis() as Millis;
+        let mut inner = self.lock();
+        inner
+            .attested
+            .retain(|_, (_, at)| now.saturating_sub(*at) < ttl);
+        inner.attested.insert(player.clone(), (claims.clone(), now));
+    }
+
+    pub fn attested(&self, player: &PlayerId) -> Option<Attributes> {
+        let ttl = PARTY_TTL.as_millis() as Millis;
+        let now = mm_domain::now_ms();
+        self.lock()
+            .attested
+            .get(player)
+            .filter(|(_, at)| now.saturating_sub(*at) < ttl)
+            .map(|(a, _)| a.clone())
     }
 
     pub fn player_party(&self, player: &PlayerId) -> Option<PartyId> {

@@ -22,6 +22,7 @@ mod ops;
 mod parties;
 mod ratings;
 mod requeue;
+mod rules;
 
 use futures_util::StreamExt;
 use mm_testkit::{Proc, RedisCluster, RedisServer, free_port};

@@ -12,8 +12,8 @@ use axum::http::StatusCode;
 use axum::http::header::{AUTHORIZATION, UPGRADE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Uri};
-pub use mm_auth::{Authenticator, Caller, DevTokens};
-use mm_domain::PlayerId;
+pub use mm_auth::{Authenticator, Caller, DevTokens, Verified};
+use mm_domain::{Attributes, PlayerId};
 
 /// The header a trusted backend names the player it acts for in.
 pub const ACT_FOR: &str = "x-player-id";
@@ -21,12 +21,16 @@ pub const ACT_FOR: &str = "x-player-id";
 /// The caller, authenticated once per request by the rate-limit layer and reused
 /// by the extractors.
 #[derive(Clone)]
-pub struct Authenticated(pub Result<Caller, ApiError>);
+pub struct Authenticated(pub Result<Verified, ApiError>);
 
 /// Authenticates a request's bearer token.
-pub fn authenticate(headers: &HeaderMap, uri: &Uri, state: &AppState) -> Result<Caller, ApiError> {
+pub fn authenticate(
+    headers: &HeaderMap,
+    uri: &Uri,
+    state: &AppState,
+) -> Result<Verified, ApiError> {
     let token = bearer(headers, uri)?;
-    state.auth.authenticate(&token).map_err(|e| {
+    state.auth.verify(&token).map_err(|e| {
         // The detail (which key or claim) is for the operator, not the caller.
         tracing::debug!(error = %e, "token refused");
         ApiError::invalid_token(e.public_message())
@@ -45,6 +49,8 @@ pub struct Actor {
     pub player: Option<PlayerId>,
     /// The trusted backend's name, when a service token made the call.
     pub service: Option<String>,
+    /// The token's claims that can be attributes (for `from_claims`).
+    pub claims: Attributes,
 }
 
 impl Actor {
@@ -58,7 +64,7 @@ impl FromRequestParts<AppState> for Actor {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = match parts.extensions.get::<Authenticated>() {
+        let Verified { caller, claims } = match parts.extensions.get::<Authenticated>() {
             Some(Authenticated(done)) => done.clone()?,
             None => authenticate(&parts.headers, &parts.uri, state)?,
         };
@@ -86,11 +92,13 @@ impl FromRequestParts<AppState> for Actor {
                 Ok(Actor {
                     player: Some(p),
                     service: None,
+                    claims,
                 })
             }
             Caller::Service(name) => Ok(Actor {
                 player: named,
                 service: Some(name),
+                claims,
             }),
             Caller::Operator(_) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
@@ -111,6 +119,21 @@ impl FromRequestParts<AppState> for Player {
                 "player_required",
                 "a service token acts for the player named in the X-Player-Id header",
             )
+        })
+    }
+}
+
+/// The attribute claims of the caller's token (empty without a verified token).
+#[derive(Debug, Clone, Default)]
+pub struct TokenClaims(pub Attributes);
+
+impl FromRequestParts<AppState> for TokenClaims {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(match parts.extensions.get::<Authenticated>() {
+            Some(Authenticated(Ok(v))) => TokenClaims(v.claims.clone()),
+            _ => TokenClaims::default(),
         })
     }
 }

@@ -214,10 +214,13 @@ pub async fn layer(
     let class = Class::of(req.method(), req.uri().path());
     let caller = auth::authenticate(req.headers(), req.uri(), &state);
     let mut player = match &caller {
-        Ok(Caller::Player(p)) => Some(p.clone()),
+        Ok(v) => match &v.caller {
+            Caller::Player(p) => Some(p.clone()),
+            _ => None,
+        },
         _ => None,
     };
-    let trusted = matches!(caller, Ok(Caller::Service(_)));
+    let trusted = matches!(&caller, Ok(v) if matches!(v.caller, Caller::Service(_)));
     req.extensions_mut().insert(Authenticated(caller));
     req.extensions_mut().insert(ClientAddr(addr));
     if trusted {

@@ -2,6 +2,7 @@
 //! the store. [`router`] builds the routes; [`serve`] runs them until shutdown and
 //! then closes WebSockets with 1001 and waits for them.
 
+mod attributes;
 mod auth;
 mod body;
 pub(crate) mod error;

@@ -16,6 +16,7 @@
 //! or a party disbanding cancels the live party tickets of the players concerned
 //! (reason `party_changed`).
 
+use super::auth::TokenClaims;
 use super::extract::ApiJson;
 use super::openapi::Errors;
 use super::{ApiError, AppState, Player};
@@ -24,8 +25,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
-    Event, EventEnvelope, MAX_PARTY, MAX_PENDING_INVITES, Party, PartyId, PartyView, PlayerId,
-    now_ms,
+    Attributes, Event, EventEnvelope, MAX_PARTY, MAX_PENDING_INVITES, Party, PartyId, PartyView,
+    PlayerId, now_ms,
 };
 use mm_store::{PartyLimits, PartyMerge};
 use serde::Deserialize;
@@ -223,6 +224,28 @@ pub async fn cancel_party_tickets(state: &AppState, player: &PlayerId) -> Result
     Ok(())
 }
 
+/// Keeps the claims of `player`'s token that modes take attributes from, for
+/// the tickets their party's leader queues (nothing when no mode does).
+async fn attest(state: &AppState, player: &PlayerId, claims: &Attributes) -> Result<(), ApiError> {
+    let names: std::collections::BTreeSet<&String> = state
+        .catalog
+        .modes()
+        .iter()
+        .flat_map(|m| &m.from_claims)
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let mut kept = Attributes::default();
+    for n in names {
+        if let Some(v) = claims.get(n) {
+            kept.insert(n.clone(), v.clone());
+        }
+    }
+    state.store.attest(player, &kept).await?;
+    Ok(())
+}
+
 /// `POST /v1/parties` -> 201 with the party, the caller leading.
 #[utoipa::path(post, path = "/v1/parties", tag = "parties",
     responses((status = 201, description = "The new party, led by the caller", body = PartyView), Errors),
@@ -230,7 +253,9 @@ pub async fn cancel_party_tickets(state: &AppState, player: &PlayerId) -> Result
 pub async fn create(
     State(state): State<AppState>,
     Player(actor): Player,
+    TokenClaims(claims): TokenClaims,
 ) -> Result<Response, ApiError> {
+    attest(&state, &actor, &claims).await?;
     if let Some(p) = current(&state, &actor).await? {
         return Err(ApiError::conflict(
             "already_in_party",
@@ -360,6 +385,7 @@ pub async fn invite(
 pub async fn join(
     State(state): State<AppState>,
     Player(actor): Player,
+    TokenClaims(claims): TokenClaims,
     Path(id): Path<String>,
 ) -> Result<Json<PartyView>, ApiError> {
     let mut party = load(&state, &party_id(id)?).await?;
@@ -375,6 +401,7 @@ pub async fn join(
             format!("a party has at most {MAX_PARTY} members"),
         ));
     }
+    attest(&state, &actor, &claims).await?;
     claim(&state, &actor, &party.id).await?;
     let delta = party.join(actor.clone(), now_ms(), &nonce());
     let party = match merge(&state, &delta).await {

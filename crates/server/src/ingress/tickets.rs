@@ -1,5 +1,6 @@
 //! Ticket endpoints: create, read, cancel, and a player's matches.
 
+use super::attributes;
 use super::extract::{ApiJson, ApiQuery};
 use super::limits::{Class, TicketCharge};
 use super::openapi::Errors;
@@ -9,8 +10,8 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
-    Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency, RegionQueue,
-    Skill, Ticket, TicketId, TicketStatus, TicketView, now_ms,
+    Attributes, Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency,
+    RegionQueue, Skill, Ticket, TicketId, TicketStatus, TicketView, now_ms,
 };
 use mm_engine::{Mode, RegionChoice};
 use mm_store::{CancelOutcome, EnqueueOutcome, RateCheck};
@@ -39,6 +40,10 @@ pub struct RatedPlayer {
     /// Trusted backends only (or dev mode with ALLOW_CLIENT_RATINGS).
     #[schema(minimum = 0, maximum = 10000)]
     pub rating: Option<f64>,
+    /// This player's attributes where they differ from the ticket's (e.g. the
+    /// roles they accept).
+    #[schema(value_type = Option<Attributes>)]
+    pub attributes: Option<attributes::Raw>,
 }
 
 /// A region a ticket accepts: just the name, or the name with the latency the
@@ -79,6 +84,13 @@ pub struct CreateTicket {
     #[serde(default)]
     #[schema(minimum = 0, maximum = 10000)]
     pub rating: Option<f64>,
+    /// What the players run and want, read by the mode's rules: strings,
+    /// numbers and lists of strings, e.g. `{"build": "1.4.2", "platform": "pc",
+    /// "maps": ["dust", "harbor"], "level": 37}`. At most 32, named
+    /// `[a-z0-9_]{1,32}`; strings up to 64 bytes, lists up to 32 items.
+    #[serde(default)]
+    #[schema(value_type = Option<Attributes>)]
+    pub attributes: Option<attributes::Raw>,
 }
 
 fn check_rating(r: f64, who: &str) -> Result<f64, ApiError> {
@@ -94,7 +106,11 @@ fn check_rating(r: f64, who: &str) -> Result<f64, ApiError> {
 impl CreateTicket {
     /// A ticket from the request; its ratings are the client's when it sent them
     /// (and may), else left for [`enqueue_rated`] (the second value says which).
-    fn validate(self, actor: &Actor, state: &AppState) -> Result<(Ticket, bool), ApiError> {
+    fn validate(
+        self,
+        actor: &Actor,
+        state: &AppState,
+    ) -> Result<(Ticket, bool, attributes::Sent), ApiError> {
         let Some(mode) = state.catalog.mode(&self.mode) else {
             return Err(ApiError::bad_request(
                 "unknown_mode",
@@ -145,11 +161,16 @@ impl CreateTicket {
             .transpose()?;
         let mut players = Vec::with_capacity(self.players.len());
         let mut player_ratings = Vec::with_capacity(self.players.len());
+        let mut sent = attributes::Sent {
+            ticket: self.attributes,
+            players: Vec::with_capacity(self.players.len()),
+        };
         for spec in self.players {
-            let (id, rating) = match spec {
-                PlayerSpec::Id(id) => (id, None),
-                PlayerSpec::Rated(p) => (p.id, p.rating),
+            let (id, rating, own) = match spec {
+                PlayerSpec::Id(id) => (id, None, None),
+                PlayerSpec::Rated(p) => (p.id, p.rating, p.attributes),
             };
+            sent.players.push(own);
             let id = PlayerId::new(id)
                 .map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?;
             if players.contains(&id) {
@@ -274,8 +295,11 @@ impl CreateTicket {
             regions,
             enqueued_at,
             queues,
+            attributes: Attributes::default(),
+            player_attributes: Vec::new(),
+            blocks: Vec::new(),
         };
-        Ok((ticket, from_client))
+        Ok((ticket, from_client, sent))
     }
 }
 
@@ -402,7 +426,7 @@ pub async fn create(
     ApiJson(body): ApiJson<CreateTicket>,
 ) -> Result<Response, ApiError> {
     let started = std::time::Instant::now();
-    let (mut ticket, from_client) = body.validate(&actor, &state)?;
+    let (mut ticket, from_client, sent) = body.validate(&actor, &state)?;
     if !actor.trusted() && ticket.players.len() > 1 {
         party_ticket(&state, &ticket.owner, &ticket.players).await?;
     }
@@ -410,6 +434,28 @@ pub async fn create(
     let mode = catalog
         .mode(&ticket.mode)
         .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?;
+    // Members' token claims, kept when they joined the party, for the
+    // attributes the mode takes from tokens.
+    let mut attested = Vec::new();
+    if !mode.from_claims.is_empty() && !actor.trusted() {
+        for p in &ticket.players {
+            attested.push(match Some(p) == actor.player.as_ref() {
+                true => None,
+                false => state.store.attested(p).await?,
+            });
+        }
+    }
+    let (attrs, own) = attributes::resolve(
+        mode,
+        sent,
+        &ticket.players,
+        actor.player.as_ref(),
+        actor.trusted(),
+        &actor.claims,
+        &attested,
+    )?;
+    ticket.attributes = attrs;
+    ticket.player_attributes = own;
     let charge = charge.as_ref();
     let outcome = if from_client {
         state.store.enqueue_charged(&ticket, charge).await?

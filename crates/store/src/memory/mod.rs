@@ -433,6 +433,22 @@ impl crate::Parties for MemoryStore {
         Ok(())
     }
 
+    async fn attest(
+        &self,
+        player: &PlayerId,
+        claims: &mm_domain::Attributes,
+    ) -> Result<(), StoreError> {
+        self.parties.attest(player, claims);
+        Ok(())
+    }
+
+    async fn attested(
+        &self,
+        player: &PlayerId,
+    ) -> Result<Option<mm_domain::Attributes>, StoreError> {
+        Ok(self.parties.attested(player))
+    }
+
     async fn player_party(&self, p: &PlayerId) -> Result<Option<mm_domain::PartyId>, StoreError> {
         Ok(self.parties.player_party(p))
     }

@@ -7,7 +7,7 @@ use crate::keys::{PartyKeys, PlayerKeys};
 use crate::parties::{PARTY_TTL, PartyLimits, PartyMerge};
 use crate::{Parties, StoreError};
 use async_trait::async_trait;
-use mm_domain::{OrSet, Party, PartyId, PlayerId};
+use mm_domain::{Attributes, OrSet, Party, PartyId, PlayerId};
 use redis::Value;
 
 /// The five keys of a party, in the scripts' order.
@@ -154,6 +154,26 @@ impl Parties for RedisStore {
             .query_async(&mut self.conn())
             .await?;
         Ok(())
+    }
+
+    async fn attest(&self, player: &PlayerId, claims: &Attributes) -> Result<(), StoreError> {
+        let () = redis::cmd("SET")
+            .arg(PlayerKeys::new(player).attested)
+            .arg(serde_json::to_string(claims)?)
+            .arg("PX")
+            .arg(super::PARTY_TTL_MS)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    async fn attested(&self, player: &PlayerId) -> Result<Option<Attributes>, StoreError> {
+        let raw: Option<String> = redis::cmd("GET")
+            .arg(PlayerKeys::new(player).attested)
+            .query_async(&mut self.conn())
+            .await?;
+        raw.map(|r| serde_json::from_str(&r).map_err(|e| corrupt(&e.to_string())))
+            .transpose()
     }
 
     async fn player_party(&self, p: &PlayerId) -> Result<Option<PartyId>, StoreError> {

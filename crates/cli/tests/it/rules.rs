@@ -1,0 +1,259 @@
+//! Rules through real deployments: tickets carry attributes (checked, each
+//! mistake a 400 naming the attribute), per ticket and per player; attributes a
+//! mode takes from the token are refused from the client and filled from the
+//! caller's verified claims, or a party member's own claims from when they
+//! joined; the players of one ticket must agree on a hard `equal` attribute.
+
+use crate::Deployment;
+use mm_auth::TokenSigner;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A 2v2 mode with rules, for these tests only.
+pub const RULED: &str = r#"
+[modes.ruled]
+teams = 2
+team_size = 2
+ready_check = false
+placement = "none"
+from_claims = ["platform"]
+
+[[modes.ruled.rules]]
+kind = "equal"
+attribute = "build"
+
+[[modes.ruled.rules]]
+kind = "intersect"
+attribute = "maps"
+relax = [{ after = "30s", off = true }]
+"#;
+
+/// The modes file of these tests, written once per test process.
+pub fn ruled_modes() -> String {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("mm-ruled-{}.toml", std::process::id()));
+        std::fs::write(&path, RULED).expect("write the modes");
+        path.to_string_lossy().into_owned()
+    })
+    .clone()
+}
+
+async fn create(d: &Deployment, token: &str, body: Value) -> (StatusCode, Value) {
+    d.client(token)
+        .send(Method::POST, "/v1/tickets", Some(body))
+        .await
+}
+
+async fn attributes_are_kept_and_checked(d: &Deployment) {
+    let (s, t) = create(
+        d,
+        "at-ann",
+        json!({"mode": "ruled", "players": ["at-ann"], "regions": ["eu"], "rating": 1500,
+               "attributes": {"build": "1.4.2", "maps": ["dust", "harbor"], "level": 37}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    assert_eq!(t["attributes"]["build"], "1.4.2", "{t}");
+    let id = t["id"].as_str().unwrap();
+    let (s, v) = d.client("at-ann").get(&format!("/v1/tickets/{id}")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["attributes"]["maps"], json!(["dust", "harbor"]), "{v}");
+    assert_eq!(v["attributes"]["level"], 37.0, "{v}");
+
+    let long = "x".repeat(65);
+    let many: Vec<String> = (0..33).map(|i| format!("m{i}")).collect();
+    let lots: serde_json::Map<String, Value> =
+        (0..33).map(|i| (format!("a{i}"), json!(1))).collect();
+    let bad = [
+        (json!({"Build": "1"}), Some("Build")),
+        (json!({"build": long}), Some("build")),
+        (json!({"maps": many}), Some("maps")),
+        (json!({"maps": ["dust", 3]}), Some("maps")),
+        (json!({"extra": {"nested": true}}), Some("extra")),
+        (json!({"flag": true}), Some("flag")),
+        (Value::Object(lots), None),
+    ];
+    for (attributes, name) in bad {
+        let (s, b) = create(
+            d,
+            "at-bob",
+            json!({"mode": "ruled", "players": ["at-bob"], "regions": ["eu"], "rating": 1500,
+                   "attributes": attributes}),
+        )
+        .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
+        assert_eq!(b["error"]["code"], "invalid_attribute", "{b}");
+        if let Some(name) = name {
+            assert_eq!(b["error"]["attribute"], name, "{b}");
+            assert!(
+                b["error"]["message"].as_str().unwrap().contains(name),
+                "{b}"
+            );
+        }
+    }
+    // A player's own attributes are checked as well.
+    let (s, b) = create(
+        d,
+        "at-bob",
+        json!({"mode": "ruled", "regions": ["eu"], "rating": 1500,
+               "players": [{"id": "at-bob", "attributes": {"roles": [long]}}]}),
+    )
+    .await;
+    assert_eq!(
+        (s, &b["error"]["attribute"]),
+        (StatusCode::BAD_REQUEST, &json!("roles")),
+        "{b}"
+    );
+    // The client may not set what the mode takes from the token.
+    for body in [
+        json!({"mode": "ruled", "players": ["at-bob"], "regions": ["eu"], "rating": 1500,
+               "attributes": {"platform": "pc"}}),
+        json!({"mode": "ruled", "regions": ["eu"], "rating": 1500,
+               "players": [{"id": "at-bob", "attributes": {"platform": "pc"}}]}),
+    ] {
+        let (s, b) = create(d, "at-bob", body).await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{b}");
+        assert_eq!(b["error"]["code"], "attribute_from_token", "{b}");
+        assert_eq!(b["error"]["attribute"], "platform", "{b}");
+    }
+}
+
+async fn a_party_agrees_on_hard_equal_attributes(d: &Deployment) {
+    d.party("ag-lead", &["ag-mate"]).await;
+    let (s, b) = create(
+        d,
+        "ag-lead",
+        json!({"mode": "ruled", "regions": ["eu"], "rating": 1500,
+               "attributes": {"build": "1.4.2"},
+               "players": ["ag-lead", {"id": "ag-mate", "attributes": {"build": "1.3.9"}}]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
+    assert_eq!(b["error"]["code"], "attributes_disagree", "{b}");
+    assert_eq!(b["error"]["attribute"], "build", "{b}");
+    let (s, t) = create(
+        d,
+        "ag-lead",
+        json!({"mode": "ruled", "regions": ["eu"], "rating": 1500,
+               "attributes": {"build": "1.4.2", "maps": ["dust"]},
+               "players": ["ag-lead", {"id": "ag-mate", "attributes": {"maps": ["dust", "port"]}}]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    assert_eq!(
+        t["player_attributes"][1]["maps"],
+        json!(["dust", "port"]),
+        "{t}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_tickets_carry_attributes() {
+    let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
+    attributes_are_kept_and_checked(&d).await;
+    a_party_agrees_on_hard_equal_attributes(&d).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_tickets_carry_attributes() {
+    let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
+    attributes_are_kept_and_checked(&d).await;
+    a_party_agrees_on_hard_equal_attributes(&d).await;
+}
+
+/// With signed tokens, an attribute the mode takes from the token comes from
+/// the caller's claims, and a party member's from the claims their own token
+/// carried when they joined; a lie in the request is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn attributes_from_tokens() {
+    const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef-claims";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("secret");
+    std::fs::write(&file, SECRET).unwrap();
+    let d = Deployment::embedded_with(&[
+        ("MODES_FILE", &ruled_modes()),
+        ("AUTH", "jwt"),
+        ("ALLOW_CLIENT_RATINGS", "false"),
+        ("JWT_SECRET_FILE", file.to_str().unwrap()),
+    ])
+    .await;
+    let signer = TokenSigner::hs256(SECRET, "matchmaker", "matchmaker").unwrap();
+    let token = |player: &str, platform: &str| {
+        let mut claims = signer.claims(player, Duration::from_secs(3600));
+        claims["platform"] = json!(platform);
+        signer.sign_claims(&claims).unwrap()
+    };
+    let (lead, mate) = (token("tk-lead", "pc"), token("tk-mate", "xbox"));
+    let call = |token: &str, method: Method, path: &str, body: Option<Value>| {
+        let req = reqwest::Client::new()
+            .request(method, format!("http://{}{path}", d.addr))
+            .bearer_auth(token);
+        let req = match body {
+            Some(b) => req.json(&b),
+            None => req,
+        };
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status();
+            (status, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (s, t) = call(
+        &lead,
+        Method::POST,
+        "/v1/tickets",
+        Some(json!({"mode": "ruled", "players": ["tk-lead"], "regions": ["eu"]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    assert_eq!(t["player_attributes"][0]["platform"], "pc", "{t}");
+    let id = t["id"].as_str().unwrap().to_string();
+    let (s, _) = call(&lead, Method::DELETE, &format!("/v1/tickets/{id}"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    // A party: the member's platform is the one their own token said.
+    let (s, party) = call(&lead, Method::POST, "/v1/parties", None).await;
+    assert_eq!(s, StatusCode::CREATED, "{party}");
+    let pid = party["id"].as_str().unwrap();
+    let (s, b) = call(
+        &lead,
+        Method::POST,
+        &format!("/v1/parties/{pid}/invites"),
+        Some(json!({"player_id": "tk-mate"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (s, b) = call(
+        &mate,
+        Method::POST,
+        &format!("/v1/parties/{pid}/join"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (s, t) = call(
+        &lead,
+        Method::POST,
+        "/v1/tickets",
+        Some(json!({"mode": "ruled", "players": ["tk-lead", "tk-mate"], "regions": ["eu"]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    let platforms: Vec<&str> = (0..2)
+        .map(|i| t["player_attributes"][i]["platform"].as_str().unwrap())
+        .collect();
+    assert_eq!(platforms, ["pc", "xbox"], "{t}");
+    // Claiming another platform in the request is refused.
+    let (s, b) = call(
+        &mate,
+        Method::POST,
+        "/v1/tickets",
+        Some(
+            json!({"mode": "ruled", "players": ["tk-mate"], "regions": ["eu"],
+                    "attributes": {"platform": "pc"}}),
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::FORBIDDEN, "{b}");
+}

@@ -1,0 +1,236 @@
+//! What players run and want, as a ticket carries it: named values (a client
+//! build, a platform, a level, the maps a player would play), checked against
+//! the limits every ticket obeys. The rules of a mode read them.
+//!
+//! A value is a string, a number or a list of strings. A ticket holds at most
+//! [`MAX_ATTRIBUTES`], named `[a-z0-9_]{1,32}`; a string is at most
+//! [`MAX_TEXT`] bytes and a list at most [`MAX_ITEMS`] strings.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most attributes a ticket (or one of its players) may carry.
+pub const MAX_ATTRIBUTES: usize = 32;
+/// Longest attribute name.
+pub const MAX_NAME: usize = 32;
+/// Longest string value (bytes), alone or in a list.
+pub const MAX_TEXT: usize = 64;
+/// Most strings in a list.
+pub const MAX_ITEMS: usize = 32;
+
+/// One attribute's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum Value {
+    Number(f64),
+    Text(String),
+    List(Vec<String>),
+}
+
+impl Value {
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Value::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The strings of a list (a single string reads as a list of one).
+    pub fn as_list(&self) -> Option<&[String]> {
+        match self {
+            Value::List(l) => Some(l),
+            Value::Text(t) => Some(std::slice::from_ref(t)),
+            Value::Number(_) => None,
+        }
+    }
+}
+
+/// Why attributes were refused; the message names the attribute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttributeError {
+    #[error("at most {MAX_ATTRIBUTES} attributes, got {0}")]
+    TooMany(usize),
+    #[error("attribute name {0:?} must be 1-{MAX_NAME} characters of a-z, 0-9 or '_'")]
+    BadName(String),
+    #[error("attribute {0}: strings are at most {MAX_TEXT} bytes")]
+    TooLong(String),
+    #[error("attribute {0}: lists hold at most {MAX_ITEMS} strings")]
+    TooManyItems(String),
+    #[error("attribute {0}: numbers must be finite")]
+    NotFinite(String),
+    #[error("attribute {0}: a value is a string, a number or a list of strings")]
+    BadValue(String),
+}
+
+impl AttributeError {
+    /// The attribute the error is about (none for [`AttributeError::TooMany`]).
+    pub fn attribute(&self) -> Option<&str> {
+        match self {
+            AttributeError::TooMany(_) => None,
+            AttributeError::BadName(a)
+            | AttributeError::TooLong(a)
+            | AttributeError::TooManyItems(a)
+            | AttributeError::NotFinite(a)
+            | AttributeError::BadValue(a) => Some(a),
+        }
+    }
+}
+
+/// Whether `name` may name an attribute.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A ticket's (or a player's) attributes, by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(transparent)]
+pub struct Attributes(pub BTreeMap<String, Value>);
+
+impl Attributes {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.get(name)
+    }
+
+    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
+        self.0.insert(name.into(), value);
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// Checks the limits every ticket obeys.
+    pub fn check(&self) -> Result<(), AttributeError> {
+        if self.0.len() > MAX_ATTRIBUTES {
+            return Err(AttributeError::TooMany(self.0.len()));
+        }
+        for (name, value) in &self.0 {
+            if !valid_name(name) {
+                return Err(AttributeError::BadName(name.clone()));
+            }
+            match value {
+                Value::Number(n) if !n.is_finite() => {
+                    return Err(AttributeError::NotFinite(name.clone()));
+                }
+                Value::Number(_) => {}
+                Value::Text(t) if t.len() > MAX_TEXT => {
+                    return Err(AttributeError::TooLong(name.clone()));
+                }
+                Value::Text(_) => {}
+                Value::List(items) => {
+                    if items.len() > MAX_ITEMS {
+                        return Err(AttributeError::TooManyItems(name.clone()));
+                    }
+                    if items.iter().any(|i| i.len() > MAX_TEXT) {
+                        return Err(AttributeError::TooLong(name.clone()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Attributes from JSON as a client sent them, checked: any other kind of
+    /// value, or one over the limits, is an error naming the attribute.
+    pub fn from_json(
+        map: BTreeMap<String, serde_json::Value>,
+    ) -> Result<Attributes, AttributeError> {
+        let mut out = Attributes::default();
+        for (name, v) in map {
+            let value = serde_json::from_value::<Value>(v)
+                .map_err(|_| AttributeError::BadValue(name.clone()))?;
+            out.0.insert(name, value);
+        }
+        out.check()?;
+        Ok(out)
+    }
+
+    /// These attributes with `over`'s on top (a player's own over the ticket's).
+    pub fn overlaid(&self, over: &Attributes) -> Attributes {
+        let mut out = self.clone();
+        for (k, v) in &over.0 {
+            out.0.insert(k.clone(), v.clone());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Attributes {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn strings_numbers_and_lists() {
+        let a = parse(r#"{"build": "1.4.2", "level": 37, "maps": ["dust", "harbor"]}"#);
+        a.check().unwrap();
+        assert_eq!(a.get("build").and_then(Value::as_text), Some("1.4.2"));
+        assert_eq!(a.get("level").and_then(Value::as_number), Some(37.0));
+        assert_eq!(
+            a.get("maps").and_then(Value::as_list),
+            Some(&["dust".to_string(), "harbor".to_string()][..])
+        );
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"build":"1.4.2","level":37.0,"maps":["dust","harbor"]}"#
+        );
+    }
+
+    #[test]
+    fn the_limits_name_the_attribute() {
+        let long = "x".repeat(65);
+        let cases = [
+            (r#"{"Build": "1"}"#.to_string(), "Build"),
+            (format!(r#"{{"{}": "1"}}"#, "a".repeat(33)), "aaaa"),
+            (format!(r#"{{"build": "{long}"}}"#), "build"),
+            (format!(r#"{{"maps": ["{long}"]}}"#), "maps"),
+        ];
+        for (json, name) in cases {
+            let e = parse(&json).check().unwrap_err();
+            assert!(e.attribute().unwrap().starts_with(name), "{e}");
+            assert!(e.to_string().contains(name), "{e}");
+        }
+        let many: Vec<String> = (0..33).map(|i| format!("\"m{i}\"")).collect();
+        let e = parse(&format!(r#"{{"maps": [{}]}}"#, many.join(","))).check();
+        assert_eq!(e, Err(AttributeError::TooManyItems("maps".into())));
+        let lots: Vec<String> = (0..33).map(|i| format!("\"a{i}\": 1")).collect();
+        let e = parse(&format!("{{{}}}", lots.join(","))).check();
+        assert_eq!(e, Err(AttributeError::TooMany(33)));
+        // Objects, booleans and mixed lists are not values.
+        for bad in [r#"{"a": {"b": 1}}"#, r#"{"a": true}"#, r#"{"a": ["x", 1]}"#] {
+            assert!(serde_json::from_str::<Attributes>(bad).is_err(), "{bad}");
+            let raw = serde_json::from_str(bad).unwrap();
+            assert_eq!(
+                Attributes::from_json(raw),
+                Err(AttributeError::BadValue("a".into()))
+            );
+        }
+    }
+
+    #[test]
+    fn a_players_own_attributes_go_over_the_tickets() {
+        let ticket = parse(r#"{"build": "1.4.2", "roles": ["damage"]}"#);
+        let own = parse(r#"{"roles": ["tank", "healer"]}"#);
+        let both = ticket.overlaid(&own);
+        assert_eq!(both.get("build").and_then(Value::as_text), Some("1.4.2"));
+        assert_eq!(both.get("roles").and_then(Value::as_list).unwrap().len(), 2);
+    }
+}

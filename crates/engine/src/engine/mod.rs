@@ -1,0 +1,241 @@
+//! Our match formation for one pool (one mode in one region): a snapshot of the
+//! pool's tickets and the current time in, proposed matches with their teams out.
+//! Pure and deterministic.
+//!
+//! Two passes over the pool in rating order:
+//! 1. Overdue tickets (waited the mode's `overdue_after`) go first, longest wait
+//!    first: each gets the tightest match that includes it, using its whole window.
+//!    Priority only grows with wait. A ticket still unmatched after twice the time
+//!    its window takes to reach the cap (an outlier at the edge of the rating range,
+//!    whose fresh neighbours keep pairing up among themselves) holds its nearest
+//!    neighbours out of the cycle until their windows grow to meet it, so nobody
+//!    starves.
+//! 2. For everyone else the tightest match anywhere in the pool is formed first, then
+//!    the next tightest, and so on (a lazy priority queue: a candidate spoiled by an
+//!    earlier match is rebuilt and re-queued). Here a match may only use the mode's
+//!    `patience` share of its members' windows: fresh tickets wait a little for a
+//!    tighter match instead of taking the first that is barely fair.
+//!
+//! A ticket joins a match only if the match's rating spread fits inside every
+//! member's current window half-width (so every member lies inside every other
+//! member's window wherever it sits in the match, as in seed 000), if its party fits the team shape, and if the match does
+//! not overflow. A full match is split into balanced teams ([`crate::teams`]). A match
+//! smaller than full (battle royale) may start once its oldest member waited the
+//! mode's `start_below_max_after`.
+
+//!
+//! The search over the pool lives in [`snapshot`] (the pool in rating order,
+//! growing and taking candidate matches) and [`walk`] (the free positions).
+
+mod snapshot;
+mod walk;
+
+use crate::Mode;
+use mm_domain::Millis;
+use snapshot::{Group, Snapshot};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use walk::Ladder;
+
+/// One ticket of the pool as the engine sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entry {
+    /// The rating it is matched with (a party's per the mode's policy).
+    pub rating: f64,
+    /// Players in the ticket (1 for solo, 2..=5 for a party).
+    pub size: usize,
+    /// When it was first queued: its window grows from here.
+    pub enqueued_at: Millis,
+    /// From when it may be matched in this pool (later than `enqueued_at` for a
+    /// region other than its best one).
+    pub eligible_at: Millis,
+}
+
+impl Entry {
+    pub fn solo(rating: f64, enqueued_at: Millis) -> Self {
+        Self {
+            rating,
+            size: 1,
+            enqueued_at,
+            eligible_at: enqueued_at,
+        }
+    }
+}
+
+/// A proposed match: entries (indexes into the snapshot) and the team of each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposal {
+    pub members: Vec<usize>,
+    pub teams: Vec<usize>,
+}
+
+impl Proposal {
+    /// Members grouped by team.
+    pub fn by_team(&self) -> Vec<Vec<usize>> {
+        let n = self.teams.iter().max().map_or(0, |t| t + 1);
+        let mut out = vec![Vec::new(); n];
+        for (&m, &t) in self.members.iter().zip(&self.teams) {
+            out[t].push(m);
+        }
+        out
+    }
+}
+
+/// Candidates skipped (window or party shape) before an anchor gives up.
+const SKIP_LIMIT: usize = 24;
+
+/// Proposes matches from `entries` at time `now` under `mode`. Every entry appears
+/// in at most one proposal; entries not proposed stay queued.
+pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
+    let Some(mut pool) = Snapshot::new(mode, entries, now) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut group = Group::default();
+    let mut best = Group::default();
+
+    // 1. Overdue tickets, longest wait first: the tightest match that includes them.
+    let overdue_after = mode.overdue_after;
+    // A ticket that still has no match after twice the time its window takes to
+    // stop growing holds its nearest neighbours back (see below).
+    let reserve_after = mode.window.time_to_cap().saturating_mul(2);
+    // Whether `formable` may cut a group (below-full matches of teams larger than
+    // one). Where it cannot, a group's spread only grows and its reach only
+    // shrinks as it grows, so growing it can stop as soon as it cannot win.
+    let can_cut = mode.team_size > 1 && mode.min_players < mode.max_players();
+    let anchors = pool.anchors(overdue_after);
+    let mut ladder = Ladder::default();
+    for (k, &(_, a)) in anchors.iter().enumerate() {
+        // Anchors go in wait order, so their positions jump about the pool: ask
+        // for a later anchor's data now, while this one is searched.
+        if let Some(&(_, ahead)) = anchors.get(k + PREFETCH_AHEAD) {
+            pool.prefetch(ahead as usize);
+        }
+        let a = a as usize;
+        if pool.at[a].used {
+            continue;
+        }
+        // Start at the anchor or at one of the nearest free tickets below it.
+        best.clear();
+        ladder.reset(a);
+        let mut start = Some(a);
+        for _ in 0..ANCHOR_STARTS {
+            let Some(s) =
+                start.filter(|&s| pool.at[a].rating - pool.at[s].rating <= pool.at[a].delta)
+            else {
+                break;
+            };
+            // Starts further down can only give wider matches than the best.
+            let beat = (!can_cut && !best.is_empty()).then_some(best.spread);
+            if beat.is_some_and(|b| pool.at[a].rating - pool.at[s].rating >= b) {
+                break;
+            }
+            let give_up = beat.map(|beat| GiveUp { share: None, beat });
+            if pool.grow_along(s, Some(a), give_up, &mut group, &mut ladder.climb())
+                && pool.formable(&mut group)
+                && (best.is_empty() || group.spread < best.spread)
+            {
+                std::mem::swap(&mut best, &mut group);
+            }
+            start = pool.free.left_of(s.checked_sub(1));
+            ladder.push_below(start);
+        }
+        match (!best.is_empty()).then(|| pool.accept(&best)).flatten() {
+            Some(p) => out.push(p),
+            // No fair match yet: keep the nearest tickets out of this cycle so they
+            // are still there when the windows have grown to meet the overdue one
+            // (otherwise fresh neighbours keep pairing up among themselves and a
+            // ticket at the edge of the rating range never gets a match).
+            // Only long after its window stopped growing (until then it may still
+            // find a match by itself), and only where matches must be full (a
+            // battle royale starts below full instead).
+            None if mode.min_players == mode.max_players()
+                && now.saturating_sub(pool.since[a]) >= reserve_after =>
+            {
+                pool.reserve_around(a)
+            }
+            None => {}
+        }
+    }
+
+    // 2. Everyone else: the tightest match anywhere first, lazily re-evaluated.
+    // The first evaluation of every start is sorted once; a candidate spoiled by
+    // an earlier match and rebuilt looser goes into a heap, and the two are
+    // merged, so candidates come out in (spread, start) order as from one heap
+    // (sorting a million candidates once is far cheaper than heaping them).
+    let comfortable = |g: &Group| g.spread <= mode.patience * g.reach;
+    // Once a group is not comfortable it never will be (unless it may be cut).
+    let give_up = (!can_cut).then_some(GiveUp {
+        share: Some(mode.patience),
+        beat: f64::INFINITY,
+    });
+    let mut first: Vec<(u64, usize)> = Vec::new();
+    for s in 0..pool.n {
+        if !pool.at[s].used
+            && pool.grow(s, None, give_up, &mut group)
+            && pool.formable(&mut group)
+            && comfortable(&group)
+        {
+            first.push((group.spread.to_bits(), s));
+        }
+    }
+    first.sort_unstable();
+    let mut first = first.into_iter().peekable();
+    let mut again = BinaryHeap::new();
+    loop {
+        let from_first = match (first.peek(), again.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(f), Some(Reverse(a))) => f <= a,
+        };
+        let (spread, s) = if from_first {
+            first.next().expect("peeked")
+        } else {
+            again.pop().expect("peeked").0
+        };
+        if pool.at[s].used {
+            continue;
+        }
+        // Matches taken since may have spoiled this one: rebuild it, and take it only
+        // if it is still as tight, else queue it again with its new spread.
+        if !pool.grow(s, None, give_up, &mut group)
+            || !pool.formable(&mut group)
+            || !comfortable(&group)
+        {
+            continue;
+        }
+        if group.spread.to_bits() > spread {
+            again.push(Reverse((group.spread.to_bits(), s)));
+            continue;
+        }
+        if let Some(p) = pool.accept(&group) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// When growing a group can stop, because it can no longer be taken.
+#[derive(Debug, Clone, Copy)]
+struct GiveUp {
+    /// Fail once the spread exceeds this share of the reach (not comfortable).
+    share: Option<f64>,
+    /// Fail once the spread is not below this (no tighter than the best so far).
+    beat: f64,
+}
+
+impl GiveUp {
+    fn now(&self, spread: f64, reach: f64) -> bool {
+        spread >= self.beat || self.share.is_some_and(|share| spread > share * reach)
+    }
+}
+
+/// How many anchors ahead the search asks for an anchor's data.
+const PREFETCH_AHEAD: usize = 16;
+
+/// How many starting points an overdue ticket's match is tried from.
+const ANCHOR_STARTS: usize = 12;
+
+#[cfg(test)]
+mod tests;

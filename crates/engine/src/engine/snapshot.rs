@@ -1,0 +1,405 @@
+//! The eligible entries of a pool in rating order, with their windows, and the
+//! candidate matches grown over them: [`Snapshot::grow`] adds the free tickets
+//! above a start while the match stays fair, [`Snapshot::formable`] says whether
+//! it may start as it is, [`Snapshot::accept`] splits it into teams and takes it.
+
+use super::walk::{Free, FreeAbove, Upward};
+use super::{Entry, GiveUp, Proposal, SKIP_LIMIT};
+use crate::Mode;
+use crate::teams::{self, Unit};
+use mm_domain::Millis;
+
+/// Maps a finite rating to an integer with the same order.
+pub(super) fn order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// The rating whose [`order_key`] is `key`.
+pub(super) fn rating_of(key: u64) -> f64 {
+    if key >> 63 == 1 {
+        f64::from_bits(key & !(1 << 63))
+    } else {
+        f64::from_bits(!key)
+    }
+}
+
+/// A ticket's size and wait in one `u32` (size in the low 4 bits), or
+/// [`Packed::NONE`] when either does not fit or it was queued after `now`.
+pub(super) struct Packed;
+
+impl Packed {
+    pub(super) const NONE: u32 = u32::MAX;
+    const SIZE_BITS: u32 = 4;
+
+    pub(super) fn of(e: &Entry, now: Millis) -> u32 {
+        let fits = e.size < 1 << Self::SIZE_BITS
+            && e.enqueued_at <= now
+            && now - e.enqueued_at < (1 << (32 - Self::SIZE_BITS)) - 1;
+        if fits {
+            ((now - e.enqueued_at) as u32) << Self::SIZE_BITS | e.size as u32
+        } else {
+            Self::NONE
+        }
+    }
+
+    /// (size, wait), unless it is [`Packed::NONE`].
+    pub(super) fn open(p: u32) -> Option<(usize, Millis)> {
+        (p != Self::NONE).then(|| {
+            (
+                (p & ((1 << Self::SIZE_BITS) - 1)) as usize,
+                Millis::from(p >> Self::SIZE_BITS),
+            )
+        })
+    }
+}
+
+/// A match being assembled: positions in rating order.
+#[derive(Debug, Default)]
+pub(super) struct Group {
+    pub(super) members: Vec<usize>,
+    pub(super) sizes: Vec<usize>,
+    pub(super) players: usize,
+    pub(super) spread: f64,
+    /// The smallest window half-width among the members.
+    pub(super) reach: f64,
+}
+
+impl Group {
+    pub(super) fn clear(&mut self) {
+        self.members.clear();
+        self.sizes.clear();
+        self.players = 0;
+        self.spread = 0.0;
+        self.reach = 0.0;
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+}
+
+/// One position of the pool, as the search reads it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slot {
+    pub(super) rating: f64,
+    /// Window half-width.
+    pub(super) delta: f64,
+    /// Entry index.
+    pub(super) order: u32,
+    /// Players in the ticket (teams are far smaller than `u16::MAX`).
+    pub(super) size: u16,
+    /// Matched or held out in this cycle.
+    pub(super) used: bool,
+}
+
+impl Slot {
+    pub(super) fn size(&self) -> usize {
+        usize::from(self.size)
+    }
+}
+
+/// The eligible entries of a pool in rating order, with their windows.
+pub(super) struct Snapshot<'a> {
+    pub(super) mode: &'a Mode,
+    pub(super) now: Millis,
+    pub(super) n: usize,
+    /// What the search reads of each position, together in one cache line or two
+    /// (positions are visited in wait order as well as in rating order).
+    pub(super) at: Vec<Slot>,
+    pub(super) since: Vec<Millis>,
+    pub(super) free: Free,
+    /// A match's units for team balancing, reused from match to match.
+    pub(super) units: Vec<Unit>,
+}
+
+impl<'a> Snapshot<'a> {
+    pub(super) fn new(mode: &'a Mode, entries: &[Entry], now: Millis) -> Option<Self> {
+        // Sort (rating key, index, packed size and wait) triples: plain integer
+        // comparisons, and the sorted run needs no second, scattered look at the
+        // entries (the triple is no bigger than the pair would be).
+        let mut keyed: Vec<(u64, u32, u32)> = Vec::with_capacity(entries.len());
+        keyed.extend(
+            entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    e.eligible_at <= now
+                        && e.size >= 1
+                        && e.size <= mode.team_size
+                        && e.rating.is_finite()
+                })
+                .map(|(i, e)| (order_key(e.rating), i as u32, Packed::of(e, now))),
+        );
+        // Stable, so equal ratings stay in entry order.
+        radsort::sort_by_key(&mut keyed, |&(key, _, _)| key);
+        let n = keyed.len();
+        if n == 0 {
+            return None;
+        }
+        let mut at = Vec::with_capacity(n);
+        let mut since = Vec::with_capacity(n);
+        for (key, i, packed) in keyed {
+            let (size, wait, queued) = match Packed::open(packed) {
+                Some((size, wait)) => (size, wait, now - wait),
+                None => {
+                    let e = &entries[i as usize];
+                    (e.size, now.saturating_sub(e.enqueued_at), e.enqueued_at)
+                }
+            };
+            at.push(Slot {
+                rating: rating_of(key),
+                delta: mode.window.delta(wait),
+                order: i,
+                size: u16::try_from(size).unwrap_or(u16::MAX),
+                used: false,
+            });
+            since.push(queued);
+        }
+        Some(Self {
+            mode,
+            now,
+            n,
+            at,
+            since,
+            free: Free::new(n),
+            units: Vec::new(),
+        })
+    }
+
+    /// Takes position `p` out of this cycle (matched or held out): marked used and
+    /// gone from the free links.
+    pub(super) fn take_out(&mut self, p: usize) {
+        self.at[p].used = true;
+        self.free.take(p);
+    }
+
+    /// The positions of the tickets that waited `overdue_after`, longest wait
+    /// first (ties in entry order), each beside its sort key.
+    pub(super) fn anchors(&self, overdue_after: Millis) -> Vec<(u64, u32)> {
+        let (first, last) = self
+            .since
+            .iter()
+            .fold((Millis::MAX, 0), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+        // Where waits differ by less than 2^32 ms (49 days) the wait and the entry
+        // index make one integer key: a far cheaper comparison than a pair.
+        let packed = last - first <= u64::from(u32::MAX);
+        let mut anchors = Vec::with_capacity(self.n);
+        anchors.extend(
+            (0..self.n)
+                .filter(|&p| self.now.saturating_sub(self.since[p]) >= overdue_after)
+                .map(|p| {
+                    let key = if packed {
+                        (self.since[p] - first) << 32 | u64::from(self.at[p].order)
+                    } else {
+                        0
+                    };
+                    (key, p as u32)
+                }),
+        );
+        if packed {
+            radsort::sort_by_key(&mut anchors, |&(key, _)| key);
+        } else {
+            anchors.sort_unstable_by_key(|&(_, p)| {
+                (self.since[p as usize], self.at[p as usize].order)
+            });
+        }
+        anchors
+    }
+
+    /// Hints the processor to fetch what a search from position `p` reads first.
+    pub(super) fn prefetch(&self, p: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let (slot, left, right) = (
+                &raw const self.at[p],
+                &raw const self.free.left[p],
+                &raw const self.free.right[p + 2],
+            );
+            // SAFETY: a prefetch is only a hint (it cannot fault or change memory),
+            // SSE is part of every x86_64 target, and the addresses are in bounds.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(slot.cast());
+                _mm_prefetch::<_MM_HINT_T0>(left.cast());
+                _mm_prefetch::<_MM_HINT_T0>(right.cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+    }
+
+    /// Grows a match upwards in rating from free position `start`: each following
+    /// free ticket joins if the match's spread stays within every member's window
+    /// half-width (it included) and its party fits the team shape. Stops when full, when the
+    /// next ticket is outside the members' common window, or after `SKIP_LIMIT`
+    /// misfits. With `must`, fails unless that position joins. With `give_up`,
+    /// fails as soon as the group can no longer be of use.
+    pub(super) fn grow(
+        &mut self,
+        start: usize,
+        must: Option<usize>,
+        give_up: Option<GiveUp>,
+        g: &mut Group,
+    ) -> bool {
+        self.grow_along(start, must, give_up, g, &mut FreeAbove(start))
+    }
+
+    /// [`Snapshot::grow`], taking the free positions above `start` from `walk`.
+    pub(super) fn grow_along(
+        &mut self,
+        start: usize,
+        must: Option<usize>,
+        give_up: Option<GiveUp>,
+        g: &mut Group,
+        walk: &mut impl Upward,
+    ) -> bool {
+        let max = self.mode.max_players();
+        g.clear();
+        if self.at[start].used {
+            return false;
+        }
+        g.members.push(start);
+        g.sizes.push(self.at[start].size());
+        g.players = self.at[start].size();
+        // The spread of the match must fit inside the window half-width of every
+        // member (seed 000's rule: then each member, wherever it sits in the match,
+        // has every other inside its window).
+        let mut reach = self.at[start].delta;
+        let low = self.at[start].rating;
+        let mut high = low;
+        let mut next = walk.next(&mut self.free, self.n);
+        let mut skipped = 0;
+        while g.players < max {
+            let Some(c) = next.filter(|&c| self.at[c].rating - low <= reach) else {
+                break;
+            };
+            next = walk.next(&mut self.free, self.n);
+            let r = self.at[c].rating;
+            let mut ok = r - low <= self.at[c].delta && g.players + self.at[c].size() <= max;
+            if ok && self.at[c].size() > 1 {
+                g.sizes.push(self.at[c].size());
+                ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
+                g.sizes.pop();
+            }
+            if !ok {
+                if must == Some(c) {
+                    return false;
+                }
+                skipped += 1;
+                if skipped > SKIP_LIMIT {
+                    break;
+                }
+                continue;
+            }
+            g.members.push(c);
+            g.sizes.push(self.at[c].size());
+            g.players += self.at[c].size();
+            reach = reach.min(self.at[c].delta);
+            high = r;
+            if give_up.is_some_and(|g| g.now(high - low, reach)) {
+                return false;
+            }
+        }
+        g.spread = high - low;
+        g.reach = reach;
+        must.is_none_or(|m| g.members.contains(&m))
+    }
+
+    /// Whether the group may start as it is: full, or (modes that allow smaller
+    /// matches) once its oldest member has waited long enough, cut to whole teams.
+    pub(super) fn formable(&self, g: &mut Group) -> bool {
+        let max = self.mode.max_players();
+        if g.players >= max {
+            return true;
+        }
+        if self.mode.min_players >= max || !self.waited_long_enough(g) {
+            return false;
+        }
+        while !g.players.is_multiple_of(self.mode.team_size) && g.members.len() > 1 {
+            let m = g.members.pop().expect("more than one member");
+            g.sizes.pop();
+            g.players -= self.at[m].size();
+        }
+        if let (Some(&first), Some(&last)) = (g.members.first(), g.members.last()) {
+            g.spread = self.at[last].rating - self.at[first].rating;
+        }
+        // Cutting to whole teams may have dropped the member whose wait allowed a
+        // smaller match; the rest must qualify on their own.
+        g.players >= self.mode.min_players && self.waited_long_enough(g)
+    }
+
+    /// Whether the group's longest-waiting member has waited the mode's
+    /// `start_below_max_after`.
+    pub(super) fn waited_long_enough(&self, g: &Group) -> bool {
+        let oldest = g
+            .members
+            .iter()
+            .map(|&m| self.since[m])
+            .min()
+            .unwrap_or(self.now);
+        self.now.saturating_sub(oldest) >= self.mode.start_below_max_after
+    }
+
+    /// Takes the free tickets nearest in rating to overdue position `a`, within its
+    /// window, out of this cycle: enough players for one match.
+    pub(super) fn reserve_around(&mut self, a: usize) {
+        let mut need = self.mode.max_players().saturating_sub(self.at[a].size());
+        self.take_out(a);
+        let mut left = self.free.left_of(a.checked_sub(1));
+        let mut right = self.free.right_of(a + 1, self.n);
+        let r = self.at[a].rating;
+        while need > 0 {
+            let l = left.filter(|&p| r - self.at[p].rating <= self.at[a].delta);
+            let h = right.filter(|&p| self.at[p].rating - r <= self.at[a].delta);
+            let c = match (l, h) {
+                (None, None) => break,
+                (Some(l), None) => l,
+                (None, Some(h)) => h,
+                (Some(l), Some(h)) => {
+                    if r - self.at[l].rating <= self.at[h].rating - r {
+                        l
+                    } else {
+                        h
+                    }
+                }
+            };
+            if Some(c) == l {
+                left = self.free.left_of(c.checked_sub(1));
+            } else {
+                right = self.free.right_of(c + 1, self.n);
+            }
+            self.take_out(c);
+            need = need.saturating_sub(self.at[c].size());
+        }
+    }
+
+    /// Splits the group into teams and takes its members out of the pool.
+    pub(super) fn accept(&mut self, g: &Group) -> Option<Proposal> {
+        self.units.clear();
+        self.units.extend(g.members.iter().map(|&m| Unit {
+            size: self.at[m].size(),
+            rating: self.at[m].rating,
+        }));
+        let team_of = teams::balance(
+            &self.units,
+            g.players / self.mode.team_size,
+            self.mode.team_size,
+        )?;
+        for &m in &g.members {
+            self.take_out(m);
+        }
+        Some(Proposal {
+            members: g
+                .members
+                .iter()
+                .map(|&m| self.at[m].order as usize)
+                .collect(),
+            teams: team_of,
+        })
+    }
+}

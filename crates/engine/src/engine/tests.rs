@@ -1,0 +1,302 @@
+//! The engine's tests: examples, and properties over random pools.
+
+use super::snapshot::{Packed, order_key, rating_of};
+use super::walk::{FreeAbove, Upward};
+use super::*;
+use crate::{Modes, PartyRating, WindowPolicy};
+use proptest::prelude::*;
+
+fn mode(teams: usize, team_size: usize) -> Mode {
+    Mode {
+        name: "t".into(),
+        teams,
+        team_size,
+        min_players: teams * team_size,
+        start_below_max_after: 60_000,
+        party_rating: PartyRating::Highest,
+        window: WindowPolicy::default(),
+        cross_region_after: 20_000,
+        max_latency_ms: 150,
+        max_party: team_size.min(5),
+        overdue_after: 15_000,
+        patience: 1.0,
+        lifecycle: mm_domain::Lifecycle::default(),
+        rating: mm_domain::RatingPolicy::ELO,
+        rules: Vec::new(),
+        give_up_after: None,
+        from_claims: Vec::new(),
+    }
+}
+
+#[test]
+fn ten_close_players_make_a_balanced_5v5() {
+    let m = Modes::defaults().get("5v5").unwrap().clone();
+    let entries: Vec<Entry> = (0..10)
+        .map(|i| Entry::solo(1500.0 + i as f64 * 5.0, 0))
+        .collect();
+    let p = propose(&m, &entries, 1000);
+    assert_eq!(p.len(), 1);
+    let teams = p[0].by_team();
+    let avg = |t: &Vec<usize>| t.iter().map(|&i| entries[i].rating).sum::<f64>() / 5.0;
+    assert_eq!(teams.len(), 2);
+    assert!((avg(&teams[0]) - avg(&teams[1])).abs() <= 5.0);
+}
+
+#[test]
+fn rating_keys_keep_the_order() {
+    let xs = [-5.0, -0.5, 0.0, 0.25, 1.0, 1500.0, 3000.0];
+    for w in xs.windows(2) {
+        assert!(order_key(w[0]) < order_key(w[1]), "{w:?}");
+    }
+    for x in xs.into_iter().chain([-0.0, f64::MIN, f64::MAX, 1e-300]) {
+        assert_eq!(rating_of(order_key(x)).to_bits(), x.to_bits());
+    }
+}
+
+#[test]
+fn anchors_go_longest_wait_first_then_in_entry_order_however_far_apart() {
+    let m = mode(2, 1);
+    for spread in [1_000, 1 << 40] {
+        let now = 1 << 41;
+        let entries = [
+            Entry::solo(1500.0, now - 20_000),
+            Entry::solo(1400.0, now - spread),
+            Entry::solo(1600.0, now - 20_000),
+            Entry::solo(1450.0, now - 16_000),
+            Entry::solo(1550.0, now - 10_000),
+        ];
+        let pool = Snapshot::new(&m, &entries, now).unwrap();
+        let order: Vec<u32> = pool
+            .anchors(15_000)
+            .iter()
+            .map(|&(_, p)| pool.at[p as usize].order)
+            .collect();
+        // A ticket that waited 1 s is not overdue; one that waited 2^40 ms is
+        // the longest waiting and takes the far slower path.
+        let expected: &[u32] = if spread > 20_000 {
+            &[1, 0, 2, 3]
+        } else {
+            &[0, 2, 3]
+        };
+        assert_eq!(order, expected, "spread {spread}");
+    }
+}
+
+#[test]
+fn size_and_wait_pack_when_they_fit() {
+    let now = 1 << 40;
+    let e = |size, enqueued_at| Entry {
+        rating: 1500.0,
+        size,
+        enqueued_at,
+        eligible_at: 0,
+    };
+    assert_eq!(
+        Packed::open(Packed::of(&e(5, now - 1234), now)),
+        Some((5, 1234))
+    );
+    assert_eq!(Packed::open(Packed::of(&e(1, now), now)), Some((1, 0)));
+    // Too long a wait, too big a party, or queued after now: looked up instead.
+    assert_eq!(Packed::of(&e(1, 0), now), Packed::NONE);
+    assert_eq!(Packed::of(&e(16, now), now), Packed::NONE);
+    assert_eq!(Packed::of(&e(1, now + 1), now), Packed::NONE);
+}
+
+#[test]
+fn far_apart_players_wait_until_their_windows_meet() {
+    let m = mode(2, 1);
+    let entries = [Entry::solo(1500.0, 0), Entry::solo(1700.0, 0)];
+    assert!(propose(&m, &entries, 0).is_empty());
+    assert_eq!(propose(&m, &entries, 15_000).len(), 1);
+}
+
+#[test]
+fn the_longest_waiting_ticket_is_served_first() {
+    let m = mode(2, 1);
+    // 1500 waited longest; 1510 and 1490 are both close, 1490 is as close and
+    // was there first among equals.
+    let entries = [
+        Entry::solo(1510.0, 5_000),
+        Entry::solo(1500.0, 0),
+        Entry::solo(1490.0, 5_000),
+    ];
+    let p = propose(&m, &entries, 6_000);
+    assert_eq!(p.len(), 1);
+    assert!(p[0].members.contains(&1));
+}
+
+#[test]
+fn not_yet_eligible_entries_are_ignored() {
+    let m = mode(2, 1);
+    let mut b = Entry::solo(1500.0, 0);
+    b.eligible_at = 20_000;
+    let entries = [Entry::solo(1500.0, 0), b];
+    assert!(propose(&m, &entries, 10_000).is_empty());
+    assert_eq!(propose(&m, &entries, 20_000).len(), 1);
+}
+
+#[test]
+fn battle_royale_starts_below_full_only_after_the_wait() {
+    let m = Modes::defaults().get("br100").unwrap().clone();
+    let entries: Vec<Entry> = (0..70).map(|i| Entry::solo(1500.0 + i as f64, 0)).collect();
+    assert!(propose(&m, &entries, 59_000).is_empty());
+    let p = propose(&m, &entries, 60_000);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].members.len(), 70);
+    let full: Vec<Entry> = (0..100)
+        .map(|i| Entry::solo(1500.0 + i as f64 * 0.5, 0))
+        .collect();
+    assert_eq!(propose(&m, &full, 0)[0].members.len(), 100);
+}
+
+fn check(
+    mode: &Mode,
+    entries: &[Entry],
+    now: Millis,
+    props: &[Proposal],
+) -> Result<(), TestCaseError> {
+    let mut seen = std::collections::HashSet::new();
+    for p in props {
+        prop_assert_eq!(p.members.len(), p.teams.len());
+        let players: usize = p.members.iter().map(|&i| entries[i].size).sum();
+        prop_assert!(players >= mode.min_players && players <= mode.max_players());
+        prop_assert_eq!(players % mode.team_size, 0);
+        let n_teams = players / mode.team_size;
+        let mut load = vec![0; n_teams];
+        for (&i, &t) in p.members.iter().zip(&p.teams) {
+            prop_assert!(seen.insert(i), "entry {} in two matches", i);
+            prop_assert!(entries[i].eligible_at <= now);
+            prop_assert!(t < n_teams);
+            // A party is one entry, so it is whole and on one team by construction;
+            // its size counts against that one team.
+            load[t] += entries[i].size;
+            let (lo, hi) = mode
+                .window
+                .window(entries[i].rating, now - entries[i].enqueued_at);
+            for &j in &p.members {
+                prop_assert!(
+                    entries[j].rating >= lo && entries[j].rating <= hi,
+                    "{} outside the window of {}",
+                    entries[j].rating,
+                    entries[i].rating
+                );
+            }
+        }
+        prop_assert!(
+            load.iter().all(|&l| l == mode.team_size),
+            "team loads {:?}",
+            load
+        );
+        if players < mode.max_players() {
+            let oldest = p
+                .members
+                .iter()
+                .map(|&i| entries[i].enqueued_at)
+                .min()
+                .unwrap();
+            prop_assert!(now - oldest >= mode.start_below_max_after);
+        }
+    }
+    Ok(())
+}
+
+fn entries_strategy(max_party: usize) -> impl Strategy<Value = Vec<Entry>> {
+    proptest::collection::vec(
+        (
+            1200.0f64..1800.0,
+            1..=max_party,
+            0u64..90_000,
+            0u64..30_000,
+            any::<bool>(),
+        ),
+        0..250,
+    )
+    .prop_map(|v| {
+        v.into_iter()
+            .map(|(r, s, wait, late, cross)| {
+                let enqueued_at = 100_000 - wait;
+                Entry {
+                    rating: r,
+                    size: if s > 1 && !(r as u64).is_multiple_of(5) {
+                        1
+                    } else {
+                        s
+                    },
+                    enqueued_at,
+                    eligible_at: if cross {
+                        enqueued_at + late
+                    } else {
+                        enqueued_at
+                    },
+                }
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_climb_up_the_ladder_meets_the_free_positions_in_order(
+        taken in proptest::collection::vec(any::<bool>(), 1..80),
+        pick in any::<proptest::sample::Index>(),
+    ) {
+        let m = mode(2, 5);
+        let entries: Vec<Entry> =
+            (0..taken.len()).map(|i| Entry::solo(1000.0 + i as f64, 0)).collect();
+        let mut pool = Snapshot::new(&m, &entries, 0).unwrap();
+        for (p, &t) in taken.iter().enumerate() {
+            if t {
+                pool.take_out(p);
+            }
+        }
+        let free: Vec<usize> = (0..pool.n).filter(|&p| !pool.at[p].used).collect();
+        prop_assume!(!free.is_empty());
+        let a = free[pick.index(free.len())];
+        // As the overdue search does: starts at the anchor, then each next free
+        // position below it, each walk read from the one ladder.
+        let mut ladder = Ladder::default();
+        ladder.reset(a);
+        let mut start = Some(a);
+        while let Some(s) = start {
+            let mut climb = ladder.climb();
+            let mut plain = FreeAbove(s);
+            loop {
+                let (x, y) = (climb.next(&mut pool.free, pool.n), plain.next(&mut pool.free, pool.n));
+                prop_assert_eq!(x, y, "from start {}", s);
+                if x.is_none() {
+                    break;
+                }
+            }
+            start = pool.free.left_of(s.checked_sub(1));
+            ladder.push_below(start);
+        }
+    }
+
+    #[test]
+    fn five_v_five_invariants(entries in entries_strategy(5)) {
+        let m = Modes::defaults().get("5v5").unwrap().clone();
+        let props = propose(&m, &entries, 100_000);
+        check(&m, &entries, 100_000, &props)?;
+    }
+
+    #[test]
+    fn battle_royale_duos_invariants(entries in entries_strategy(2)) {
+        let mut m = mode(20, 2);
+        m.min_players = 16;
+        let props = propose(&m, &entries, 100_000);
+        check(&m, &entries, 100_000, &props)?;
+    }
+
+    #[test]
+    fn three_teams_of_three_invariants(entries in entries_strategy(3)) {
+        let m = mode(3, 3);
+        let props = propose(&m, &entries, 100_000);
+        check(&m, &entries, 100_000, &props)?;
+    }
+
+    #[test]
+    fn deterministic(entries in entries_strategy(5)) {
+        let m = Modes::defaults().get("5v5").unwrap().clone();
+        prop_assert_eq!(propose(&m, &entries, 100_000), propose(&m, &entries, 100_000));
+    }
+}
