@@ -44,6 +44,7 @@ pub async fn allocate(store: &dyn Store, id: &str) -> Result<Option<String>, Sto
         pool: None,
         teams: Vec::new(),
         allocated_at: 0,
+        decided: Default::default(),
     };
     Ok(match store.allocate(&request).await? {
         AllocateOutcome::Allocated(a) => Some(a.server.server_id),

@@ -332,6 +332,7 @@ mod tests {
             tickets: Vec::new(),
             created_at: 1,
             lifecycle: Default::default(),
+            decided: Default::default(),
         };
         let done = |p| {
             envelope(

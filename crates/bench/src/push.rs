@@ -356,6 +356,7 @@ async fn floor_round(
                     .collect(),
                 created_at: now,
                 lifecycle: Lifecycle::default(),
+                decided: Default::default(),
             };
             m.tickets
                 .iter()

@@ -99,6 +99,7 @@ fn game(id: String, players: &[PlayerId], rng: &mut impl Rng) -> RatingJob {
             tickets,
             created_at: mm_domain::now_ms(),
             lifecycle: Lifecycle::default(),
+            decided: Default::default(),
         },
         result: MatchResult {
             teams: vec![TeamResult {

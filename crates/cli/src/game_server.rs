@@ -167,7 +167,8 @@ async fn play(mut client: Client, id: String, a: pb::Allocation, d: Duration) {
     let players: Vec<&String> = a.teams.iter().flat_map(|t| &t.player_ids).collect();
     println!(
         "{}",
-        serde_json::json!({"event": "match_started", "match_id": a.match_id, "players": players})
+        serde_json::json!({"event": "match_started", "match_id": a.match_id, "players": players,
+                           "chosen": a.chosen, "roles": a.roles})
     );
     tokio::time::sleep(d).await;
     // A slot taken through Allocate is a session with no match to report.

@@ -2,6 +2,7 @@
 
 use crate::{Lifecycle, MatchId, Millis, PlayerId, Skill, TicketId};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One ticket's place in a match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -19,6 +20,35 @@ pub struct MatchTicket {
     pub skills: Vec<Skill>,
 }
 
+/// What a mode's rules decided for a match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Decided {
+    /// For each `intersect` rule, its attribute and the value chosen (a map the
+    /// players picked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub chosen: BTreeMap<String, String>,
+    /// With a `roles` rule, each player's role.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<PlayerId, String>,
+    /// Each rule (`kind:attribute`) and the relax step it was at when the match
+    /// formed (0: not relaxed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleStep>,
+}
+
+impl Decided {
+    pub fn is_empty(&self) -> bool {
+        self.chosen.is_empty() && self.roles.is_empty() && self.rules.is_empty()
+    }
+}
+
+/// The relax step a rule was at when a match formed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RuleStep {
+    pub rule: String,
+    pub step: usize,
+}
+
 /// A formed match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Match {
@@ -30,6 +60,9 @@ pub struct Match {
     /// What happens after the match is formed (from its mode).
     #[serde(default)]
     pub lifecycle: Lifecycle,
+    /// What the mode's rules decided: `chosen`, `roles`, `rules`.
+    #[serde(default, flatten)]
+    pub decided: Decided,
 }
 
 impl Match {

@@ -234,6 +234,7 @@ mod tests {
                 .collect(),
             created_at: 0,
             lifecycle: Lifecycle::default(),
+            decided: Default::default(),
         }
     }
 

@@ -18,8 +18,8 @@ pub mod teams;
 pub mod window;
 
 pub use batch::{BatchConfig, Candidate, form_matches};
-pub use engine::{Entry, Proposal, propose};
+pub use engine::{Entry, Proposal, propose, propose_with};
 pub use mode::{DEFAULT_MODES, MAX_PARTY, Mode, ModeError, Modes, PartyRating};
 pub use region::{RegionChoice, plan};
-pub use rules::{Kind, Params, Rule};
+pub use rules::{Described, Kind, Params, Rule, Traits};
 pub use window::WindowPolicy;

@@ -35,6 +35,75 @@ pub fn balance(units: &[Unit], teams: usize, team_size: usize) -> Option<Vec<usi
     Some(assign)
 }
 
+/// [`balance`] under a constraint on the whole split: the best-balanced split
+/// that `ok` accepts (given the team of each unit). Two teams of up to
+/// [`EXACT_LIMIT`] units try every split, best first; larger shapes try the
+/// greedy split and then any exact packing.
+pub fn balance_with(
+    units: &[Unit],
+    teams: usize,
+    team_size: usize,
+    ok: &mut dyn FnMut(&[usize]) -> bool,
+) -> Option<Vec<usize>> {
+    let total: usize = units.iter().map(|u| u.size).sum();
+    if teams == 0 || total != teams * team_size || units.iter().any(|u| u.size > team_size) {
+        return None;
+    }
+    if teams == 2 && units.len() <= EXACT_LIMIT {
+        let mut splits = all_two(units, team_size);
+        splits.sort_by(|a, b| a.0.total_cmp(&b.0));
+        return splits.into_iter().find_map(|(_, mask)| {
+            let assign: Vec<usize> = (0..units.len())
+                .map(|i| usize::from(mask >> i & 1 == 0))
+                .collect();
+            ok(&assign).then_some(assign)
+        });
+    }
+    let mut tried = Vec::new();
+    if let Some(mut a) = greedy(units, teams, team_size) {
+        improve(units, teams, &mut a);
+        if ok(&a) {
+            return Some(a);
+        }
+        tried = a;
+    }
+    pack(units, teams, team_size).filter(|a| *a != tried && ok(a))
+}
+
+/// Every split of `units` into two full teams (unit 0 on team 0), each with
+/// its gap between team averages and team 0's members as a bit mask.
+fn all_two(units: &[Unit], team_size: usize) -> Vec<(f64, u32)> {
+    let total_weight: f64 = units.iter().map(|u| u.rating * u.size as f64).sum();
+    let mut out = Vec::new();
+    let mut stack = vec![(
+        1usize,
+        units[0].size,
+        units[0].rating * units[0].size as f64,
+        1u32,
+    )];
+    while let Some((i, size, weight, mask)) = stack.pop() {
+        if size == team_size {
+            // The rest make the other team, exactly full (the total is two teams).
+            out.push(((2.0 * weight - total_weight).abs() / team_size as f64, mask));
+            continue;
+        }
+        if i == units.len() {
+            continue;
+        }
+        let u = units[i];
+        if size + u.size <= team_size {
+            stack.push((
+                i + 1,
+                size + u.size,
+                weight + u.rating * u.size as f64,
+                mask | 1 << i,
+            ));
+        }
+        stack.push((i + 1, size, weight, mask));
+    }
+    out
+}
+
 /// Whether `sizes` can be packed into `teams` teams of capacity `team_size` (teams
 /// need not be full). Used while a match is being assembled.
 pub fn fits(sizes: &[usize], teams: usize, team_size: usize) -> bool {

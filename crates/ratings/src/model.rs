@@ -297,6 +297,7 @@ mod tests {
                 tickets,
                 created_at: 0,
                 lifecycle: Lifecycle::default(),
+                decided: Default::default(),
             },
             result,
         }

@@ -229,6 +229,7 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<b
         pool: Some(pool.name()),
         teams,
         allocated_at: 0,
+        decided: m.decided.clone(),
     };
     let now = now_ms();
     let outcome = store.allocate(&request).await?;

@@ -193,6 +193,13 @@ fn to_pb(a: &Allocation) -> pb::Allocation {
     pb::Allocation {
         match_id,
         allocation_id,
+        chosen: a.decided.chosen.clone().into_iter().collect(),
+        roles: a
+            .decided
+            .roles
+            .iter()
+            .map(|(p, r)| (p.to_string(), r.clone()))
+            .collect(),
         mode: a.mode.clone(),
         region: a.region.clone(),
         teams: a
@@ -424,6 +431,7 @@ impl ServerManager for Service {
             pool: None,
             teams: Vec::new(),
             allocated_at: 0,
+            decided: Default::default(),
         };
         let outcome = self.store.allocate(&request).await.map_err(internal)?;
         let label = match outcome {

@@ -16,7 +16,8 @@
 use crate::MAX_BACKOFF;
 use crate::saga;
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool, TicketId, now_ms,
+    Decided, Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool,
+    RuleStep, TicketId, now_ms,
 };
 use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
 use mm_store::outage::Backoff;
@@ -661,18 +662,20 @@ fn propose_seed000(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> 
                 .enumerate()
                 .map(|(k, i)| (i, k % teams))
                 .collect();
-            to_match(claimed, pool, mode, &members, now)
+            to_match(claimed, pool, mode, &members, now, Decided::default())
         })
         .collect()
 }
 
-/// A match of the claimed tickets `members` (index, team).
+/// A match of the claimed tickets `members` (index, team), with what the rules
+/// `decided`.
 fn to_match(
     claimed: &[Claimed],
     pool: &Pool,
     mode: &Mode,
     members: &[(usize, usize)],
     now: Millis,
+    decided: Decided,
 ) -> Match {
     Match {
         id: MatchId::random(&uuid::Uuid::new_v4().simple().to_string()),
@@ -694,6 +697,7 @@ fn to_match(
             .collect(),
         created_at: now,
         lifecycle: mode.lifecycle,
+        decided,
     }
 }
 
@@ -710,7 +714,9 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
             eligible_at: c.ticket.eligible_at(&pool.region),
         })
         .collect();
-    mm_engine::propose(mode, &entries, now)
+    let tickets: Vec<&mm_domain::Ticket> = claimed.iter().map(|c| &c.ticket).collect();
+    let traits = mm_engine::Traits::new(&mode.rules, &tickets);
+    mm_engine::propose_with(mode, &entries, &traits, now)
         .into_iter()
         .map(|p| {
             let members: Vec<(usize, usize)> = p
@@ -719,7 +725,31 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
                 .copied()
                 .zip(p.teams.iter().copied())
                 .collect();
-            to_match(claimed, pool, mode, &members, now)
+            let decided = decided(&p, &tickets);
+            to_match(claimed, pool, mode, &members, now, decided)
         })
         .collect()
+}
+
+/// What the rules decided for proposal `p` of `tickets`, as the match keeps it.
+pub(crate) fn decided(p: &mm_engine::Proposal, tickets: &[&mm_domain::Ticket]) -> Decided {
+    Decided {
+        chosen: p.chosen.iter().cloned().collect(),
+        roles: p
+            .roles
+            .iter()
+            .filter_map(|(k, i, role)| {
+                let player = tickets[p.members[*k]].players.get(*i)?;
+                Some((player.clone(), role.clone()))
+            })
+            .collect(),
+        rules: p
+            .steps
+            .iter()
+            .map(|(rule, step)| RuleStep {
+                rule: rule.clone(),
+                step: *step,
+            })
+            .collect(),
+    }
 }

@@ -60,6 +60,7 @@ async fn placing_match(s: &dyn Store) -> Match {
             placement: Placement::Servers,
             ..Lifecycle::default()
         },
+        decided: Default::default(),
     };
     let committed = s
         .complete("w", &pool(), std::slice::from_ref(&m), LEASE)
@@ -95,6 +96,7 @@ fn request(id: &str) -> Allocation {
         pool: Some(pool().name()),
         teams: Vec::new(),
         allocated_at: 0,
+        decided: Default::default(),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::StoreError;
 use async_trait::async_trait;
-use mm_domain::{Millis, ServerAssignment};
+use mm_domain::{Decided, Millis, ServerAssignment};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -35,6 +35,9 @@ pub struct Allocation {
     /// Teams of player ids, when the matchmaker allocated it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub teams: Vec<Vec<String>>,
+    /// What the mode's rules decided for the match (a map, roles).
+    #[serde(default, skip_serializing_if = "Decided::is_empty")]
+    pub decided: Decided,
     pub allocated_at: Millis,
 }
 
@@ -50,8 +53,10 @@ pub struct RegionCensus {
     pub used_slots: u64,
 }
 
-/// How an allocation request ended.
+/// How an allocation request ended. (Returned once per allocation and read at
+/// once: the size of the allocation in it costs nothing worth a box.)
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum AllocateOutcome {
     /// A slot (the same one again if this id was allocated before).
     Allocated(Allocation),

@@ -27,6 +27,26 @@ attribute = "build"
 kind = "intersect"
 attribute = "maps"
 relax = [{ after = "30s", off = true }]
+
+[modes.arena]
+teams = 2
+team_size = 1
+ready_check = false
+
+[[modes.arena.rules]]
+kind = "intersect"
+attribute = "maps"
+
+[modes.squads]
+teams = 2
+team_size = 2
+ready_check = false
+placement = "none"
+
+[[modes.squads.rules]]
+kind = "roles"
+attribute = "roles"
+need = { tank = 1, damage = 1 }
 "#;
 
 /// The modes file of these tests, written once per test process.
@@ -149,11 +169,119 @@ async fn a_party_agrees_on_hard_equal_attributes(d: &Deployment) {
     );
 }
 
+/// Queues `player` for `mode` with `attributes`; returns the ticket id.
+async fn queue(d: &Deployment, mode: &str, player: &str, attributes: Value) -> String {
+    let (s, t) = create(
+        d,
+        player,
+        json!({"mode": mode, "players": [player], "regions": ["eu"], "rating": 1500,
+               "attributes": attributes}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    t["id"].as_str().unwrap().to_string()
+}
+
+/// Waits for `player`'s ticket `id` to be matched; returns the match view.
+async fn matched(d: &Deployment, player: &str, id: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, v) = d.client(player).get(&format!("/v1/tickets/{id}")).await;
+        if let Some(m) = v["match_id"].as_str() {
+            let (s, view) = d.client(player).get(&format!("/v1/matches/{m}")).await;
+            assert_eq!(s, StatusCode::OK, "{view}");
+            return view;
+        }
+        assert!(std::time::Instant::now() < deadline, "never matched: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The README's walk-through: two builds kept apart, a map chosen from the
+/// players' picks, roles assigned.
+async fn rules_shape_the_match(d: &Deployment) {
+    let mut ws = d.socket("rs-a1").await;
+    let old = queue(
+        d,
+        "ruled",
+        "rs-old",
+        json!({"build": "1.3", "maps": ["dust"]}),
+    )
+    .await;
+    let mut ids = Vec::new();
+    for (p, maps) in [
+        ("rs-a1", json!(["harbor", "dust"])),
+        ("rs-a2", json!(["dust", "canal"])),
+        ("rs-a3", json!(["dust"])),
+        ("rs-a4", json!(["canal", "dust", "harbor"])),
+    ] {
+        ids.push((
+            p,
+            queue(d, "ruled", p, json!({"build": "1.4", "maps": maps})).await,
+        ));
+    }
+    let view = matched(d, ids[0].0, &ids[0].1).await;
+    let m = &view["match"];
+    assert_eq!(m["chosen"]["maps"], "dust", "{view}");
+    let players: Vec<&str> = m["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| {
+            t["players"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap())
+        })
+        .collect();
+    assert!(
+        !players.contains(&"rs-old"),
+        "another build joined: {players:?}"
+    );
+    assert_eq!(m["rules"][0]["rule"], "equal:build", "{view}");
+    // The match event carries the choice too.
+    let ev = ws
+        .wait_for("match.completed", Duration::from_secs(10))
+        .await;
+    assert_eq!(ev["match"]["chosen"]["maps"], "dust", "{ev}");
+    // The other build still waits.
+    let (_, v) = d.client("rs-old").get(&format!("/v1/tickets/{old}")).await;
+    assert!(v["match_id"].is_null(), "{v}");
+
+    let mut squad = Vec::new();
+    for (p, roles) in [
+        ("rs-t1", json!(["tank"])),
+        ("rs-d1", json!(["damage"])),
+        ("rs-t2", json!(["tank", "damage"])),
+        ("rs-d2", json!(["damage"])),
+    ] {
+        squad.push((p, queue(d, "squads", p, json!({"roles": roles})).await));
+    }
+    let view = matched(d, squad[0].0, &squad[0].1).await;
+    let roles = &view["match"]["roles"];
+    assert_eq!(roles["rs-t1"], "tank", "{view}");
+    assert_eq!(roles["rs-t2"], "tank", "{view}");
+    assert_eq!(roles["rs-d1"], "damage", "{view}");
+    // One tank a team.
+    let team_of = |p: &str| {
+        view["match"]["tickets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["players"][0] == p)
+            .map(|t| t["team"].as_u64().unwrap())
+            .unwrap()
+    };
+    assert_ne!(team_of("rs-t1"), team_of("rs-t2"), "{view}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn embedded_tickets_carry_attributes() {
     let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
     attributes_are_kept_and_checked(&d).await;
     a_party_agrees_on_hard_equal_attributes(&d).await;
+    rules_shape_the_match(&d).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -161,6 +289,7 @@ async fn redis_tickets_carry_attributes() {
     let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
     attributes_are_kept_and_checked(&d).await;
     a_party_agrees_on_hard_equal_attributes(&d).await;
+    rules_shape_the_match(&d).await;
 }
 
 /// With signed tokens, an attribute the mode takes from the token comes from
@@ -256,4 +385,44 @@ async fn attributes_from_tokens() {
     )
     .await;
     assert_eq!(s, StatusCode::FORBIDDEN, "{b}");
+}
+
+/// The game server hosting a match learns what the rules chose in its
+/// allocation.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_game_server_gets_the_chosen_map() {
+    use mm_proto::v1 as pb;
+    let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
+    let mut gs = crate::fleet_auth::client(&d, None).await;
+    gs.register(pb::RegisterRequest {
+        server_id: "gs-map".into(),
+        region: "eu".into(),
+        modes: vec!["arena".into()],
+        capacity: 1,
+        address: "10.0.0.9:7777".into(),
+    })
+    .await
+    .unwrap();
+    queue(&d, "arena", "gm-a", json!({"maps": ["canal", "harbor"]})).await;
+    queue(&d, "arena", "gm-b", json!({"maps": ["harbor"]})).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let a = loop {
+        let beat = gs
+            .heartbeat(pb::HeartbeatRequest {
+                server_id: "gs-map".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        if let Some(a) = beat.allocations.into_iter().next() {
+            break a;
+        }
+        assert!(std::time::Instant::now() < deadline, "no allocation");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        a.chosen.get("maps").map(String::as_str),
+        Some("harbor"),
+        "{a:?}"
+    );
 }

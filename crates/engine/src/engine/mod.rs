@@ -27,10 +27,12 @@
 //! The search over the pool lives in [`snapshot`] (the pool in rating order,
 //! growing and taking candidate matches) and [`walk`] (the free positions).
 
+mod ruled;
 mod snapshot;
 mod walk;
 
 use crate::Mode;
+use crate::rules::Traits;
 use mm_domain::Millis;
 use snapshot::{Group, Snapshot};
 use std::cmp::Reverse;
@@ -62,11 +64,18 @@ impl Entry {
     }
 }
 
-/// A proposed match: entries (indexes into the snapshot) and the team of each.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A proposed match: entries (indexes into the snapshot) and the team of each,
+/// with what the mode's rules decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Proposal {
     pub members: Vec<usize>,
     pub teams: Vec<usize>,
+    /// For each `intersect` rule, its attribute and the value chosen (a map).
+    pub chosen: Vec<(String, String)>,
+    /// Each rule (`kind:attribute`) and the step it was at (0: not relaxed).
+    pub steps: Vec<(String, usize)>,
+    /// With a `roles` rule: (index into `members`, player of that ticket, role).
+    pub roles: Vec<(usize, usize, String)>,
 }
 
 impl Proposal {
@@ -84,10 +93,18 @@ impl Proposal {
 /// Candidates skipped (window or party shape) before an anchor gives up.
 const SKIP_LIMIT: usize = 24;
 
-/// Proposes matches from `entries` at time `now` under `mode`. Every entry appears
-/// in at most one proposal; entries not proposed stay queued.
+/// Proposes matches from `entries` at time `now` under `mode`, knowing nothing
+/// of the tickets' attributes: only the rules that read none apply (see
+/// [`propose_with`]). Every entry appears in at most one proposal; entries not
+/// proposed stay queued.
 pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
-    let Some(mut pool) = Snapshot::new(mode, entries, now) else {
+    propose_with(mode, entries, &Traits::shape_only(&mode.rules), now)
+}
+
+/// Proposes matches from `entries` at time `now` under `mode`, its rules reading
+/// the tickets through `traits` (compiled over the same entries, in order).
+pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis) -> Vec<Proposal> {
+    let Some(mut pool) = Snapshot::new(mode, entries, traits, now) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -120,9 +137,9 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
         ladder.reset(a);
         let mut start = Some(a);
         for _ in 0..ANCHOR_STARTS {
-            let Some(s) =
-                start.filter(|&s| pool.at[a].rating - pool.at[s].rating <= pool.at[a].delta)
-            else {
+            let Some(s) = start.filter(|&s| {
+                pool.at[a].rating - pool.at[s].rating <= pool.at[a].delta && pool.same_part(a, s)
+            }) else {
                 break;
             };
             // Starts further down can only give wider matches than the best.

@@ -3,9 +3,10 @@
 //! above a start while the match stays fair, [`Snapshot::formable`] says whether
 //! it may start as it is, [`Snapshot::accept`] splits it into teams and takes it.
 
-use super::walk::{Free, FreeAbove, Upward};
+use super::walk::{Free, FreeAbove, Recording, Replay, Upward};
 use super::{Entry, GiveUp, Proposal, SKIP_LIMIT};
 use crate::Mode;
+use crate::rules::{Grown, Traits};
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
 
@@ -67,6 +68,10 @@ pub(super) struct Group {
     pub(super) spread: f64,
     /// The smallest window half-width among the members.
     pub(super) reach: f64,
+    /// When its longest-waiting member was queued (the rules' steps follow it).
+    pub(super) oldest: Millis,
+    /// What the rules keep of the members so far.
+    pub(super) rules: Grown,
 }
 
 impl Group {
@@ -76,6 +81,7 @@ impl Group {
         self.players = 0;
         self.spread = 0.0;
         self.reach = 0.0;
+        self.oldest = Millis::MAX;
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -106,6 +112,14 @@ impl Slot {
 /// The eligible entries of a pool in rating order, with their windows.
 pub(super) struct Snapshot<'a> {
     pub(super) mode: &'a Mode,
+    /// What the rules read of the entries (nothing when the mode has none).
+    pub(super) traits: &'a Traits,
+    /// Whether anything beyond skill and shape is checked.
+    pub(super) ruled: bool,
+    /// Per position, its partition (hard `equal` rules split the pool; the
+    /// positions of one partition are contiguous, in rating order); empty
+    /// when the pool is one partition.
+    pub(super) part: Vec<u32>,
     pub(super) now: Millis,
     pub(super) n: usize,
     /// What the search reads of each position, together in one cache line or two
@@ -115,10 +129,31 @@ pub(super) struct Snapshot<'a> {
     pub(super) free: Free,
     /// A match's units for team balancing, reused from match to match.
     pub(super) units: Vec<Unit>,
+    /// The positions a growth walked, reused (see [`Snapshot::grow_along`]).
+    pub(super) seen: Vec<usize>,
 }
 
 impl<'a> Snapshot<'a> {
-    pub(super) fn new(mode: &'a Mode, entries: &[Entry], now: Millis) -> Option<Self> {
+    pub(super) fn new(
+        mode: &'a Mode,
+        entries: &[Entry],
+        traits: &'a Traits,
+        now: Millis,
+    ) -> Option<Self> {
+        // Hard `equal` rules: each entry's partition, numbered in order of first
+        // sight; a ticket that can meet nobody is left out.
+        let parts: Option<Vec<u32>> = traits.partitions().then(|| {
+            let mut ids = std::collections::HashMap::new();
+            (0..entries.len())
+                .map(|i| match traits.partition(i) {
+                    Some(key) => {
+                        let n = ids.len() as u32;
+                        *ids.entry(key).or_insert(n)
+                    }
+                    None => u32::MAX,
+                })
+                .collect()
+        });
         // Sort (rating key, index, packed size and wait) triples: plain integer
         // comparisons, and the sorted run needs no second, scattered look at the
         // entries (the triple is no bigger than the pair would be).
@@ -127,16 +162,21 @@ impl<'a> Snapshot<'a> {
             entries
                 .iter()
                 .enumerate()
-                .filter(|(_, e)| {
+                .filter(|(i, e)| {
                     e.eligible_at <= now
                         && e.size >= 1
                         && e.size <= mode.team_size
                         && e.rating.is_finite()
+                        && parts.as_ref().is_none_or(|p| p[*i] != u32::MAX)
                 })
                 .map(|(i, e)| (order_key(e.rating), i as u32, Packed::of(e, now))),
         );
         // Stable, so equal ratings stay in entry order.
         radsort::sort_by_key(&mut keyed, |&(key, _, _)| key);
+        // Then by partition, stable again: each partition in rating order.
+        if let Some(p) = &parts {
+            radsort::sort_by_key(&mut keyed, |&(_, i, _)| p[i as usize]);
+        }
         let n = keyed.len();
         if n == 0 {
             return None;
@@ -160,14 +200,22 @@ impl<'a> Snapshot<'a> {
             });
             since.push(queued);
         }
+        let part = match &parts {
+            Some(p) => at.iter().map(|s: &Slot| p[s.order as usize]).collect(),
+            None => Vec::new(),
+        };
         Some(Self {
             mode,
+            traits,
+            ruled: !traits.is_empty(),
+            part,
             now,
             n,
             at,
             since,
             free: Free::new(n),
             units: Vec::new(),
+            seen: Vec::new(),
         })
     }
 
@@ -250,6 +298,11 @@ impl<'a> Snapshot<'a> {
     }
 
     /// [`Snapshot::grow`], taking the free positions above `start` from `walk`.
+    ///
+    /// Under a party-balance rule, a group that took a big party early may stop
+    /// short of full waiting for a counterpart that never comes (the players it
+    /// turned away would have made a match). It then grows once more from the
+    /// same start over the same positions, without that party.
     pub(super) fn grow_along(
         &mut self,
         start: usize,
@@ -257,6 +310,58 @@ impl<'a> Snapshot<'a> {
         give_up: Option<GiveUp>,
         g: &mut Group,
         walk: &mut impl Upward,
+    ) -> bool {
+        if !self.ruled || !self.traits.balances_parties() {
+            return self.grow_once(start, must, give_up, g, walk, None);
+        }
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        let mut recording = Recording {
+            inner: walk,
+            seen: &mut seen,
+        };
+        let mut grown = self.grow_once(start, must, give_up, g, &mut recording, None);
+        if grown
+            && g.players < self.mode.max_players()
+            && let Some(needy) = self.needy_party(g)
+            && must != Some(needy)
+            && needy != start
+        {
+            let mut replay = Replay {
+                recorded: &seen,
+                k: 0,
+                inner: walk,
+            };
+            grown = self.grow_once(start, must, give_up, g, &mut replay, Some(needy));
+        }
+        self.seen = seen;
+        grown
+    }
+
+    /// The member of `g` whose party is too big for any other member's to
+    /// balance, if there is one.
+    fn needy_party(&self, g: &Group) -> Option<usize> {
+        let gap = self.traits.party_gap(self.wait_since(g.oldest))?;
+        let (k, &largest) = g.sizes.iter().enumerate().max_by_key(|(_, s)| **s)?;
+        let floor = largest.saturating_sub(gap);
+        let counterpart = g
+            .sizes
+            .iter()
+            .enumerate()
+            .any(|(j, &s)| j != k && s >= floor);
+        (floor >= 2 && !counterpart).then(|| g.members[k])
+    }
+
+    /// One growth of a group from `start` (see [`Snapshot::grow`]), passing over
+    /// position `exclude`.
+    fn grow_once(
+        &mut self,
+        start: usize,
+        must: Option<usize>,
+        give_up: Option<GiveUp>,
+        g: &mut Group,
+        walk: &mut impl Upward,
+        exclude: Option<usize>,
     ) -> bool {
         let max = self.mode.max_players();
         g.clear();
@@ -266,6 +371,11 @@ impl<'a> Snapshot<'a> {
         g.members.push(start);
         g.sizes.push(self.at[start].size());
         g.players = self.at[start].size();
+        g.oldest = self.since[start];
+        if self.ruled {
+            self.traits
+                .start(&mut g.rules, self.at[start].order as usize);
+        }
         // The spread of the match must fit inside the window half-width of every
         // member (seed 000's rule: then each member, wherever it sits in the match,
         // has every other inside its window).
@@ -275,7 +385,9 @@ impl<'a> Snapshot<'a> {
         let mut next = walk.next(&mut self.free, self.n);
         let mut skipped = 0;
         while g.players < max {
-            let Some(c) = next.filter(|&c| self.at[c].rating - low <= reach) else {
+            let Some(c) =
+                next.filter(|&c| self.at[c].rating - low <= reach && self.same_part(c, start))
+            else {
                 break;
             };
             next = walk.next(&mut self.free, self.n);
@@ -285,6 +397,9 @@ impl<'a> Snapshot<'a> {
                 g.sizes.push(self.at[c].size());
                 ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
                 g.sizes.pop();
+            }
+            if ok && self.ruled {
+                ok = exclude != Some(c) && self.rules_admit(g, c);
             }
             if !ok {
                 if must == Some(c) {
@@ -296,9 +411,13 @@ impl<'a> Snapshot<'a> {
                 }
                 continue;
             }
+            if self.ruled {
+                self.traits.add(&mut g.rules, self.at[c].order as usize);
+            }
             g.members.push(c);
             g.sizes.push(self.at[c].size());
             g.players += self.at[c].size();
+            g.oldest = g.oldest.min(self.since[c]);
             reach = reach.min(self.at[c].delta);
             high = r;
             if give_up.is_some_and(|g| g.now(high - low, reach)) {
@@ -328,9 +447,24 @@ impl<'a> Snapshot<'a> {
         if let (Some(&first), Some(&last)) = (g.members.first(), g.members.last()) {
             g.spread = self.at[last].rating - self.at[first].rating;
         }
+        g.oldest = g
+            .members
+            .iter()
+            .map(|&m| self.since[m])
+            .min()
+            .unwrap_or(self.now);
         // Cutting to whole teams may have dropped the member whose wait allowed a
-        // smaller match; the rest must qualify on their own.
-        g.players >= self.mode.min_players && self.waited_long_enough(g)
+        // smaller match (or a looser rule step); the rest must qualify on their own.
+        g.players >= self.mode.min_players
+            && self.waited_long_enough(g)
+            && (!self.ruled || {
+                let orders: Vec<usize> = g
+                    .members
+                    .iter()
+                    .map(|&m| self.at[m].order as usize)
+                    .collect();
+                self.traits.meets(&orders, self.wait_since(g.oldest))
+            })
     }
 
     /// Whether the group's longest-waiting member has waited the mode's
@@ -354,8 +488,10 @@ impl<'a> Snapshot<'a> {
         let mut right = self.free.right_of(a + 1, self.n);
         let r = self.at[a].rating;
         while need > 0 {
-            let l = left.filter(|&p| r - self.at[p].rating <= self.at[a].delta);
-            let h = right.filter(|&p| self.at[p].rating - r <= self.at[a].delta);
+            let l =
+                left.filter(|&p| r - self.at[p].rating <= self.at[a].delta && self.same_part(p, a));
+            let h = right
+                .filter(|&p| self.at[p].rating - r <= self.at[a].delta && self.same_part(p, a));
             let c = match (l, h) {
                 (None, None) => break,
                 (Some(l), None) => l,
@@ -380,26 +516,18 @@ impl<'a> Snapshot<'a> {
 
     /// Splits the group into teams and takes its members out of the pool.
     pub(super) fn accept(&mut self, g: &Group) -> Option<Proposal> {
-        self.units.clear();
-        self.units.extend(g.members.iter().map(|&m| Unit {
+        let mut units = std::mem::take(&mut self.units);
+        units.clear();
+        units.extend(g.members.iter().map(|&m| Unit {
             size: self.at[m].size(),
             rating: self.at[m].rating,
         }));
-        let team_of = teams::balance(
-            &self.units,
-            g.players / self.mode.team_size,
-            self.mode.team_size,
-        )?;
+        let split = self.split(g, &units);
+        self.units = units;
+        let (team_of, decided) = split?;
         for &m in &g.members {
             self.take_out(m);
         }
-        Some(Proposal {
-            members: g
-                .members
-                .iter()
-                .map(|&m| self.at[m].order as usize)
-                .collect(),
-            teams: team_of,
-        })
+        Some(self.proposal(g, team_of, decided))
     }
 }

@@ -65,7 +65,8 @@ fn anchors_go_longest_wait_first_then_in_entry_order_however_far_apart() {
             Entry::solo(1450.0, now - 16_000),
             Entry::solo(1550.0, now - 10_000),
         ];
-        let pool = Snapshot::new(&m, &entries, now).unwrap();
+        let none = Traits::none();
+        let pool = Snapshot::new(&m, &entries, &none, now).unwrap();
         let order: Vec<u32> = pool
             .anchors(15_000)
             .iter()
@@ -243,7 +244,8 @@ proptest! {
         let m = mode(2, 5);
         let entries: Vec<Entry> =
             (0..taken.len()).map(|i| Entry::solo(1000.0 + i as f64, 0)).collect();
-        let mut pool = Snapshot::new(&m, &entries, 0).unwrap();
+        let none = Traits::none();
+        let mut pool = Snapshot::new(&m, &entries, &none, 0).unwrap();
         for (p, &t) in taken.iter().enumerate() {
             if t {
                 pool.take_out(p);

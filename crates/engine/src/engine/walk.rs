@@ -135,3 +135,34 @@ impl Upward for Climb<'_> {
         l.above.get(self.k).copied()
     }
 }
+
+/// A walk that notes every position it hands out.
+pub(super) struct Recording<'a, W: Upward> {
+    pub(super) inner: &'a mut W,
+    pub(super) seen: &'a mut Vec<usize>,
+}
+
+impl<W: Upward> Upward for Recording<'_, W> {
+    fn next(&mut self, free: &mut Free, n: usize) -> Option<usize> {
+        let p = self.inner.next(free, n)?;
+        self.seen.push(p);
+        Some(p)
+    }
+}
+
+/// The positions a [`Recording`] noted, then the rest of its walk.
+pub(super) struct Replay<'a, W: Upward> {
+    pub(super) recorded: &'a [usize],
+    pub(super) k: usize,
+    pub(super) inner: &'a mut W,
+}
+
+impl<W: Upward> Upward for Replay<'_, W> {
+    fn next(&mut self, free: &mut Free, n: usize) -> Option<usize> {
+        if let Some(&p) = self.recorded.get(self.k) {
+            self.k += 1;
+            return Some(p);
+        }
+        self.inner.next(free, n)
+    }
+}

@@ -4,8 +4,15 @@
 //! skill window.
 //!
 //! - [`config`]: rules as modes declare them, checked, as steps.
+//! - [`traits`]: what the rules read of a pool's tickets, and the check that a
+//!   ticket may join a candidate match.
+//! - [`roles`]: filling a team's roles from what its players accept.
 
 mod config;
+pub mod roles;
+mod traits;
 
 pub use config::{Kind, MAX_RULES, MAX_STEPS, Params, Rule, Step};
 pub(crate) use config::{RawRule, check_set};
+pub use traits::{Described, MAX_LIST_VALUES, MAX_ROLES, Traits};
+pub(crate) use traits::{Grown, RolesAt};

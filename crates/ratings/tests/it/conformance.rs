@@ -65,6 +65,7 @@ fn game(id: &str, mode: &str, teams: &[&[(&str, Skill)]], winner: Option<usize>)
             tickets,
             created_at,
             lifecycle: Lifecycle::default(),
+            decided: Default::default(),
         },
         result: MatchResult {
             teams: winner

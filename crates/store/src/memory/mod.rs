@@ -945,6 +945,7 @@ mod tests {
                 .collect(),
             created_at: now_ms() - age,
             lifecycle: Default::default(),
+            decided: Default::default(),
         }
     }
 

@@ -21,6 +21,8 @@ struct Request {
     pool: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     teams: Vec<Vec<String>>,
+    #[serde(default, skip_serializing_if = "mm_domain::Decided::is_empty")]
+    decided: mm_domain::Decided,
 }
 
 /// Parses a stored allocation, `server|address|ms|request JSON`.
@@ -43,6 +45,7 @@ fn parse(value: &str) -> Result<Allocation, StoreError> {
         mode: req.mode,
         pool: req.pool,
         teams: req.teams,
+        decided: req.decided,
         allocated_at: at.parse::<Millis>().map_err(|_| bad())?,
     })
 }
@@ -113,6 +116,7 @@ impl Fleet for RedisStore {
             mode: request.mode.clone(),
             pool: request.pool.clone(),
             teams: request.teams.clone(),
+            decided: request.decided.clone(),
         };
         let out: Vec<String> = self
             .scripts

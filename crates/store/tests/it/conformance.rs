@@ -27,6 +27,7 @@ pub(crate) fn make_match(claimed: &[&Claimed]) -> Match {
             .collect(),
         created_at: now_ms(),
         lifecycle: Default::default(),
+        decided: Default::default(),
     }
 }
 

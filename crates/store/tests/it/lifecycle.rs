@@ -353,6 +353,7 @@ fn request(id: &str) -> Allocation {
         pool: Some(pool().name()),
         teams: vec![vec!["a".into()], vec!["b".into()]],
         allocated_at: 0,
+        decided: Default::default(),
     }
 }
 

@@ -45,6 +45,7 @@ fn pair_matches(claimed: &[Claimed]) -> Vec<Match> {
                 .collect(),
             created_at: now_ms(),
             lifecycle: Default::default(),
+            decided: Default::default(),
         })
         .collect()
 }

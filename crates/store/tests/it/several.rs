@@ -59,6 +59,7 @@ pub(crate) fn make_match(pool: &Pool, tickets: &[&Ticket]) -> Match {
             .collect(),
         created_at: now_ms(),
         lifecycle: Default::default(),
+        decided: Default::default(),
     }
 }
 

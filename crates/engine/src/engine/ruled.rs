@@ -1,0 +1,232 @@
+//! Where the rules enter the search ([`crate::rules`]): a candidate joins a
+//! growing match only if it is in the match's partition (hard `equal` rules
+//! split the pool), meets every group rule at the step the match's longest wait
+//! allows, is on nobody's block list, and leaves room to fill the teams' roles
+//! and balance their parties; a full match is split into teams that fill their
+//! roles and have alike parties, and gets what the rules chose (a map, the
+//! players' roles, each rule's step).
+
+use super::Proposal;
+use super::snapshot::{Group, Snapshot};
+use crate::rules::roles::{self, Need};
+use crate::teams::{self, Unit};
+use mm_domain::Millis;
+
+/// What the rules decided for a match, beside its teams.
+#[derive(Debug, Default)]
+pub(super) struct Decided {
+    pub chosen: Vec<(String, String)>,
+    pub steps: Vec<(String, usize)>,
+    /// (member index, player index, role)
+    pub roles: Vec<(usize, usize, String)>,
+}
+
+impl Snapshot<'_> {
+    /// Whether positions `a` and `b` are in one partition.
+    pub(super) fn same_part(&self, a: usize, b: usize) -> bool {
+        self.part.is_empty() || self.part[a] == self.part[b]
+    }
+
+    /// The wait of a match whose oldest member was queued at `oldest`.
+    pub(super) fn wait_since(&self, oldest: Millis) -> Millis {
+        self.now.saturating_sub(oldest)
+    }
+
+    /// Whether position `c` may join group `g` under the rules.
+    pub(super) fn rules_admit(&self, g: &Group, c: usize) -> bool {
+        let wait = self.wait_since(g.oldest.min(self.since[c]));
+        let e = self.at[c].order as usize;
+        self.traits.admits(&g.rules, e, wait) && self.shape_room(g, c, wait)
+    }
+
+    /// Whether, with position `c` in it, group `g` can still be completed into
+    /// teams that fill their roles and balance their parties (counting the
+    /// players still to come as able to fill anything).
+    fn shape_room(&self, g: &Group, c: usize, wait: Millis) -> bool {
+        let max = self.mode.max_players();
+        let teams = self.mode.teams;
+        let players = g.players + self.at[c].size();
+        let remaining = max.saturating_sub(players);
+        if let Some(roles) = self.traits.roles_at(wait) {
+            let e = self.at[c].order as usize;
+            for need in roles.need.iter().filter(|n| !n.any) {
+                let able = |e: usize| {
+                    roles
+                        .of(e)
+                        .iter()
+                        .filter(|s| *s >> need.bit & 1 == 1)
+                        .count()
+                };
+                let have: usize = g
+                    .members
+                    .iter()
+                    .map(|&m| able(self.at[m].order as usize))
+                    .sum::<usize>()
+                    + able(e);
+                if have + remaining < teams * need.count {
+                    return false;
+                }
+            }
+        }
+        if let Some(gap) = self.traits.party_gap(wait) {
+            let mut sizes: Vec<usize> = g.sizes.clone();
+            sizes.push(self.at[c].size());
+            if !parties_can_balance(&sizes, teams, gap, remaining) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Splits group `g` into teams (balanced, roles filled, parties alike) and
+    /// says what the rules decided; `None` when no split meets the rules.
+    pub(super) fn split(&self, g: &Group, units: &[Unit]) -> Option<(Vec<usize>, Decided)> {
+        let teams = g.players / self.mode.team_size;
+        let wait = self.wait_since(g.oldest);
+        let roles = self.traits.roles_at(wait);
+        let gap = self.traits.party_gap(wait);
+        let orders: Vec<usize> = g
+            .members
+            .iter()
+            .map(|&m| self.at[m].order as usize)
+            .collect();
+        let mut picked: Option<Vec<Vec<usize>>> = None;
+        let team_of = if roles.is_none() && gap.is_none() {
+            teams::balance(units, teams, self.mode.team_size)?
+        } else {
+            teams::balance_with(units, teams, self.mode.team_size, &mut |assign| {
+                if let Some(gap) = gap
+                    && !parties_alike(units, assign, teams, gap)
+                {
+                    return false;
+                }
+                match &roles {
+                    None => true,
+                    Some(r) => match fill_roles(r.need.as_slice(), &orders, assign, teams, r) {
+                        Some(per_member) => {
+                            picked = Some(per_member);
+                            true
+                        }
+                        None => false,
+                    },
+                }
+            })?
+        };
+        let mut decided = Decided {
+            chosen: self.traits.chosen(&orders, wait, seed(&orders)),
+            steps: self.traits.steps(wait),
+            roles: Vec::new(),
+        };
+        if let (Some(r), Some(per_member)) = (&roles, picked) {
+            for (k, players) in per_member.iter().enumerate() {
+                for (i, &role) in players.iter().enumerate() {
+                    let name = r.names[r.need[role].bit].clone();
+                    decided.roles.push((k, i, name));
+                }
+            }
+        }
+        Some((team_of, decided))
+    }
+
+    /// The proposal of group `g` with its teams and what the rules decided.
+    pub(super) fn proposal(&self, g: &Group, teams: Vec<usize>, decided: Decided) -> Proposal {
+        Proposal {
+            members: g
+                .members
+                .iter()
+                .map(|&m| self.at[m].order as usize)
+                .collect(),
+            teams,
+            chosen: decided.chosen,
+            steps: decided.steps,
+            roles: decided.roles,
+        }
+    }
+}
+
+/// A match's own number for breaking ties among equally liked values.
+fn seed(orders: &[usize]) -> u64 {
+    orders.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, &o| {
+        (h ^ o as u64).wrapping_mul(0x0100_0000_01B3)
+    })
+}
+
+/// Whether parties of `sizes` (and `remaining` players still to come) can make
+/// teams whose largest parties differ by at most `gap`: every team but the one
+/// with the largest party needs a party of at least `largest - gap` players.
+fn parties_can_balance(sizes: &[usize], teams: usize, gap: usize, remaining: usize) -> bool {
+    let Some(&largest) = sizes.iter().max() else {
+        return true;
+    };
+    let floor = largest.saturating_sub(gap);
+    if floor <= 1 {
+        return true;
+    }
+    let big = sizes.iter().filter(|&&s| s >= floor).count() - 1;
+    big + remaining / floor >= teams - 1
+}
+
+/// Whether the split `assign` of `units` into `teams` has alike parties: the
+/// largest parties of any two teams differ by at most `gap` players.
+fn parties_alike(units: &[Unit], assign: &[usize], teams: usize, gap: usize) -> bool {
+    let mut largest = vec![0usize; teams];
+    for (u, &t) in units.iter().zip(assign) {
+        largest[t] = largest[t].max(u.size);
+    }
+    let hi = largest.iter().max().copied().unwrap_or(0);
+    let lo = largest.iter().min().copied().unwrap_or(0);
+    hi - lo <= gap
+}
+
+/// Each team's roles, if every team of the split `assign` can fill its needs:
+/// per member, the role (index into `need`) of each of its players.
+fn fill_roles(
+    need: &[Need],
+    orders: &[usize],
+    assign: &[usize],
+    teams: usize,
+    roles: &crate::rules::RolesAt<'_>,
+) -> Option<Vec<Vec<usize>>> {
+    let mut out: Vec<Vec<usize>> = orders.iter().map(|_| Vec::new()).collect();
+    for t in 0..teams {
+        let mut sets = Vec::new();
+        let mut owner = Vec::new();
+        for (k, (&o, &team)) in orders.iter().zip(assign).enumerate() {
+            if team == t {
+                for &s in roles.of(o) {
+                    sets.push(s);
+                    owner.push(k);
+                }
+            }
+        }
+        let got = roles::assign(&sets, need)?;
+        for (role, k) in got.into_iter().zip(owner) {
+            out[k].push(role);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_five_stack_needs_a_big_party_on_the_other_side() {
+        // A five-stack and room for five more: they could be a four-stack.
+        assert!(parties_can_balance(&[5], 2, 1, 5));
+        // A five-stack and five solos: never alike.
+        assert!(!parties_can_balance(&[5, 1, 1, 1, 1, 1], 2, 1, 0));
+        assert!(!parties_can_balance(&[5, 1, 1], 2, 1, 3));
+        assert!(parties_can_balance(&[5, 4, 1], 2, 1, 0));
+        // With a gap of 3, a pair is enough.
+        assert!(parties_can_balance(&[5, 2, 1, 1, 1], 2, 3, 0));
+        let u = |size| Unit {
+            size,
+            rating: 1500.0,
+        };
+        let units = [u(5), u(4), u(1)];
+        assert!(parties_alike(&units, &[0, 1, 1], 2, 1));
+        assert!(!parties_alike(&units, &[0, 0, 1], 2, 1) || units[0].size + units[1].size > 5);
+    }
+}

@@ -1,0 +1,152 @@
+//! Filling a team's roles: each player lists the roles they accept, the team
+//! needs so many of each, and every player gets exactly one. A small bipartite
+//! matching (players to the team's role slots; Kuhn's augmenting paths), checked
+//! against brute force by a property test.
+
+/// One role a team needs: its bit in the players' sets, how many players, and
+/// whether anyone may fill it (relaxed to "any").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Need {
+    pub bit: usize,
+    pub count: usize,
+    pub any: bool,
+}
+
+/// The role (index into `need`) of each player, or `None` when the players
+/// cannot fill the needs exactly (as many players as slots, each slot taken by
+/// a player who accepts it).
+pub fn assign(players: &[u16], need: &[Need]) -> Option<Vec<usize>> {
+    let slots: Vec<usize> = need
+        .iter()
+        .enumerate()
+        .flat_map(|(j, n)| std::iter::repeat_n(j, n.count))
+        .collect();
+    if slots.len() != players.len() {
+        return None;
+    }
+    let fits = |p: usize, slot: usize| {
+        let n = need[slots[slot]];
+        n.any || players[p] >> n.bit & 1 == 1
+    };
+    // taken[slot] = the player holding it.
+    let mut taken = vec![usize::MAX; slots.len()];
+    fn augment(
+        p: usize,
+        fits: &dyn Fn(usize, usize) -> bool,
+        taken: &mut [usize],
+        seen: &mut [bool],
+    ) -> bool {
+        for s in 0..taken.len() {
+            if seen[s] || !fits(p, s) {
+                continue;
+            }
+            seen[s] = true;
+            if taken[s] == usize::MAX || augment(taken[s], fits, taken, seen) {
+                taken[s] = p;
+                return true;
+            }
+        }
+        false
+    }
+    for p in 0..players.len() {
+        let mut seen = vec![false; slots.len()];
+        if !augment(p, &fits, &mut taken, &mut seen) {
+            return None;
+        }
+    }
+    let mut role = vec![0; players.len()];
+    for (s, &p) in taken.iter().enumerate() {
+        role[p] = slots[s];
+    }
+    Some(role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TANK: usize = 0;
+    const HEALER: usize = 1;
+    const DAMAGE: usize = 2;
+
+    fn need(tank: usize, healer: usize, damage: usize) -> Vec<Need> {
+        vec![
+            Need {
+                bit: TANK,
+                count: tank,
+                any: false,
+            },
+            Need {
+                bit: HEALER,
+                count: healer,
+                any: false,
+            },
+            Need {
+                bit: DAMAGE,
+                count: damage,
+                any: false,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_team_of_five_gets_its_tank_and_healer() {
+        let (t, h, d) = (1u16 << TANK, 1u16 << HEALER, 1u16 << DAMAGE);
+        let players = [d, d | t, d, h | d, d];
+        let roles = assign(&players, &need(1, 1, 3)).unwrap();
+        assert_eq!(roles[1], TANK);
+        assert_eq!(roles[3], HEALER);
+        assert_eq!(roles.iter().filter(|&&r| r == DAMAGE).count(), 3);
+        // Nobody accepts healer: no team, until healer is relaxed to "any".
+        let players = [d, d | t, d, d, d];
+        assert_eq!(assign(&players, &need(1, 1, 3)), None);
+        let mut relaxed = need(1, 1, 3);
+        relaxed[HEALER].any = true;
+        assert!(assign(&players, &relaxed).is_some());
+    }
+
+    /// Whether some assignment exists, by trying every one.
+    fn brute(players: &[u16], need: &[Need]) -> bool {
+        fn go(i: usize, players: &[u16], need: &[Need], left: &mut [usize]) -> bool {
+            if i == players.len() {
+                return left.iter().all(|&l| l == 0);
+            }
+            for j in 0..need.len() {
+                if left[j] > 0 && (need[j].any || players[i] >> need[j].bit & 1 == 1) {
+                    left[j] -= 1;
+                    if go(i + 1, players, need, left) {
+                        return true;
+                    }
+                    left[j] += 1;
+                }
+            }
+            false
+        }
+        let mut left: Vec<usize> = need.iter().map(|n| n.count).collect();
+        go(0, players, need, &mut left)
+    }
+
+    proptest! {
+        #[test]
+        fn matches_brute_force(
+            players in proptest::collection::vec(0u16..8, 1..7),
+            counts in proptest::collection::vec(0usize..4, 3),
+            any in proptest::collection::vec(any::<bool>(), 3),
+        ) {
+            let need: Vec<Need> = (0..3)
+                .map(|b| Need { bit: b, count: counts[b], any: any[b] })
+                .collect();
+            let got = assign(&players, &need);
+            prop_assert_eq!(got.is_some(), brute(&players, &need));
+            if let Some(roles) = got {
+                for (p, &r) in roles.iter().enumerate() {
+                    prop_assert!(need[r].any || players[p] >> need[r].bit & 1 == 1);
+                }
+                for (j, n) in need.iter().enumerate() {
+                    prop_assert_eq!(roles.iter().filter(|&&r| r == j).count(), n.count);
+                }
+            }
+        }
+    }
+}

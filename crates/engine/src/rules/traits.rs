@@ -1,0 +1,637 @@
+//! What the rules read of a pool's tickets, compiled once per snapshot for the
+//! search: each attribute value as a small number, lists as bit sets, players'
+//! roles as bit sets, block lists as numbered players. And the state of a
+//! candidate match as it grows, with the check that a ticket may join it.
+//!
+//! A missing attribute: for `equal`, a value of its own (tickets without it
+//! match each other); for `intersect`, no values (it matches once the rule is
+//! off); for `distance`, no number (it matches only once the rule is off); for
+//! `roles`, every role. The players of one ticket must agree on `equal`
+//! attributes; a ticket whose players do not is matched only once the rule is
+//! off (the API refuses such tickets for hard rules).
+
+use super::config::{Kind, Params, Rule};
+use super::roles::Need;
+use mm_domain::{Millis, PlayerId, Value};
+use std::collections::HashMap;
+
+/// What the engine asks of a ticket.
+pub trait Described {
+    /// Players in the ticket.
+    fn players(&self) -> usize;
+    /// Player `i`'s value of `attribute`.
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value>;
+    /// Player `i`'s id (for block lists).
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        let _ = i;
+        None
+    }
+    /// Players this ticket's players may not be matched with.
+    fn blocks(&self) -> &[PlayerId] {
+        &[]
+    }
+}
+
+impl<T: Described> Described for &T {
+    fn players(&self) -> usize {
+        (**self).players()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        (**self).value(i, attribute)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        (**self).player(i)
+    }
+    fn blocks(&self) -> &[PlayerId] {
+        (**self).blocks()
+    }
+}
+
+impl Described for mm_domain::Ticket {
+    fn players(&self) -> usize {
+        self.players.len()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        self.attribute(i, attribute)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.players.get(i)
+    }
+    fn blocks(&self) -> &[PlayerId] {
+        &self.blocks
+    }
+}
+
+/// Most distinct values of one `intersect` attribute a snapshot tells apart;
+/// values beyond are dropped from the lists that carry them.
+pub const MAX_LIST_VALUES: usize = 64;
+/// Most roles a `roles` rule may name.
+pub const MAX_ROLES: usize = 16;
+
+/// One rule, compiled over a snapshot.
+#[derive(Debug)]
+enum Column {
+    /// Per entry, the distinct values of its players (from `start[e]` to
+    /// `start[e + 1]` in `values`); per step, each value's group.
+    Equal {
+        start: Vec<u32>,
+        values: Vec<u32>,
+        /// `group[step][value]`; a value in no group is a group of its own.
+        group: Vec<Vec<u32>>,
+    },
+    /// Per entry, the values all its players listed (bit set), and the one its
+    /// first player listed first (`u8::MAX`: none).
+    Intersect {
+        sets: Vec<u64>,
+        firsts: Vec<u8>,
+        names: Vec<String>,
+    },
+    /// Per entry, the lowest and highest of its players' numbers (NaN: missing).
+    Distance { lo: Vec<f64>, hi: Vec<f64> },
+    /// Per entry, the first of its players' role sets in `sets`.
+    Roles {
+        start: Vec<u32>,
+        sets: Vec<u16>,
+        names: Vec<String>,
+    },
+    /// Party make-up: reads only the tickets' sizes.
+    PartyBalance,
+}
+
+/// The rules' view of a snapshot's entries.
+#[derive(Debug, Default)]
+pub struct Traits {
+    rules: Vec<(Rule, Column)>,
+    /// Per entry, its players' numbers (in `people`), and those it blocks.
+    people_start: Vec<u32>,
+    people: Vec<u32>,
+    blocks_start: Vec<u32>,
+    blocked: Vec<u32>,
+}
+
+impl Traits {
+    /// No rules: every check passes.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Only the rules that read no attribute (party make-up), for callers
+    /// that know nothing of the tickets but their sizes.
+    pub fn shape_only(rules: &[Rule]) -> Self {
+        Traits {
+            rules: rules
+                .iter()
+                .filter(|r| r.kind == Kind::PartyBalance)
+                .map(|r| (r.clone(), Column::PartyBalance))
+                .collect(),
+            ..Traits::default()
+        }
+    }
+
+    /// Compiles `rules` over `tickets` (in the order of the engine's entries).
+    pub fn new<T: Described>(rules: &[Rule], tickets: &[T]) -> Self {
+        let mut out = Traits::default();
+        for rule in rules {
+            let column = match rule.kind {
+                Kind::Equal => equal(rule, tickets),
+                Kind::Intersect => intersect(rule, tickets),
+                Kind::Distance => distance(rule, tickets),
+                Kind::Roles => roles(rule, tickets),
+                Kind::PartyBalance => Column::PartyBalance,
+            };
+            out.rules.push((rule.clone(), column));
+        }
+        let blocking = tickets.iter().any(|t| !t.blocks().is_empty());
+        if blocking {
+            let mut ids: HashMap<&PlayerId, u32> = HashMap::new();
+            let mut number = |p| {
+                let n = ids.len() as u32;
+                *ids.entry(p).or_insert(n)
+            };
+            for t in tickets {
+                out.people_start.push(out.people.len() as u32);
+                for i in 0..t.players() {
+                    if let Some(p) = t.player(i) {
+                        out.people.push(number(p));
+                    }
+                }
+                out.blocks_start.push(out.blocked.len() as u32);
+                for b in t.blocks() {
+                    out.blocked.push(number(b));
+                }
+            }
+            out.people_start.push(out.people.len() as u32);
+            out.blocks_start.push(out.blocked.len() as u32);
+        }
+        out
+    }
+
+    /// Whether any rule (or block list) applies.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty() && self.blocked.is_empty()
+    }
+
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().map(|(r, _)| r)
+    }
+
+    /// The groups of entry `e`'s values under every hard `equal` rule: tickets
+    /// that differ in them can never meet, so the pool splits along them.
+    /// `None` when the ticket can meet nobody (its own players' values are in
+    /// different groups).
+    pub fn partition(&self, e: usize) -> Option<Vec<u32>> {
+        let mut key = Vec::new();
+        for (rule, column) in &self.rules {
+            if let (
+                true,
+                Column::Equal {
+                    start,
+                    values,
+                    group,
+                },
+            ) = (rule.is_hard(), column)
+            {
+                let mine = &values[start[e] as usize..start[e + 1] as usize];
+                let g = group[0][mine[0] as usize];
+                if mine.iter().any(|&v| group[0][v as usize] != g) {
+                    return None;
+                }
+                key.push(g);
+            }
+        }
+        Some(key)
+    }
+
+    /// Whether any rule has hard `equal` parts that split the pool.
+    pub fn partitions(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|(r, c)| r.is_hard() && matches!(c, Column::Equal { .. }))
+    }
+
+    fn people(&self, e: usize) -> &[u32] {
+        if self.people_start.is_empty() {
+            return &[];
+        }
+        &self.people[self.people_start[e] as usize..self.people_start[e + 1] as usize]
+    }
+
+    fn blocked(&self, e: usize) -> &[u32] {
+        if self.blocks_start.is_empty() {
+            return &[];
+        }
+        &self.blocked[self.blocks_start[e] as usize..self.blocks_start[e + 1] as usize]
+    }
+
+    /// The roles rule at `wait`, with its compiled sets (`None`: no such rule,
+    /// or off).
+    pub(crate) fn roles_at(&self, wait: Millis) -> Option<RolesAt<'_>> {
+        self.rules.iter().find_map(|(rule, column)| {
+            match (column, &rule.steps[rule.step(wait)].params) {
+                (Column::Roles { start, sets, names }, Params::Roles { need, any }) => {
+                    Some(RolesAt {
+                        start,
+                        sets,
+                        need: need
+                            .iter()
+                            .map(|(r, n)| Need {
+                                bit: names.iter().position(|x| x == r).unwrap_or(0),
+                                count: *n,
+                                any: any.contains(r),
+                            })
+                            .collect(),
+                        names,
+                    })
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// Whether the mode balances parties at some step.
+    pub(crate) fn balances_parties(&self) -> bool {
+        self.rules.iter().any(|(r, _)| r.kind == Kind::PartyBalance)
+    }
+
+    /// The party-balance gap at `wait` (`None`: no such rule, or off).
+    pub(crate) fn party_gap(&self, wait: Millis) -> Option<usize> {
+        self.rules
+            .iter()
+            .find_map(|(rule, _)| match rule.steps[rule.step(wait)].params {
+                Params::PartyBalance { max_size_gap } => Some(max_size_gap),
+                _ => None,
+            })
+    }
+}
+
+/// The roles rule at one step: each player's accepted roles, and what a team
+/// needs.
+pub(crate) struct RolesAt<'a> {
+    start: &'a [u32],
+    sets: &'a [u16],
+    pub need: Vec<Need>,
+    pub names: &'a [String],
+}
+
+impl RolesAt<'_> {
+    /// The role sets of entry `e`'s players.
+    pub fn of(&self, e: usize) -> &[u16] {
+        &self.sets[self.start[e] as usize..self.start[e + 1] as usize]
+    }
+}
+
+fn text(v: Option<&Value>) -> &str {
+    match v {
+        Some(Value::Text(t)) => t,
+        Some(Value::List(l)) if l.len() == 1 => &l[0],
+        _ => "",
+    }
+}
+
+fn equal<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
+    let mut numbers: HashMap<&str, u32> = HashMap::new();
+    let mut names: Vec<&str> = Vec::new();
+    let mut start = Vec::with_capacity(tickets.len() + 1);
+    let mut values = Vec::with_capacity(tickets.len());
+    for t in tickets {
+        start.push(values.len() as u32);
+        let from = values.len();
+        for i in 0..t.players().max(1) {
+            let v = text(t.value(i, &rule.attribute));
+            let n = *numbers.entry(v).or_insert_with(|| {
+                names.push(v);
+                names.len() as u32 - 1
+            });
+            if !values[from..].contains(&n) {
+                values.push(n);
+            }
+        }
+    }
+    start.push(values.len() as u32);
+    let group = rule
+        .steps
+        .iter()
+        .map(|s| {
+            let groups = match &s.params {
+                Params::Equal { groups } => groups.as_slice(),
+                _ => &[],
+            };
+            names
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, n)| match groups.iter().position(|g| g.iter().any(|v| v == n)) {
+                        Some(g) => g as u32,
+                        None => (groups.len() + i) as u32,
+                    },
+                )
+                .collect()
+        })
+        .collect();
+    Column::Equal {
+        start,
+        values,
+        group,
+    }
+}
+
+fn intersect<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
+    let mut numbers: HashMap<&str, u8> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut sets = Vec::with_capacity(tickets.len());
+    let mut firsts = Vec::with_capacity(tickets.len());
+    for t in tickets {
+        let mut set = u64::MAX;
+        let mut first = u8::MAX;
+        for i in 0..t.players() {
+            let mut mine = 0u64;
+            for (k, v) in t
+                .value(i, &rule.attribute)
+                .and_then(Value::as_list)
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+            {
+                let n = match numbers.get(v.as_str()) {
+                    Some(n) => *n,
+                    None if names.len() < MAX_LIST_VALUES => {
+                        names.push(v.clone());
+                        let n = names.len() as u8 - 1;
+                        numbers.insert(v, n);
+                        n
+                    }
+                    None => continue,
+                };
+                mine |= 1 << n;
+                if i == 0 && k == 0 {
+                    first = n;
+                }
+            }
+            set &= mine;
+        }
+        sets.push(if t.players() == 0 { 0 } else { set });
+        firsts.push(first);
+    }
+    Column::Intersect {
+        sets,
+        firsts,
+        names,
+    }
+}
+
+fn distance<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
+    let mut lo = Vec::with_capacity(tickets.len());
+    let mut hi = Vec::with_capacity(tickets.len());
+    for t in tickets {
+        let nums: Vec<f64> = (0..t.players())
+            .map(|i| {
+                t.value(i, &rule.attribute)
+                    .and_then(Value::as_number)
+                    .unwrap_or(f64::NAN)
+            })
+            .collect();
+        if nums.iter().any(|n| n.is_nan()) || nums.is_empty() {
+            lo.push(f64::NAN);
+            hi.push(f64::NAN);
+        } else {
+            lo.push(nums.iter().copied().fold(f64::INFINITY, f64::min));
+            hi.push(nums.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        }
+    }
+    Column::Distance { lo, hi }
+}
+
+fn roles<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
+    let names: Vec<String> = match &rule.steps[0].params {
+        Params::Roles { need, .. } => need
+            .iter()
+            .take(MAX_ROLES)
+            .map(|(r, _)| r.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let every: u16 = if names.len() >= 16 {
+        u16::MAX
+    } else {
+        (1u16 << names.len()) - 1
+    };
+    let mut start = Vec::with_capacity(tickets.len() + 1);
+    let mut sets = Vec::new();
+    for t in tickets {
+        start.push(sets.len() as u32);
+        for i in 0..t.players() {
+            let set = match t.value(i, &rule.attribute).and_then(Value::as_list) {
+                None => every,
+                Some(list) => list
+                    .iter()
+                    .filter_map(|r| names.iter().position(|n| n == r))
+                    .fold(0u16, |s, b| s | 1 << b),
+            };
+            sets.push(set);
+        }
+    }
+    start.push(sets.len() as u32);
+    Column::Roles { start, sets, names }
+}
+
+/// A candidate match's rule state, kept as it grows.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Grown {
+    /// Per rule: equal: the distinct values so far; intersect: the common set;
+    /// distance: lowest and highest.
+    values: Vec<Vec<u32>>,
+    sets: Vec<u64>,
+    bounds: Vec<(f64, f64)>,
+    people: Vec<u32>,
+    blocked: Vec<u32>,
+}
+
+impl Traits {
+    /// A fresh state for a match starting with entry `e`.
+    pub(crate) fn start(&self, g: &mut Grown, e: usize) {
+        g.values.clear();
+        g.sets.clear();
+        g.bounds.clear();
+        g.people.clear();
+        g.blocked.clear();
+        for (_, column) in &self.rules {
+            match column {
+                Column::Equal { start, values, .. } => g
+                    .values
+                    .push(values[start[e] as usize..start[e + 1] as usize].to_vec()),
+                Column::Intersect { sets, .. } => g.sets.push(sets[e]),
+                Column::Distance { lo, hi } => g.bounds.push((lo[e], hi[e])),
+                _ => {}
+            }
+        }
+        g.people.extend_from_slice(self.people(e));
+        g.blocked.extend_from_slice(self.blocked(e));
+    }
+
+    /// Whether entry `e` may join the match in state `g` whose longest wait,
+    /// `e` included, is `wait`.
+    pub(crate) fn admits(&self, g: &Grown, e: usize, wait: Millis) -> bool {
+        let (mut ev, mut es, mut ed) = (0, 0, 0);
+        for (rule, column) in &self.rules {
+            let params = &rule.steps[rule.step(wait)].params;
+            let ok = match column {
+                Column::Equal {
+                    start,
+                    values,
+                    group,
+                } => {
+                    let k = ev;
+                    ev += 1;
+                    match params {
+                        Params::Off => true,
+                        _ => {
+                            let at = &group[rule.step(wait)];
+                            let g0 = at[g.values[k][0] as usize];
+                            values[start[e] as usize..start[e + 1] as usize]
+                                .iter()
+                                .chain(&g.values[k])
+                                .all(|&v| at[v as usize] == g0)
+                        }
+                    }
+                }
+                Column::Intersect { sets, .. } => {
+                    let k = es;
+                    es += 1;
+                    match params {
+                        Params::Intersect { min } => {
+                            (g.sets[k] & sets[e]).count_ones() as usize >= *min
+                        }
+                        _ => true,
+                    }
+                }
+                Column::Distance { lo, hi } => {
+                    let k = ed;
+                    ed += 1;
+                    match params {
+                        Params::Distance { max } => {
+                            let (a, b) = g.bounds[k];
+                            // A missing number (NaN) on either side never fits.
+                            !(a.is_nan() || lo[e].is_nan()) && b.max(hi[e]) - a.min(lo[e]) <= *max
+                        }
+                        _ => true,
+                    }
+                }
+                Column::Roles { .. } | Column::PartyBalance => true,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        let (people, blocked) = (self.people(e), self.blocked(e));
+        !people.iter().any(|p| g.blocked.contains(p))
+            && !blocked.iter().any(|b| g.people.contains(b))
+    }
+
+    /// Adds entry `e` to the match in state `g`.
+    pub(crate) fn add(&self, g: &mut Grown, e: usize) {
+        let (mut ev, mut es, mut ed) = (0, 0, 0);
+        for (_, column) in &self.rules {
+            match column {
+                Column::Equal { start, values, .. } => {
+                    for &v in &values[start[e] as usize..start[e + 1] as usize] {
+                        if !g.values[ev].contains(&v) {
+                            g.values[ev].push(v);
+                        }
+                    }
+                    ev += 1;
+                }
+                Column::Intersect { sets, .. } => {
+                    g.sets[es] &= sets[e];
+                    es += 1;
+                }
+                Column::Distance { lo, hi } => {
+                    let (a, b) = g.bounds[ed];
+                    g.bounds[ed] = (a.min(lo[e]), b.max(hi[e]));
+                    ed += 1;
+                }
+                _ => {}
+            }
+        }
+        g.people.extend_from_slice(self.people(e));
+        g.blocked.extend_from_slice(self.blocked(e));
+    }
+
+    /// Whether the members `members` (entries) meet every group rule at `wait`:
+    /// what a match must pass after it was cut or rebuilt.
+    pub(crate) fn meets(&self, members: &[usize], wait: Millis) -> bool {
+        let Some((&first, rest)) = members.split_first() else {
+            return true;
+        };
+        let mut g = Grown::default();
+        self.start(&mut g, first);
+        for &m in rest {
+            if !self.admits(&g, m, wait) {
+                return false;
+            }
+            self.add(&mut g, m);
+        }
+        true
+    }
+
+    /// What the match of `members` (entries) gets from the rules: for each
+    /// `intersect` rule, the shared value most of its tickets listed first (the
+    /// most listed value when the rule is off), ties broken by `seed` (the same
+    /// match always gets the same value; different matches spread over the
+    /// tied ones).
+    pub fn chosen(&self, members: &[usize], wait: Millis, seed: u64) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (rule, column) in &self.rules {
+            let Column::Intersect {
+                sets,
+                firsts,
+                names,
+            } = column
+            else {
+                continue;
+            };
+            let common = members.iter().fold(u64::MAX, |s, &m| s & sets[m]);
+            let pool = if common != 0 && rule.steps[rule.step(wait)].params != Params::Off {
+                common
+            } else {
+                // Off (or nothing shared): the value most tickets listed at all.
+                let mut best = (0, 0u64);
+                for bit in 0..names.len() {
+                    let n = members.iter().filter(|&&m| sets[m] >> bit & 1 == 1).count();
+                    if n > best.0 {
+                        best = (n, 1 << bit);
+                    }
+                }
+                best.1
+            };
+            if pool == 0 {
+                continue;
+            }
+            let mut votes = [0u32; MAX_LIST_VALUES];
+            for &m in members {
+                let f = firsts[m];
+                if f != u8::MAX && pool >> f & 1 == 1 {
+                    votes[f as usize] += 1;
+                }
+            }
+            let tie = |b: usize| {
+                (seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                    .wrapping_mul(0xBF58_476D_1CE4_E5B9)
+                    .rotate_left(31)
+            };
+            let pick = (0..names.len())
+                .filter(|&b| pool >> b & 1 == 1)
+                .max_by_key(|&b| (votes[b], tie(b)))
+                .expect("a value in the pool");
+            out.push((rule.attribute.clone(), names[pick].clone()));
+        }
+        out
+    }
+
+    /// The step each rule was at for a match whose longest wait is `wait`.
+    pub fn steps(&self, wait: Millis) -> Vec<(String, usize)> {
+        self.rules
+            .iter()
+            .map(|(r, _)| (r.label(), r.step(wait)))
+            .collect()
+    }
+}

@@ -1,0 +1,326 @@
+//! Rules in the engine's search, through its public API: modes from TOML,
+//! tickets with attributes, proposals. Hard rules are never broken; relaxed
+//! ones loosen with the longest wait of the candidate match; a ticket that fits
+//! no compatible group is passed over without stranding the others.
+
+use mm_domain::{Attributes, Millis, PlayerId, Value};
+use mm_engine::{Described, Entry, Mode, Modes, Proposal, Traits, WindowPolicy, propose_with};
+use proptest::prelude::*;
+
+/// A ticket as the rules see it.
+#[derive(Debug, Clone, Default)]
+struct T {
+    players: Vec<PlayerId>,
+    attrs: Vec<Attributes>,
+    blocks: Vec<PlayerId>,
+}
+
+impl Described for T {
+    fn players(&self) -> usize {
+        self.players.len()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        self.attrs.get(i).and_then(|a| a.get(attribute))
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.players.get(i)
+    }
+    fn blocks(&self) -> &[PlayerId] {
+        &self.blocks
+    }
+}
+
+fn mode(rules: &str, teams: usize, team_size: usize) -> Mode {
+    let text = format!(
+        "[modes.m]\nteams = {teams}\nteam_size = {team_size}\npatience = 1.0\n\
+         window = {{ initial = 100, per_second = 10, cap = 500 }}\n{rules}"
+    );
+    Modes::load(Some(&text), WindowPolicy::default())
+        .unwrap()
+        .get("m")
+        .unwrap()
+        .clone()
+}
+
+fn attrs(json: &str) -> Attributes {
+    serde_json::from_str(json).unwrap()
+}
+
+/// A solo ticket named `name` with attributes `json`.
+fn solo(name: &str, json: &str) -> T {
+    T {
+        players: vec![PlayerId::new(name).unwrap()],
+        attrs: vec![attrs(json)],
+        blocks: Vec::new(),
+    }
+}
+
+fn run(mode: &Mode, tickets: &[T], entries: &[Entry], now: Millis) -> Vec<Proposal> {
+    let traits = Traits::new(&mode.rules, tickets);
+    propose_with(mode, entries, &traits, now)
+}
+
+fn entries(n: usize, queued: Millis) -> Vec<Entry> {
+    (0..n)
+        .map(|i| Entry::solo(1500.0 + i as f64, queued))
+        .collect()
+}
+
+#[test]
+fn a_hard_equal_keeps_builds_apart() {
+    let m = mode(
+        "[[modes.m.rules]]\nkind = \"equal\"\nattribute = \"build\"",
+        2,
+        1,
+    );
+    let tickets: Vec<T> = ["1.4", "1.3", "1.4", "1.3", "1.4"]
+        .iter()
+        .enumerate()
+        .map(|(i, b)| solo(&format!("p{i}"), &format!(r#"{{"build": "{b}"}}"#)))
+        .collect();
+    let p = run(&m, &tickets, &entries(5, 0), 1_000);
+    assert_eq!(p.len(), 2, "{p:?}");
+    for prop in &p {
+        let builds: Vec<&Value> = prop
+            .members
+            .iter()
+            .map(|&e| tickets[e].value(0, "build").unwrap())
+            .collect();
+        assert_eq!(builds[0], builds[1], "{prop:?}");
+        assert_eq!(prop.steps, vec![("equal:build".to_string(), 0)]);
+    }
+}
+
+#[test]
+fn crossplay_opens_after_the_relax_step() {
+    let rules = r#"
+[[modes.m.rules]]
+kind = "equal"
+attribute = "platform"
+groups = [["xbox", "ps"], ["pc"]]
+relax = [{ after = "30s", groups = [["xbox", "ps", "pc"]] }]"#;
+    let m = mode(rules, 2, 1);
+    let tickets = vec![
+        solo("a", r#"{"platform": "pc"}"#),
+        solo("b", r#"{"platform": "ps"}"#),
+    ];
+    assert!(run(&m, &tickets, &entries(2, 0), 10_000).is_empty());
+    let p = run(&m, &tickets, &entries(2, 0), 31_000);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].steps, vec![("equal:platform".to_string(), 1)]);
+    // Consoles meet from the start.
+    let tickets = vec![
+        solo("a", r#"{"platform": "xbox"}"#),
+        solo("b", r#"{"platform": "ps"}"#),
+    ];
+    assert_eq!(run(&m, &tickets, &entries(2, 0), 1_000).len(), 1);
+}
+
+#[test]
+fn intersect_chooses_the_map_most_listed_first() {
+    let rules = "[[modes.m.rules]]\nkind = \"intersect\"\nattribute = \"maps\"\n\
+                 relax = [{ after = \"60s\", off = true }]";
+    let m = mode(rules, 2, 2);
+    let tickets = vec![
+        solo("a", r#"{"maps": ["harbor", "dust"]}"#),
+        solo("b", r#"{"maps": ["dust", "harbor"]}"#),
+        solo("c", r#"{"maps": ["dust", "canal"]}"#),
+        solo("d", r#"{"maps": ["canal", "dust", "harbor"]}"#),
+    ];
+    let p = run(&m, &tickets, &entries(4, 0), 1_000);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p[0].chosen, vec![("maps".to_string(), "dust".to_string())]);
+    // Nothing shared: no match until the rule is off; then the most listed.
+    let tickets = vec![
+        solo("a", r#"{"maps": ["harbor"]}"#),
+        solo("b", r#"{"maps": ["dust"]}"#),
+        solo("c", r#"{"maps": ["dust"]}"#),
+        solo("d", r#"{"maps": ["canal", "dust"]}"#),
+    ];
+    assert!(run(&m, &tickets, &entries(4, 0), 1_000).is_empty());
+    let p = run(&m, &tickets, &entries(4, 0), 61_000);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].chosen, vec![("maps".to_string(), "dust".to_string())]);
+}
+
+#[test]
+fn distance_widens_with_wait() {
+    let rules = "[[modes.m.rules]]\nkind = \"distance\"\nattribute = \"level\"\n\
+                 max_distance = 5\nrelax = [{ after = \"20s\", max_distance = 50 }]";
+    let m = mode(rules, 2, 1);
+    let tickets = vec![solo("a", r#"{"level": 10}"#), solo("b", r#"{"level": 40}"#)];
+    assert!(run(&m, &tickets, &entries(2, 0), 5_000).is_empty());
+    assert_eq!(run(&m, &tickets, &entries(2, 0), 21_000).len(), 1);
+    // A ticket without the number matches only once the rule is off.
+    let tickets = vec![solo("a", r#"{"level": 10}"#), solo("b", "{}")];
+    assert!(run(&m, &tickets, &entries(2, 0), 21_000).is_empty());
+}
+
+#[test]
+fn roles_are_filled_per_team() {
+    let rules = r#"
+[[modes.m.rules]]
+kind = "roles"
+attribute = "roles"
+need = { tank = 1, healer = 1, damage = 3 }"#;
+    let m = mode(rules, 2, 5);
+    let role = |r: &str| format!(r#"{{"roles": {r}}}"#);
+    let mut tickets: Vec<T> = (0..6)
+        .map(|i| solo(&format!("d{i}"), &role(r#"["damage"]"#)))
+        .collect();
+    tickets.push(solo("t0", &role(r#"["tank", "damage"]"#)));
+    tickets.push(solo("t1", &role(r#"["tank"]"#)));
+    tickets.push(solo("h0", &role(r#"["healer"]"#)));
+    tickets.push(solo("h1", &role(r#"["healer", "tank"]"#)));
+    let p = run(&m, &tickets, &entries(10, 0), 1_000);
+    assert_eq!(p.len(), 1, "{p:?}");
+    let p = &p[0];
+    assert_eq!(p.roles.len(), 10);
+    for team in 0..2 {
+        let mut got: Vec<&str> = p
+            .roles
+            .iter()
+            .filter(|(k, ..)| p.teams[*k] == team)
+            .map(|(_, _, r)| r.as_str())
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            ["damage", "damage", "damage", "healer", "tank"],
+            "team {team}"
+        );
+    }
+    // Only one healer in the pool: no match.
+    let mut short = tickets.clone();
+    short[9] = solo("h1", &role(r#"["tank"]"#));
+    assert!(run(&m, &short, &entries(10, 0), 1_000).is_empty());
+}
+
+#[test]
+fn a_five_stack_meets_a_big_party_not_five_solos() {
+    let m = mode("[[modes.m.rules]]\nkind = \"party_balance\"", 2, 5);
+    let party = |n: usize, at: f64| Entry {
+        rating: at,
+        size: n,
+        enqueued_at: 0,
+        eligible_at: 0,
+    };
+    let mut pool = vec![party(5, 1500.0)];
+    pool.extend((0..5).map(|i| party(1, 1501.0 + i as f64)));
+    let blank = vec![T::default(); pool.len()];
+    assert!(
+        run(&m, &blank, &pool, 1_000).is_empty(),
+        "a five-stack against five solos"
+    );
+    pool.push(party(4, 1502.0));
+    let blank = vec![T::default(); pool.len()];
+    let p = run(&m, &blank, &pool, 1_000);
+    assert_eq!(p.len(), 1, "{p:?}");
+    let sizes: Vec<usize> = p[0].members.iter().map(|&e| pool[e].size).collect();
+    assert!(sizes.contains(&5) && sizes.contains(&4), "{sizes:?}");
+    // The four solos left over and six more make a match of their own.
+    pool.extend((0..6).map(|i| party(1, 1510.0 + i as f64)));
+    let blank = vec![T::default(); pool.len()];
+    let got = run(&m, &blank, &pool, 1_000);
+    assert_eq!(got.len(), 2, "{got:?}");
+}
+
+#[test]
+fn blocked_players_never_meet() {
+    let m = mode("", 2, 1);
+    let mut tickets = vec![solo("ann", "{}"), solo("bob", "{}"), solo("cy", "{}")];
+    tickets[0].blocks = vec![PlayerId::new("bob").unwrap()];
+    let p = run(&m, &tickets, &entries(3, 0), 1_000);
+    assert_eq!(p.len(), 1);
+    let names: Vec<&str> = p[0]
+        .members
+        .iter()
+        .map(|&e| tickets[e].players[0].as_str())
+        .collect();
+    assert!(
+        !(names.contains(&"ann") && names.contains(&"bob")),
+        "{names:?}"
+    );
+    // Never relaxed, however long they wait.
+    let two = vec![tickets[0].clone(), tickets[1].clone()];
+    assert!(run(&m, &two, &entries(2, 0), 3_600_000).is_empty());
+}
+
+proptest! {
+    /// Random pools of solos and parties with builds, platforms, maps and
+    /// levels: every proposal keeps the hard rules, and the relaxed ones at
+    /// the step its longest wait allows.
+    #[test]
+    fn proposals_keep_every_rule(
+        seed in proptest::collection::vec((0u8..3, 0u8..3, 0u8..16, 0u32..60, 1usize..3, 0u64..90_000), 10..60),
+    ) {
+        let rules = r#"
+[[modes.m.rules]]
+kind = "equal"
+attribute = "build"
+
+[[modes.m.rules]]
+kind = "equal"
+attribute = "platform"
+groups = [["xbox", "ps"], ["pc"]]
+relax = [{ after = "30s", groups = [["xbox", "ps", "pc"]] }]
+
+[[modes.m.rules]]
+kind = "intersect"
+attribute = "maps"
+relax = [{ after = "45s", off = true }]
+
+[[modes.m.rules]]
+kind = "distance"
+attribute = "level"
+max_distance = 10
+relax = [{ after = "20s", max_distance = 30 }]"#;
+        let m = mode(rules, 2, 2);
+        let builds = ["a", "b", "c"];
+        let platforms = ["pc", "xbox", "ps"];
+        let now = 100_000;
+        let mut tickets = Vec::new();
+        let mut pool = Vec::new();
+        for (i, &(b, p, maps, level, size, waited)) in seed.iter().enumerate() {
+            let list: Vec<String> = (0..4).filter(|k| maps >> k & 1 == 1).map(|k| format!("m{k}")).collect();
+            let a = attrs(&serde_json::json!({
+                "build": builds[b as usize], "platform": platforms[p as usize],
+                "maps": list, "level": level,
+            }).to_string());
+            tickets.push(T {
+                players: (0..size).map(|k| PlayerId::new(format!("p{i}x{k}")).unwrap()).collect(),
+                attrs: vec![a; size],
+                blocks: Vec::new(),
+            });
+            pool.push(Entry { rating: 1500.0 + (i % 7) as f64, size, enqueued_at: now - waited, eligible_at: 0 });
+        }
+        let props = run(&m, &tickets, &pool, now);
+        let mut seen = std::collections::HashSet::new();
+        for prop in &props {
+            let wait = prop.members.iter().map(|&e| now - pool[e].enqueued_at).max().unwrap();
+            let vals = |name: &str| -> Vec<&Value> { prop.members.iter().map(|&e| tickets[e].value(0, name).unwrap()).collect() };
+            let b = vals("build");
+            prop_assert!(b.iter().all(|v| *v == b[0]), "builds {:?}", b);
+            let p: Vec<&str> = vals("platform").iter().map(|v| v.as_text().unwrap()).collect();
+            if wait < 30_000 {
+                let pc = p.iter().filter(|x| **x == "pc").count();
+                prop_assert!(pc == 0 || pc == p.len(), "platforms {:?} at {}", p, wait);
+            }
+            if wait < 45_000 {
+                let common = prop.members.iter().fold(u64::MAX, |acc, &e| {
+                    acc & tickets[e].value(0, "maps").unwrap().as_list().unwrap().iter()
+                        .map(|m| 1u64 << m[1..].parse::<u32>().unwrap()).fold(0, |x, y| x | y)
+                });
+                prop_assert!(common != 0, "no shared map at {}", wait);
+            }
+            let levels: Vec<f64> = vals("level").iter().map(|v| v.as_number().unwrap()).collect();
+            let spread = levels.iter().cloned().fold(f64::MIN, f64::max) - levels.iter().cloned().fold(f64::MAX, f64::min);
+            prop_assert!(spread <= if wait < 20_000 { 10.0 } else { 30.0 }, "levels {:?} at {}", levels, wait);
+            for &e in &prop.members {
+                prop_assert!(seen.insert(e), "entry {} twice", e);
+            }
+            let players: usize = prop.members.iter().map(|&e| pool[e].size).sum();
+            prop_assert_eq!(players, 4);
+        }
+    }
+}
