@@ -1,7 +1,9 @@
 //! The store contract shared by the Redis and in-memory implementations.
 
 use crate::StoreError;
-use crate::{Fleet, Leading, Lifecycle, Limits, Locks, Parties, RateCheck, Results, Verdict};
+use crate::{
+    Blocks, Fleet, Leading, Lifecycle, Limits, Locks, Parties, RateCheck, Results, Verdict,
+};
 use async_trait::async_trait;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
@@ -95,7 +97,7 @@ pub struct Depths {
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
 pub trait Store:
-    Lifecycle + Fleet + Results + Limits + Locks + Leading + Parties + Send + Sync + 'static
+    Lifecycle + Fleet + Results + Limits + Locks + Leading + Parties + Blocks + Send + Sync + 'static
 {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;

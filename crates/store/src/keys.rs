@@ -178,6 +178,9 @@ pub struct PlayerKeys {
     pub invited: String,
     /// The attribute claims the player's token carried (JSON), for their party.
     pub attested: String,
+    /// Whom the player blocked (set), and who blocked them (set).
+    pub blocks: String,
+    pub blocked_by: String,
 }
 
 /// Keys of one party (one slot: every merge is one script).
@@ -217,6 +220,8 @@ impl PlayerKeys {
             party: format!("{prefix}:party"),
             invited: format!("{prefix}:invited"),
             attested: format!("{prefix}:attested"),
+            blocks: format!("{prefix}:blocks"),
+            blocked_by: format!("{prefix}:blocked_by"),
         }
     }
 }

@@ -17,10 +17,11 @@
 //! slots are kept through [`Fleet`]. Results wait for the rating service, and
 //! players' rating freshness is marked, through [`Results`]. Rate limits shared by
 //! every ingress are counted through [`Limits`], parties are kept through
-//! [`Parties`], token locks with fencing tokens through [`Locks`], and pool
+//! [`Parties`], block lists through [`Blocks`], token locks with fencing tokens through [`Locks`], and pool
 //! leaders' fenced writes through [`Leading`].
 
 mod api;
+mod blocks;
 mod error;
 mod fleet;
 mod hub;
@@ -40,6 +41,7 @@ mod wake;
 pub use api::{
     CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
 };
+pub use blocks::{Blocked, Blocks, MAX_BLOCKS, MemoryBlocks};
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
 pub use hub::Hub;

@@ -426,3 +426,59 @@ async fn the_game_server_gets_the_chosen_map() {
         "{a:?}"
     );
 }
+
+/// Block lists through the API: kept, listed, bounded to the caller's own; two
+/// players of whom one blocked the other are never matched, while a third
+/// player is.
+async fn blocked_players_never_meet(d: &Deployment) {
+    let ann = d.client("bl-ann");
+    let (s, b) = ann
+        .send(Method::PUT, "/v1/players/me/blocks/bl-bob", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["blocks"], json!(["bl-bob"]), "{b}");
+    let (s, b) = ann.get("/v1/players/me/blocks").await;
+    assert_eq!(
+        (s, &b["blocks"]),
+        (StatusCode::OK, &json!(["bl-bob"])),
+        "{b}"
+    );
+    // Not someone else's list, not oneself.
+    let (s, _) = d.client("bl-bob").get("/v1/players/bl-ann/blocks").await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, b) = ann
+        .send(Method::PUT, "/v1/players/me/blocks/bl-ann", None)
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
+    // Bob queues first, then Ann: they never meet. Cy joins: Ann or Bob meets Cy.
+    let bob_t = queue(d, "arena", "bl-bob", json!({"maps": ["dust"]})).await;
+    let ann_t = queue(d, "arena", "bl-ann", json!({"maps": ["dust"]})).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for (p, t) in [("bl-bob", &bob_t), ("bl-ann", &ann_t)] {
+        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
+        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
+    }
+    let cy_t = queue(d, "arena", "bl-cy", json!({"maps": ["dust"]})).await;
+    let view = matched(d, "bl-cy", &cy_t).await;
+    let players = view["match"]["tickets"].to_string();
+    assert!(
+        players.contains("bl-ann") != players.contains("bl-bob"),
+        "{view}"
+    );
+    let (s, b) = ann
+        .send(Method::DELETE, "/v1/players/me/blocks/bl-bob", None)
+        .await;
+    assert_eq!((s, &b["blocks"]), (StatusCode::OK, &json!([])), "{b}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_block_lists() {
+    let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
+    blocked_players_never_meet(&d).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_block_lists() {
+    let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
+    blocked_players_never_meet(&d).await;
+}

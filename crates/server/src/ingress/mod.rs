@@ -4,6 +4,7 @@
 
 mod attributes;
 mod auth;
+mod blocks;
 mod body;
 pub(crate) mod error;
 mod extract;
@@ -126,6 +127,8 @@ fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ratings::player))
         .routes(routes!(ratings::history))
         .routes(routes!(ratings::leaderboard))
+        .routes(routes!(blocks::get_list))
+        .routes(routes!(blocks::block, blocks::unblock))
         .routes(routes!(parties::mine))
         .routes(routes!(parties::create))
         .routes(routes!(parties::get_one, parties::disband))

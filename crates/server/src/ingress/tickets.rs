@@ -456,6 +456,8 @@ pub async fn create(
     )?;
     ticket.attributes = attrs;
     ticket.player_attributes = own;
+    // Whom its players may never meet, either way, as the store has it now.
+    ticket.blocks = state.store.kept_apart(&ticket.players).await?;
     let charge = charge.as_ref();
     let outcome = if from_client {
         state.store.enqueue_charged(&ticket, charge).await?

@@ -3,6 +3,7 @@
 //! other tickets, history, events) are idempotent and resumable (see [`cross`] and
 //! the outbox in [`crate::keys`]).
 
+mod blocks;
 mod conn;
 mod cross;
 pub mod events;
