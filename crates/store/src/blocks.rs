@@ -39,17 +39,17 @@ pub trait Blocks {
     async fn kept_apart(&self, players: &[PlayerId]) -> Result<Vec<PlayerId>, StoreError>;
 }
 
+/// One player's lists: whom they blocked, and who blocked them.
+type Lists = (BTreeSet<PlayerId>, BTreeSet<PlayerId>);
+
 /// Block lists of [`crate::MemoryStore`].
 #[derive(Default)]
 pub struct MemoryBlocks {
-    inner: Mutex<HashMap<PlayerId, (BTreeSet<PlayerId>, BTreeSet<PlayerId>)>>,
+    inner: Mutex<HashMap<PlayerId, Lists>>,
 }
 
 impl MemoryBlocks {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<PlayerId, (BTreeSet<PlayerId>, BTreeSet<PlayerId>)>>
-    {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, Lists>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
