@@ -290,11 +290,20 @@ impl SupervisorArgs {
         if self.ticket_retention.is_zero() {
             bail!("TICKET_RETENTION (--ticket-retention) must be more than zero");
         }
+        let give_up = catalog
+            .pools()
+            .into_iter()
+            .filter_map(|p| {
+                let after = catalog.mode(&p.mode)?.give_up_after?;
+                Some((p, after))
+            })
+            .collect();
         Ok(SupervisorConfig {
             pools: catalog.pools(),
             interval: self.supervise_interval,
             outbox_grace: lock_ttl,
             retention: self.ticket_retention,
+            give_up,
         })
     }
 }

@@ -21,6 +21,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// The ticket waited its mode's `give_up_after` without a match and ended
+    /// `timed_out` (`reason`: `no_match_found`).
+    #[serde(rename = "ticket.timed_out")]
+    TimedOut { ticket_id: TicketId, reason: String },
     /// The ticket was placed in a match that every player must accept by
     /// `deadline` (`POST /v1/matches/{id}/accept` or `.../decline`, or the same
     /// over this socket).

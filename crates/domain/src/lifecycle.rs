@@ -158,6 +158,8 @@ pub mod reasons {
     /// Another match of the same players was cancelled or failed; the ticket went
     /// back to the queue.
     pub const REQUEUED: &str = "requeued";
+    /// The ticket waited its mode's `give_up_after` without a match.
+    pub const NO_MATCH_FOUND: &str = "no_match_found";
 }
 
 /// A player's answer to the ready check.

@@ -193,9 +193,9 @@ impl Mode {
         })?;
         if self
             .give_up_after
-            .is_some_and(|g| !(10_000..=86_400_000).contains(&g))
+            .is_some_and(|g| !(1_000..=86_400_000).contains(&g))
         {
-            return bad("give_up_after must be between 10s and 24h".into());
+            return bad("give_up_after must be between 1s and 24h".into());
         }
         if let Some(a) = self.from_claims.iter().find(|a| !mm_domain::valid_name(a)) {
             return bad(format!(

@@ -6,7 +6,7 @@
 //! step is idempotent, so any number of supervisors may run at once.
 
 use crate::saga;
-use mm_domain::Pool;
+use mm_domain::{Event, EventEnvelope, Pool, reasons};
 use mm_store::Store;
 use mm_store::outage::Backoff;
 use mm_telemetry::names;
@@ -23,6 +23,8 @@ pub struct SupervisorConfig {
     pub outbox_grace: Duration,
     /// Finished tickets and matches stay readable this long (`TICKET_RETENTION`).
     pub retention: Duration,
+    /// Pools whose mode gives tickets up, and after how long (`give_up_after`).
+    pub give_up: Vec<(Pool, mm_domain::Millis)>,
 }
 
 /// What one cycle did.
@@ -37,10 +39,14 @@ pub struct CycleReport {
     /// Matches failed because their game server was lost.
     pub matches_failed: usize,
     pub purged: usize,
+    /// Tickets ended after waiting their mode's `give_up_after`.
+    pub given_up: usize,
 }
 
 /// Most due sagas stepped per pool per cycle.
 const SAGAS_PER_CYCLE: usize = 500;
+/// Most tickets given up per pool per cycle.
+const GIVE_UPS_PER_CYCLE: usize = 1000;
 
 /// Runs supervisor cycles until `shutdown` is cancelled.
 pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: CancellationToken) {
@@ -73,6 +79,7 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
             || report.fanned_out > 0
             || report.saga_steps > 0
             || report.servers_lost > 0
+            || report.given_up > 0
         {
             tracing::info!(
                 reclaimed = report.reclaimed,
@@ -81,6 +88,7 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
                 servers_lost = report.servers_lost,
                 matches_failed = report.matches_failed,
                 purged = report.purged,
+                given_up = report.given_up,
                 "supervisor cycle"
             );
         }
@@ -158,6 +166,9 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
             Err(e) => warn_store!(e, pool = %pool.name(), "purge failed"),
         }
     }
+    for (pool, after) in &cfg.give_up {
+        report.given_up += give_up(store, pool, *after).await;
+    }
     match store.lapsed_servers().await {
         Ok(servers) => {
             for server in servers {
@@ -179,6 +190,49 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
     }
     report_fleet(store, cfg).await;
     report
+}
+
+/// Ends the tickets of `pool` that waited `after` without a match, as
+/// `timed_out` with reason `no_match_found`, and tells their players. Returns
+/// how many ended.
+async fn give_up(store: &dyn Store, pool: &Pool, after: mm_domain::Millis) -> usize {
+    let before = mm_domain::now_ms().saturating_sub(after);
+    let tickets = match store.overdue(pool, before, GIVE_UPS_PER_CYCLE).await {
+        Ok(t) => t,
+        Err(e) => {
+            warn_store!(e, pool = %pool.name(), "listing tickets to give up failed");
+            return 0;
+        }
+    };
+    let mut ended = 0;
+    for t in tickets {
+        match store
+            .give_up(&t.owner, &t.id, reasons::NO_MATCH_FOUND)
+            .await
+        {
+            Ok(mm_store::CancelOutcome::Cancelled) => {
+                ended += 1;
+                metrics::counter!(names::TICKETS_GIVEN_UP, "pool" => pool.name()).increment(1);
+                let events: Vec<EventEnvelope> = t
+                    .players
+                    .iter()
+                    .map(|p| EventEnvelope {
+                        player: p.clone(),
+                        event: Event::TimedOut {
+                            ticket_id: t.id.clone(),
+                            reason: reasons::NO_MATCH_FOUND.to_string(),
+                        },
+                    })
+                    .collect();
+                if let Err(e) = store.publish(&events).await {
+                    warn_store!(e, "could not publish ticket.timed_out");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => warn_store!(e, ticket_id = %t.id, "giving a ticket up failed"),
+        }
+    }
+    ended
 }
 
 /// Game servers and free slots by region: shared state, reported from here. Every

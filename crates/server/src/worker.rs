@@ -633,7 +633,11 @@ pub(crate) fn record_matches(done: &[Match]) {
             (lo.min(r), hi.max(r))
         });
         if lo.is_finite() {
-            metrics::histogram!(names::MATCH_RATING_SPREAD, "mode" => mode).record(hi - lo);
+            metrics::histogram!(names::MATCH_RATING_SPREAD, "mode" => mode.clone()).record(hi - lo);
+        }
+        for r in &m.decided.rules {
+            metrics::counter!(names::RULE_STEPS, "mode" => mode.clone(), "rule" => r.rule.clone(), "step" => r.step.to_string())
+                .increment(1);
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::StoreError;
 use crate::{
-    Blocks, Fleet, Leading, Lifecycle, Limits, Locks, Parties, RateCheck, Results, Verdict,
+    Blocks, Fleet, GiveUp, Leading, Lifecycle, Limits, Locks, Parties, RateCheck, Results, Verdict,
 };
 use async_trait::async_trait;
 use mm_domain::{
@@ -97,7 +97,18 @@ pub struct Depths {
 /// number of processes (Redis) or tasks (memory).
 #[async_trait]
 pub trait Store:
-    Lifecycle + Fleet + Results + Limits + Locks + Leading + Parties + Blocks + Send + Sync + 'static
+    Lifecycle
+    + Fleet
+    + Results
+    + Limits
+    + Locks
+    + Leading
+    + Parties
+    + Blocks
+    + GiveUp
+    + Send
+    + Sync
+    + 'static
 {
     /// Succeeds when the store answers.
     async fn ping(&self) -> Result<(), StoreError>;

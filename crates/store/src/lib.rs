@@ -24,6 +24,7 @@ mod api;
 mod blocks;
 mod error;
 mod fleet;
+mod giveup;
 mod hub;
 pub mod keys;
 mod leading;
@@ -44,6 +45,7 @@ pub use api::{
 pub use blocks::{Blocked, Blocks, MAX_BLOCKS, MemoryBlocks};
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
+pub use giveup::GiveUp;
 pub use hub::Hub;
 pub use leading::Leading;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};

@@ -33,6 +33,8 @@ pub const POOLS_LEFT_TO_LEADER: &str = "matchmaker_pool_left_to_leader";
 pub const RECLAIM_ATTEMPTS: &str = "matchmaker_reclaim_attempts_total";
 pub const RECLAIM_FAILURES: &str = "matchmaker_reclaim_failures_total";
 pub const RECLAIMED_TICKETS: &str = "matchmaker_reclaimed_tickets_total";
+pub const TICKETS_GIVEN_UP: &str = "matchmaker_tickets_given_up_total";
+pub const RULE_STEPS: &str = "matchmaker_rule_steps_total";
 pub const RECLAIM_DURATION: &str = "matchmaker_reclaim_duration_seconds";
 pub const QUEUE_DEPTH: &str = "matchmaker_queue_depth";
 pub const QUEUE_HELD: &str = "matchmaker_queue_held";
@@ -162,6 +164,16 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         RECLAIM_DURATION,
         Kind::Histogram,
         "One supervisor reclaim pass over a pool.",
+    ),
+    (
+        TICKETS_GIVEN_UP,
+        Kind::Counter,
+        "Tickets ended after waiting their mode's give_up_after without a match, by pool.",
+    ),
+    (
+        RULE_STEPS,
+        Kind::Counter,
+        "Matches formed, by mode, rule (kind:attribute) and the relax step it was at (0: not relaxed).",
     ),
     (
         QUEUE_DEPTH,

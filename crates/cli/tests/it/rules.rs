@@ -37,6 +37,13 @@ ready_check = false
 kind = "intersect"
 attribute = "maps"
 
+[modes.patient]
+teams = 2
+team_size = 1
+ready_check = false
+placement = "none"
+give_up_after = "2s"
+
 [modes.squads]
 teams = 2
 team_size = 2
@@ -481,4 +488,35 @@ async fn embedded_block_lists() {
 async fn redis_block_lists() {
     let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
     blocked_players_never_meet(&d).await;
+}
+
+/// A ticket that waits its mode's `give_up_after` ends `timed_out` with reason
+/// `no_match_found`, and its player hears `ticket.timed_out`.
+async fn a_hopeless_ticket_gives_up(d: &Deployment) {
+    let mut ws = d.socket("gu-alone").await;
+    let id = queue(d, "patient", "gu-alone", json!({})).await;
+    let ev = ws
+        .wait_for("ticket.timed_out", Duration::from_secs(15))
+        .await;
+    assert_eq!(ev["ticket_id"], id.as_str(), "{ev}");
+    assert_eq!(ev["reason"], "no_match_found", "{ev}");
+    let (_, v) = d.client("gu-alone").get(&format!("/v1/tickets/{id}")).await;
+    assert_eq!(v["status"], "timed_out", "{v}");
+    assert_eq!(v["reason"], "no_match_found", "{v}");
+    let waited = v["time_in_queue_ms"].as_u64().unwrap();
+    assert!((2_000..10_000).contains(&waited), "{v}");
+    // The player may queue again at once.
+    queue(d, "patient", "gu-alone", json!({})).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_give_up() {
+    let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
+    a_hopeless_ticket_gives_up(&d).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_give_up() {
+    let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
+    a_hopeless_ticket_gives_up(&d).await;
 }

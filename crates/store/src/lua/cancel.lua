@@ -3,16 +3,21 @@
 -- release drops it.
 -- KEYS: 1 queue zset, 2 state hash, 3 done zset
 -- ARGV: 1 ticket id, 2 (optional) the reason the matchmaker withdraws it for
--- (the entry reads as cancelled with that reason)
+-- (the entry reads as cancelled with that reason), 3 (optional) 't': it ends
+-- as timed out with that reason instead
 -- Returns {outcome, detail}: {'missing'}, {'cancelled', 'already'},
 -- {'withdrawn', reason}, {'matched', match id}, or {'cancelled', previous state}.
 local s = redis.call('HGET', KEYS[2], ARGV[1])
 if not s then return {'missing'} end
 if s == 'c' then return {'cancelled', 'already'} end
 if string.sub(s, 1, 2) == 'm:' then return {'matched', string.sub(s, 3)} end
-if string.sub(s, 1, 2) == 'w:' then return {'withdrawn', string.sub(s, 3)} end
+if string.sub(s, 1, 2) == 'w:' or string.sub(s, 1, 2) == 't:' then
+  return {'withdrawn', string.sub(s, 3)}
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
-if ARGV[2] and ARGV[2] ~= '' then
+if ARGV[3] == 't' then
+  redis.call('HSET', KEYS[2], ARGV[1], 't:' .. ARGV[2])
+elseif ARGV[2] and ARGV[2] ~= '' then
   redis.call('HSET', KEYS[2], ARGV[1], 'w:' .. ARGV[2])
 else
   redis.call('HSET', KEYS[2], ARGV[1], 'c')

@@ -7,7 +7,8 @@
 -- ARGV: 1 ticket id, 2 reason
 -- Returns {previous state or '', ticket JSON if a live entry was withdrawn}.
 local s = redis.call('HGET', KEYS[2], ARGV[1])
-if s == 'c' or (s and (string.sub(s, 1, 2) == 'm:' or string.sub(s, 1, 2) == 'w:')) then
+local kind = s and string.sub(s, 1, 2)
+if s == 'c' or kind == 'm:' or kind == 'w:' or kind == 't:' then
   return {s}
 end
 if s then redis.call('ZREM', KEYS[1], ARGV[1]) end

@@ -12,6 +12,7 @@ mod fleet;
 mod leading;
 mod lifecycle;
 mod maps;
+mod overdue;
 mod results;
 mod side;
 
@@ -287,6 +288,46 @@ impl Inner {
         Some(view(ticket, &e.state, e.finished_at, found, now))
     }
 
+    /// Ends `player`'s ticket `id` in every pool it waits in with state `ended`
+    /// (same as `cancel.lua` on each), unless it is in a match.
+    fn end(
+        &mut self,
+        player: &PlayerId,
+        id: &TicketId,
+        ended: State,
+        now: Millis,
+    ) -> CancelOutcome {
+        let Some(pools) = self
+            .players
+            .get(player)
+            .and_then(|p| p.tickets.get(id))
+            .cloned()
+        else {
+            return CancelOutcome::NotFound;
+        };
+        let entries = self.entries(&pools, id);
+        if entries.is_empty() {
+            return CancelOutcome::NotFound;
+        }
+        if let Some(State::Matched(mid)) = combine(entries.clone()).map(|e| e.state) {
+            return CancelOutcome::Matched(mid);
+        }
+        let mut cancelled = false;
+        for e in entries.iter().filter(|e| e.state.is_live()) {
+            let ps = self.pool(&e.pool);
+            let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
+            ps.queue.remove(&(Score(rating), id.clone()));
+            ps.state.insert(id.clone(), ended.clone());
+            ps.done.insert(id.to_string(), now);
+            cancelled = true;
+        }
+        if cancelled {
+            CancelOutcome::Cancelled
+        } else {
+            CancelOutcome::AlreadyCancelled
+        }
+    }
+
     /// Takes a ticket's entry in `pool` out of play (same as `withdraw.lua`). Returns
     /// the ticket if the entry was live.
     fn withdraw(
@@ -504,41 +545,11 @@ impl Store for MemoryStore {
         id: &TicketId,
         reason: Option<&str>,
     ) -> Result<CancelOutcome, StoreError> {
-        let now = now_ms();
-        let mut inner = self.lock();
-        let Some(pools) = inner
-            .players
-            .get(player)
-            .and_then(|p| p.tickets.get(id))
-            .cloned()
-        else {
-            return Ok(CancelOutcome::NotFound);
+        let ended = match reason {
+            Some(r) => State::Withdrawn(r.to_string()),
+            None => State::Cancelled,
         };
-        let entries = inner.entries(&pools, id);
-        if entries.is_empty() {
-            return Ok(CancelOutcome::NotFound);
-        }
-        if let Some(State::Matched(mid)) = combine(entries.clone()).map(|e| e.state) {
-            return Ok(CancelOutcome::Matched(mid));
-        }
-        let mut cancelled = false;
-        for e in entries.iter().filter(|e| e.state.is_live()) {
-            let ps = inner.pool(&e.pool);
-            let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
-            ps.queue.remove(&(Score(rating), id.clone()));
-            let ended = match reason {
-                Some(r) => State::Withdrawn(r.to_string()),
-                None => State::Cancelled,
-            };
-            ps.state.insert(id.clone(), ended);
-            ps.done.insert(id.to_string(), now);
-            cancelled = true;
-        }
-        Ok(if cancelled {
-            CancelOutcome::Cancelled
-        } else {
-            CancelOutcome::AlreadyCancelled
-        })
+        Ok(self.lock().end(player, id, ended, now_ms()))
     }
 
     async fn player_matches(

@@ -13,6 +13,7 @@ mod leading;
 mod lifecycle;
 mod limits;
 mod locks;
+mod overdue;
 mod parties;
 mod replicas;
 mod results;
@@ -687,39 +688,7 @@ impl Store for RedisStore {
         id: &TicketId,
         reason: Option<&str>,
     ) -> Result<CancelOutcome, StoreError> {
-        let pools = self.ticket_pools(player, id).await?;
-        let cancels = pools.iter().map(|pool| async move {
-            let keys = PoolKeys::new(pool);
-            let out: Vec<String> = self
-                .scripts
-                .cancel
-                .key(&keys.queue)
-                .key(&keys.state)
-                .key(&keys.done)
-                .arg(id.as_str())
-                .arg(reason.unwrap_or(""))
-                .invoke_async(&mut self.conn())
-                .await?;
-            Ok::<_, StoreError>(out)
-        });
-        // Matched anywhere wins; else cancelled if any entry was live.
-        let mut outcome = CancelOutcome::NotFound;
-        for out in try_join_all(cancels).await? {
-            let detail = out.get(1).map(String::as_str);
-            outcome = match (out.first().map(String::as_str), detail, outcome) {
-                (_, _, matched @ CancelOutcome::Matched(_)) => matched,
-                (Some("matched"), Some(mid), _) => CancelOutcome::Matched(
-                    MatchId::new(mid).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                ),
-                (_, _, CancelOutcome::Cancelled) => CancelOutcome::Cancelled,
-                (Some("cancelled"), Some("already"), _) | (Some("withdrawn"), _, _) => {
-                    CancelOutcome::AlreadyCancelled
-                }
-                (Some("cancelled"), _, _) => CancelOutcome::Cancelled,
-                (_, _, other) => other,
-            };
-        }
-        Ok(outcome)
+        self.end(player, id, reason.unwrap_or(""), false).await
     }
 
     async fn player_matches(
@@ -941,5 +910,53 @@ impl Store for RedisStore {
             .flatten()
             .map(|json| Ok(serde_json::from_str(&json)?))
             .collect()
+    }
+}
+
+impl RedisStore {
+    /// Ends `player`'s ticket `id` in every pool it waits in (`cancel.lua` on
+    /// each): cancelled, withdrawn with `reason` (when not empty), or timed out
+    /// with it (`timed_out`); a matched ticket is left alone.
+    pub(super) async fn end(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+        reason: &str,
+        timed_out: bool,
+    ) -> Result<CancelOutcome, StoreError> {
+        let pools = self.ticket_pools(player, id).await?;
+        let cancels = pools.iter().map(|pool| async move {
+            let keys = PoolKeys::new(pool);
+            let out: Vec<String> = self
+                .scripts
+                .cancel
+                .key(&keys.queue)
+                .key(&keys.state)
+                .key(&keys.done)
+                .arg(id.as_str())
+                .arg(reason)
+                .arg(if timed_out { "t" } else { "" })
+                .invoke_async(&mut self.conn())
+                .await?;
+            Ok::<_, StoreError>(out)
+        });
+        // Matched anywhere wins; else cancelled if any entry was live.
+        let mut outcome = CancelOutcome::NotFound;
+        for out in try_join_all(cancels).await? {
+            let detail = out.get(1).map(String::as_str);
+            outcome = match (out.first().map(String::as_str), detail, outcome) {
+                (_, _, matched @ CancelOutcome::Matched(_)) => matched,
+                (Some("matched"), Some(mid), _) => CancelOutcome::Matched(
+                    MatchId::new(mid).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                ),
+                (_, _, CancelOutcome::Cancelled) => CancelOutcome::Cancelled,
+                (Some("cancelled"), Some("already"), _) | (Some("withdrawn"), _, _) => {
+                    CancelOutcome::AlreadyCancelled
+                }
+                (Some("cancelled"), _, _) => CancelOutcome::Cancelled,
+                (_, _, other) => other,
+            };
+        }
+        Ok(outcome)
     }
 }

@@ -3,6 +3,7 @@
 
 mod blocks;
 mod conformance;
+mod giveup;
 mod leading;
 mod lifecycle;
 mod limits;

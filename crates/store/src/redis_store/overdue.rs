@@ -1,0 +1,43 @@
+//! [`crate::GiveUp`] on Redis: `overdue.lua` lists a pool's tickets queued
+//! before a time from its waiting-since index; giving one up is `cancel.lua`
+//! ending each of its entries as timed out.
+
+use super::RedisStore;
+use crate::keys::PoolKeys;
+use crate::{CancelOutcome, StoreError};
+use async_trait::async_trait;
+use mm_domain::{Millis, PlayerId, Pool, Ticket, TicketId};
+
+#[async_trait]
+impl crate::GiveUp for RedisStore {
+    async fn overdue(
+        &self,
+        pool: &Pool,
+        before: Millis,
+        max: usize,
+    ) -> Result<Vec<Ticket>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let raw: Vec<String> = self
+            .scripts
+            .overdue
+            .key(&keys.since)
+            .key(&keys.state)
+            .key(&keys.tickets)
+            .arg(before)
+            .arg(max)
+            .invoke_async(&mut self.conn())
+            .await?;
+        raw.iter()
+            .map(|j| serde_json::from_str(j).map_err(StoreError::from))
+            .collect()
+    }
+
+    async fn give_up(
+        &self,
+        player: &PlayerId,
+        id: &TicketId,
+        reason: &str,
+    ) -> Result<CancelOutcome, StoreError> {
+        self.end(player, id, reason, true).await
+    }
+}

@@ -1,0 +1,99 @@
+//! Giving up tickets that waited too long, on the memory store, Redis and a Redis
+//! Cluster: the overdue list holds the live tickets queued before the cutoff
+//! (queued or held by a worker) and nothing younger, matched or cancelled;
+//! giving one up ends it `timed_out` in every pool it waits in, and its player
+//! may queue again.
+
+use crate::Harness;
+use mm_domain::{PlayerId, Pool, RegionQueue, Ticket, TicketId, TicketStatus, now_ms};
+use mm_store::{CancelOutcome, EnqueueOutcome, Store};
+use std::time::Duration;
+
+fn pool(region: &str) -> Pool {
+    Pool::new("duel", region)
+}
+
+/// A ticket of `player` queued `ago` ms ago, waiting in eu and na.
+fn ticket(player: &str, ago: u64) -> Ticket {
+    let mut t = Ticket::solo(
+        TicketId::new(format!("t-{}", uuid::Uuid::new_v4().simple())).unwrap(),
+        PlayerId::new(player).unwrap(),
+        "duel",
+        "eu",
+        1500.0,
+        now_ms() - ago,
+    );
+    t.queues = ["eu", "na"]
+        .iter()
+        .map(|r| RegionQueue {
+            region: r.to_string(),
+            eligible_at: t.enqueued_at,
+        })
+        .collect();
+    t
+}
+
+async fn overdue_tickets_are_found_and_end_timed_out(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let old = ticket("old", 60_000);
+    let held = ticket("held", 50_000);
+    let gone = ticket("gone", 55_000);
+    let young = ticket("young", 0);
+    for t in [&old, &held, &gone, &young] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    assert_eq!(
+        s.cancel(&gone.players[0], &gone.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    );
+    // A worker holds some of the eu pool (the held one among them).
+    let claimed = s
+        .claim("w", &pool("eu"), 100, 0.0, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(claimed.iter().any(|c| c.ticket.id == held.id));
+    let cutoff = now_ms() - 10_000;
+    let mut found: Vec<TicketId> = s
+        .overdue(&pool("eu"), cutoff, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    found.sort();
+    let mut want = vec![old.id.clone(), held.id.clone()];
+    want.sort();
+    assert_eq!(found, want);
+    assert_eq!(s.overdue(&pool("eu"), cutoff, 1).await.unwrap().len(), 1);
+    for t in [&old, &held] {
+        assert_eq!(
+            s.give_up(&t.players[0], &t.id, "no_match_found")
+                .await
+                .unwrap(),
+            CancelOutcome::Cancelled
+        );
+        let v = s.ticket(&t.players[0], &t.id).await.unwrap().unwrap();
+        assert_eq!(v.status, TicketStatus::TimedOut);
+        assert_eq!(v.reason.as_deref(), Some("no_match_found"));
+    }
+    // Gone from both regions' lists; giving up twice changes nothing.
+    assert!(
+        s.overdue(&pool("na"), cutoff, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        s.give_up(&old.players[0], &old.id, "no_match_found")
+            .await
+            .unwrap(),
+        CancelOutcome::AlreadyCancelled
+    );
+    // The player may queue again.
+    assert_eq!(
+        s.enqueue(&ticket("old", 0)).await.unwrap(),
+        EnqueueOutcome::Queued
+    );
+}
+
+crate::every_deployment!(overdue_tickets_are_found_and_end_timed_out);
