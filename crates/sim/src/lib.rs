@@ -6,6 +6,8 @@
 //! are compared ([`report`]). No Redis, no wall clock: the same scenario gives the
 //! same figures.
 
+pub mod attrs;
+mod form;
 pub mod report;
 pub mod run;
 pub mod scenarios;

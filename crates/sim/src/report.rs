@@ -14,6 +14,34 @@ pub struct Outcome {
     gaps: Vec<f64>,
     matches: usize,
     double_booked: usize,
+    given_up: Vec<bool>,
+    /// Per rule label: whether it is hard, and per step its tally.
+    rules: std::collections::BTreeMap<String, (bool, std::collections::BTreeMap<usize, Tally>)>,
+}
+
+/// Matches formed at one step of a rule.
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    matches: usize,
+    broken: usize,
+    /// The longest wait of each match (ms).
+    waits_ms: Vec<u64>,
+}
+
+/// One rule's figures in a run: per step, matches formed there, how many of
+/// them break the rule, and the median of their longest waits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleFigures {
+    pub rule: String,
+    pub hard: bool,
+    /// (step, matches, broken, wait p50 s)
+    pub steps: Vec<(usize, usize, usize, f64)>,
+}
+
+impl RuleFigures {
+    pub fn broken(&self) -> usize {
+        self.steps.iter().map(|s| s.2).sum()
+    }
 }
 
 /// Summary of one run.
@@ -42,6 +70,10 @@ pub struct Report {
     /// Players placed in a second match (must be 0: the harness withdraws a
     /// group's other tickets when one is matched).
     pub double_booked: usize,
+    /// Groups ended by their mode's `give_up_after` without a match.
+    pub given_up: usize,
+    /// Each rule of the modes played, with its figures.
+    pub rules: Vec<RuleFigures>,
 }
 
 impl Report {
@@ -75,7 +107,24 @@ impl Outcome {
             gaps: Vec::new(),
             matches: 0,
             double_booked: 0,
+            given_up: vec![false; arrivals.len()],
+            rules: Default::default(),
         }
+    }
+
+    /// A group ended by its mode's `give_up_after`.
+    pub fn give_up(&mut self, g: usize) {
+        self.given_up[g] = true;
+    }
+
+    /// How a match whose longest wait was `wait_ms` stood with rule `label`:
+    /// formed at `step`, `broken` or not.
+    pub fn rule(&mut self, label: &str, hard: bool, step: usize, broken: bool, wait_ms: u64, _players: usize) {
+        let (_, steps) = self.rules.entry(label.to_string()).or_insert((hard, Default::default()));
+        let t = steps.entry(step).or_default();
+        t.matches += 1;
+        t.broken += usize::from(broken);
+        t.waits_ms.push(wait_ms);
     }
 
     pub fn group_matched(&self, g: usize) -> bool {
@@ -144,7 +193,7 @@ impl Outcome {
         let mut never = 0;
         for (g, placed) in self.placed.iter().enumerate() {
             let any = placed.iter().any(Option::is_some);
-            if !any && !self.cancelled[g] {
+            if !any && !self.cancelled[g] && !self.given_up[g] {
                 never += 1;
             }
             if placed.len() > 1 && any {
@@ -174,6 +223,22 @@ impl Outcome {
             parties_matched,
             parties_split,
             double_booked: self.double_booked,
+            given_up: self.given_up.iter().filter(|&&g| g).count(),
+            rules: self
+                .rules
+                .into_iter()
+                .map(|(rule, (hard, steps))| RuleFigures {
+                    rule,
+                    hard,
+                    steps: steps
+                        .into_iter()
+                        .map(|(step, mut t)| {
+                            t.waits_ms.sort_unstable();
+                            (step, t.matches, t.broken, pct(&t.waits_ms, 0.5) as f64 / 1000.0)
+                        })
+                        .collect(),
+                })
+                .collect(),
         }
     }
 }
@@ -208,6 +273,58 @@ const ROWS: &[(&str, Cell)] = &[
     ("groups never matched", |r| r.never_matched.to_string()),
 ];
 
+/// The rows a run with rules adds: rules broken (hard ones must be 0), groups
+/// given up, and per rule and step the matches formed there and the median of
+/// their longest waits.
+fn rule_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
+    let mut rows = Vec::new();
+    if columns.iter().all(|(_, r)| r.rules.is_empty() && r.given_up == 0) {
+        return rows;
+    }
+    let broken = |r: &Report, hard: bool| -> usize {
+        r.rules.iter().filter(|f| f.hard == hard).map(RuleFigures::broken).sum()
+    };
+    rows.push((
+        "matches breaking a hard rule".to_string(),
+        columns.iter().map(|(_, r)| broken(r, true).to_string()).collect(),
+    ));
+    rows.push((
+        "matches breaking a relaxed rule at its step".to_string(),
+        columns.iter().map(|(_, r)| broken(r, false).to_string()).collect(),
+    ));
+    rows.push((
+        "groups given up (give_up_after)".to_string(),
+        columns.iter().map(|(_, r)| r.given_up.to_string()).collect(),
+    ));
+    let mut keys: Vec<(String, usize)> = Vec::new();
+    for (_, r) in columns {
+        for f in &r.rules {
+            for s in &f.steps {
+                if !keys.contains(&(f.rule.clone(), s.0)) {
+                    keys.push((f.rule.clone(), s.0));
+                }
+            }
+        }
+    }
+    keys.sort();
+    for (rule, step) in keys {
+        rows.push((
+            format!("{rule} step {step}: matches (longest wait p50 s)"),
+            columns
+                .iter()
+                .map(|(_, r)| {
+                    r.rules
+                        .iter()
+                        .find(|f| f.rule == rule)
+                        .and_then(|f| f.steps.iter().find(|s| s.0 == step))
+                        .map_or("-".to_string(), |s| format!("{} ({:.1})", s.1, s.3))
+                })
+                .collect(),
+        ));
+    }
+    rows
+}
+
 /// A markdown table with one column per named report.
 pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
     let mut s = String::from("| metric |");
@@ -221,6 +338,13 @@ pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
         s.push_str(&format!("| {name} |"));
         for (_, r) in columns {
             s.push_str(&format!(" {} |", cell(r)));
+        }
+        s.push('\n');
+    }
+    for (name, cells) in rule_rows(columns) {
+        s.push_str(&format!("| {name} |"));
+        for c in cells {
+            s.push_str(&format!(" {c} |"));
         }
         s.push('\n');
     }

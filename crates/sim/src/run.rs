@@ -11,9 +11,10 @@
 
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
-use mm_engine::{
-    BatchConfig, Candidate, Entry, Mode, Modes, RegionChoice, form_matches, plan, propose,
-};
+use crate::form::{ours, seed000};
+use mm_domain::{Attributes, Value};
+use mm_engine::{Described, Mode, Modes, RegionChoice, Traits, plan};
+use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -118,21 +119,37 @@ pub struct Scenario {
 }
 
 #[derive(Debug, Clone)]
-struct SimTicket {
+pub(crate) struct SimTicket {
     /// Tickets sharing a key end in at most one match (a group, or for the
     /// baseline a single player).
-    key: usize,
+    pub(crate) key: usize,
     /// The arrival this ticket came from and which of its members it holds.
-    group: usize,
-    members: Vec<usize>,
-    rating: f64,
-    size: usize,
-    enqueued_at: u64,
+    pub(crate) group: usize,
+    pub(crate) members: Vec<usize>,
+    pub(crate) rating: f64,
+    pub(crate) size: usize,
+    pub(crate) enqueued_at: u64,
     /// (region index, eligible from).
-    regions: Vec<(usize, u64)>,
+    pub(crate) regions: Vec<(usize, u64)>,
     /// The pools (mode x region) whose queues hold it.
-    pools: Vec<usize>,
-    done: bool,
+    pub(crate) pools: Vec<usize>,
+    pub(crate) done: bool,
+    /// Its group's attributes, and each of the group's players' own.
+    pub(crate) attrs: Arc<Attributes>,
+    pub(crate) own: Arc<Vec<Attributes>>,
+}
+
+impl Described for SimTicket {
+    fn players(&self) -> usize {
+        self.members.len()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        self.members
+            .get(i)
+            .and_then(|&m| self.own.get(m))
+            .and_then(|a| a.get(attribute))
+            .or_else(|| self.attrs.get(attribute))
+    }
 }
 
 /// One consumer or pool leader and its schedule. A pass visits its pools in
@@ -216,6 +233,21 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         .filter_map(|(g, a)| a.cancel_at_ms.map(|at| (at, g)))
         .collect();
     cancels.sort_unstable();
+    // A mode's give_up_after ends a group still waiting then (the earliest of
+    // its modes').
+    let mut give_ups: Vec<(u64, usize)> = arrivals
+        .iter()
+        .enumerate()
+        .filter_map(|(g, a)| {
+            a.modes
+                .iter()
+                .filter_map(|m| modes.iter().find(|x| x.name == *m)?.give_up_after)
+                .min()
+                .map(|after| (a.at_ms + after, g))
+        })
+        .collect();
+    give_ups.sort_unstable();
+    let mut next_give_up = 0;
     let last = arrivals.last().map_or(0, |a| a.at_ms.div_ceil(1000));
     let end = (scenario.stream.duration_s.max(last) + scenario.drain_s) * 1000;
     let (mut next, mut next_cancel) = (0, 0);
@@ -223,6 +255,7 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         let now = [
             arrivals.get(next).map(|a| a.at_ms),
             cancels.get(next_cancel).map(|c| c.0),
+            give_ups.get(next_give_up).map(|c| c.0),
             matchers.iter().map(|m| m.next_at).min(),
         ]
         .into_iter()
@@ -245,6 +278,10 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         while next_cancel < cancels.len() && cancels[next_cancel].0 <= now {
             sim.cancel(cancels[next_cancel].1);
             next_cancel += 1;
+        }
+        while next_give_up < give_ups.len() && give_ups[next_give_up].0 <= now {
+            sim.give_up(give_ups[next_give_up].1);
+            next_give_up += 1;
         }
         for m in matchers.iter_mut().filter(|m| m.next_at <= now) {
             sim.cycle(m, now, timing);
@@ -304,6 +341,8 @@ impl Sim<'_> {
         };
         self.by_key
             .resize(self.by_key.len() + keys.len(), Vec::new());
+        let attrs = Arc::new(a.attributes.clone());
+        let own = Arc::new(a.player_attributes.clone());
         let mut entered = Vec::new();
         for name in &a.modes {
             let Some(mi) = self.modes.iter().position(|m| m.name == *name) else {
@@ -349,6 +388,8 @@ impl Sim<'_> {
                     regions: regions.clone(),
                     pools: pools.clone(),
                     done: false,
+                    attrs: attrs.clone(),
+                    own: own.clone(),
                 });
                 for &p in &pools {
                     let at = self.position(p, id);
@@ -411,7 +452,7 @@ impl Sim<'_> {
         let matches = self.form(p, now, &mut m.rng);
         m.formed += matches.len();
         for teams in matches {
-            self.commit(&teams, end);
+            self.commit(p, &teams, now, end);
         }
         m.busy_until = end;
         m.step += 1;
@@ -454,7 +495,8 @@ impl Sim<'_> {
     }
 
     /// Records a match and withdraws its groups' other tickets.
-    fn commit(&mut self, teams: &[Vec<usize>], at: u64) {
+    fn commit(&mut self, pool: usize, teams: &[Vec<usize>], now: u64, at: u64) {
+        self.judge(pool, teams, now);
         for team in teams {
             for &t in team {
                 let key = self.tickets[t].key;
@@ -469,76 +511,52 @@ impl Sim<'_> {
             (x.group, x.members.clone(), x.rating, x.size, x.enqueued_at)
         });
     }
-}
 
-fn ours(
-    mode: &Mode,
-    tickets: &[SimTicket],
-    pool: &[usize],
-    region: usize,
-    now: u64,
-) -> Vec<Vec<Vec<usize>>> {
-    let entries: Vec<Entry> = pool
-        .iter()
-        .map(|&t| {
-            let x = &tickets[t];
-            let eligible_at = x
-                .regions
-                .iter()
-                .find(|&&(r, _)| r == region)
-                .map_or(u64::MAX, |&(_, at)| at);
-            Entry {
-                rating: x.rating,
-                size: x.size,
-                enqueued_at: x.enqueued_at,
-                eligible_at,
-            }
-        })
-        .collect();
-    propose(mode, &entries, now)
-        .into_iter()
-        .map(|p| {
-            p.by_team()
-                .into_iter()
-                .map(|team| team.into_iter().map(|i| pool[i]).collect())
-                .collect()
-        })
-        .collect()
-}
+    /// Counts how a match formed in `pool` at `now` stands with its mode's
+    /// rules: the step each was at, and whether it breaks it (ours must not; the
+    /// baseline knows no rules).
+    fn judge(&mut self, pool: usize, teams: &[Vec<usize>], now: u64) {
+        let mode = self.modes[pool / self.regions];
+        if mode.rules.is_empty() {
+            return;
+        }
+        let members: Vec<usize> = teams.iter().flatten().copied().collect();
+        let described: Vec<&SimTicket> = members.iter().map(|&t| &self.tickets[t]).collect();
+        let traits = Traits::new(&mode.rules, &described);
+        let mut k = 0;
+        let local: Vec<Vec<usize>> = teams
+            .iter()
+            .map(|team| {
+                team.iter()
+                    .map(|_| {
+                        k += 1;
+                        k - 1
+                    })
+                    .collect()
+            })
+            .collect();
+        let wait = members
+            .iter()
+            .map(|&t| now.saturating_sub(self.tickets[t].enqueued_at))
+            .max()
+            .unwrap_or(0);
+        let players: usize = members.iter().map(|&t| self.tickets[t].size).sum();
+        for (rule, step, broken) in traits.judge(&local, wait) {
+            self.outcome
+                .rule(&rule.label(), rule.is_hard(), step, broken, wait, players);
+        }
+    }
 
-/// Seed 000's formation over the tickets it claimed (lowest-rated first).
-fn seed000(
-    mode: &Mode,
-    tickets: &[SimTicket],
-    claimed: &[usize],
-    now: u64,
-) -> Vec<Vec<Vec<usize>>> {
-    let players = mode.max_players();
-    let cfg = BatchConfig {
-        min_players: players,
-        max_players: players,
-        window: mode.window,
-    };
-    let candidates: Vec<Candidate> = claimed
-        .iter()
-        .map(|&t| Candidate {
-            rating: tickets[t].rating,
-            enqueued_at: tickets[t].enqueued_at,
-        })
-        .collect();
-    form_matches(&candidates, now, &cfg)
-        .into_iter()
-        .map(|group| {
-            // Teams alternate in rating order (the seed has no team logic).
-            let mut members: Vec<usize> = group.into_iter().map(|i| claimed[i]).collect();
-            members.sort_by(|&a, &b| tickets[a].rating.total_cmp(&tickets[b].rating));
-            let mut teams = vec![Vec::new(); mode.teams];
-            for (k, t) in members.into_iter().enumerate() {
-                teams[k % mode.teams].push(t);
+    /// A group that waited its mode's `give_up_after` ends, unless matched.
+    fn give_up(&mut self, g: usize) {
+        let waiting = self.by_group[g].iter().any(|&t| !self.tickets[t].done);
+        if waiting && !self.outcome.group_matched(g) && !self.outcome.is_cancelled(g) {
+            self.outcome.give_up(g);
+            for i in 0..self.by_group[g].len() {
+                self.finish(self.by_group[g][i]);
             }
-            teams
-        })
-        .collect()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -571,6 +589,8 @@ mod tests {
                     modes: vec!["1v1".into()],
                     latency_ms: vec![30],
                     cancel_at_ms: None,
+                    attributes: Default::default(),
+                    player_attributes: Vec::new(),
                 })
                 .collect(),
         );

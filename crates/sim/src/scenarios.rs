@@ -1,8 +1,49 @@
 //! The scenarios shipped with `matchmaker simulate`.
 
+use crate::attrs::AttributeMix;
 use crate::run::Scenario;
 use crate::stream::{RegionMix, StreamSpec};
-use mm_engine::Modes;
+use mm_engine::{Modes, WindowPolicy};
+
+/// The `rules` scenario's attributes: client builds 60/30/10%, pc or console
+/// half and half, two or three of five maps per group, and per player the roles
+/// they accept (20% tank, 20% healer, everyone damage).
+pub const RULES_ATTRIBUTES: &str = r#"
+[build]
+values = { "1.4.2" = 0.6, "1.4.1" = 0.3, "1.3.9" = 0.1 }
+
+[platform]
+values = { pc = 0.5, console = 0.5 }
+
+[maps]
+list = ["dust", "harbor", "canal", "port", "mill"]
+pick = [2, 3]
+
+[roles]
+accept = { tank = 0.2, healer = 0.2, damage = 1.0 }
+"#;
+
+/// The `rules` scenario's 5v5: the shipped one's party balance, and builds
+/// kept apart, crossplay after 30 s, a shared map (any after a minute), and a
+/// tank and a healer a team (anyone after a minute).
+pub const RULES_MODE: &str = r#"
+[modes.5v5]
+teams = 2
+team_size = 5
+party_rating = "highest"
+window = { initial = 50, per_second = 10, cap = 500 }
+cross_region_after = "10s"
+max_latency_ms = 150
+rules = [
+  { kind = "party_balance", max_size_gap = 2, relax = [{ after = "120s", off = true }] },
+  { kind = "equal", attribute = "build" },
+  { kind = "equal", attribute = "platform", groups = [["pc"], ["console"]],
+    relax = [{ after = "30s", groups = [["pc", "console"]] }] },
+  { kind = "intersect", attribute = "maps", relax = [{ after = "60s", off = true }] },
+  { kind = "roles", attribute = "roles", need = { tank = 1, healer = 1, damage = 3 },
+    relax = [{ after = "60s", any = ["tank", "healer"] }] },
+]
+"#;
 
 /// Three regions; players live in each with these shares and measure these
 /// latencies (ms) to eu, na and asia (jitter is added per player).
@@ -56,6 +97,7 @@ pub fn scenario(
             second_mode,
             regions: regions(),
             cancel_rate: 0.05,
+            attributes: Default::default(),
         },
         modes: modes.clone(),
         drain_s: 180,
@@ -136,6 +178,7 @@ pub fn all(modes: &Modes) -> Vec<Scenario> {
             vec![("br100", 1.0)],
             0.0,
         ),
+        rules(modes),
         scenario(
             modes,
             "mixed",
@@ -148,4 +191,36 @@ pub fn all(modes: &Modes) -> Vec<Scenario> {
             0.2,
         ),
     ]
+}
+
+/// `normal`'s stream (the same groups, ratings and parties) with attributes,
+/// through a 5v5 with rules ([`RULES_MODE`], [`RULES_ATTRIBUTES`]).
+pub fn rules(modes: &Modes) -> Scenario {
+    let ruled = Modes::load(Some(RULES_MODE), WindowPolicy::default())
+        .expect("the rules scenario's mode is valid")
+        .get("5v5")
+        .expect("defined")
+        .clone();
+    let modes = Modes::of(
+        modes
+            .iter()
+            .filter(|m| m.name != "5v5")
+            .cloned()
+            .chain(std::iter::once(ruled)),
+    )
+    .expect("valid modes");
+    let mut s = scenario(
+        &modes,
+        "rules",
+        "normal's 5v5 stream with builds, platforms, maps and roles, through a 5v5 with rules",
+        7,
+        50.0,
+        600,
+        &PARTY_MIX,
+        vec![("5v5", 1.0)],
+        0.0,
+    );
+    s.stream.attributes =
+        AttributeMix::parse(RULES_ATTRIBUTES).expect("the rules scenario's attributes parse");
+    s
 }

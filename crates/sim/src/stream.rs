@@ -1,6 +1,8 @@
 //! The synthetic arrival stream: seeded, so the same scenario always produces the
 //! same players, parties, modes, regions, latencies and cancellations.
 
+use crate::attrs::AttributeMix;
+use mm_domain::Attributes;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -36,6 +38,8 @@ pub struct StreamSpec {
     /// Share of groups that cancel if not matched within a patience drawn
     /// uniformly from 10..120 s.
     pub cancel_rate: f64,
+    /// How the groups' attributes are drawn (none by default).
+    pub attributes: AttributeMix,
 }
 
 /// A group of players arriving together, queueing for one or more modes.
@@ -50,6 +54,10 @@ pub struct Arrival {
     pub latency_ms: Vec<u32>,
     /// When the group gives up, if it ever does.
     pub cancel_at_ms: Option<u64>,
+    /// What the group runs and wants, for the modes' rules.
+    pub attributes: Attributes,
+    /// Each member's own attributes where they differ (empty: none).
+    pub player_attributes: Vec<Attributes>,
 }
 
 fn normal(rng: &mut StdRng) -> f64 {
@@ -80,6 +88,9 @@ pub fn rating(rng: &mut StdRng) -> f64 {
 /// party each mode accepts; groups too big for a mode do not queue for it.
 pub fn generate(spec: &StreamSpec, max_party: impl Fn(&str) -> usize) -> Vec<Arrival> {
     let mut rng = StdRng::seed_from_u64(spec.seed);
+    // Attributes draw from a stream of their own: the same stream with or
+    // without them has the same groups.
+    let mut attr_rng = StdRng::seed_from_u64(spec.seed ^ 0xA77B_0000_0000_0001);
     let sizes: Vec<(usize, f64)> = spec
         .party_sizes
         .iter()
@@ -126,12 +137,15 @@ pub fn generate(spec: &StreamSpec, max_party: impl Fn(&str) -> usize) -> Vec<Arr
             .collect();
         let cancel_at_ms = (rng.random::<f64>() < spec.cancel_rate)
             .then(|| t as u64 + rng.random_range(10_000..120_000));
+        let (attributes, player_attributes) = spec.attributes.draw(&mut attr_rng, ratings.len());
         out.push(Arrival {
             at_ms: t as u64,
             ratings,
             modes,
             latency_ms,
             cancel_at_ms,
+            attributes,
+            player_attributes,
         });
     }
     out

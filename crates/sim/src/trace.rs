@@ -57,6 +57,8 @@ struct Line {
     latency_ms: BTreeMap<String, u32>,
     #[serde(default)]
     cancel_at_ms: Option<u64>,
+    #[serde(default)]
+    attributes: BTreeMap<String, serde_json::Value>,
 }
 
 /// A parsed trace: its arrivals in time order, and the regions their latencies
@@ -118,7 +120,8 @@ fn csv_lines(text: &str) -> Result<Vec<Line>, TraceError> {
         let known = matches!(
             h,
             "at_ms" | "players" | "ratings" | "modes" | "mode" | "cancel_at_ms"
-        ) || h.strip_prefix("latency_ms.").is_some_and(|r| !r.is_empty());
+        ) || h.strip_prefix("latency_ms.").is_some_and(|r| !r.is_empty())
+            || h.strip_prefix("attributes.").is_some_and(|a| !a.is_empty());
         if !known {
             return Err(bad(header_line, format!("unknown column \"{h}\"")));
         }
@@ -138,6 +141,7 @@ fn csv_lines(text: &str) -> Result<Vec<Line>, TraceError> {
             mode: None,
             latency_ms: BTreeMap::new(),
             cancel_at_ms: None,
+            attributes: BTreeMap::new(),
         };
         let mut at = None;
         for (h, cell) in headers.iter().zip(record.iter()) {
@@ -162,6 +166,10 @@ fn csv_lines(text: &str) -> Result<Vec<Line>, TraceError> {
                         })
                         .collect::<Result<_, _>>()?;
                 }
+                _ if h.starts_with("attributes.") => {
+                    let name = h.trim_start_matches("attributes.");
+                    l.attributes.insert(name.to_string(), csv_value(cell));
+                }
                 _ => {
                     let region = h.trim_start_matches("latency_ms.");
                     let ms = cell.parse::<u32>().map_err(|_| {
@@ -175,6 +183,18 @@ fn csv_lines(text: &str) -> Result<Vec<Line>, TraceError> {
         lines.push(checked(l, line)?);
     }
     Ok(lines)
+}
+
+/// An attribute's CSV cell: a list when it holds `;`, a number when it reads
+/// as one, else a string.
+fn csv_value(cell: &str) -> serde_json::Value {
+    if cell.contains(';') {
+        return cell.split(';').map(str::trim).collect::<Vec<_>>().into();
+    }
+    match cell.parse::<f64>() {
+        Ok(n) if n.is_finite() => n.into(),
+        _ => cell.into(),
+    }
 }
 
 /// `l` if it describes a group that can queue.
@@ -203,6 +223,8 @@ fn checked(mut l: Line, line: usize) -> Result<Line, TraceError> {
     if l.cancel_at_ms.is_some_and(|c| c < l.at_ms) {
         return Err(bad(line, "\"cancel_at_ms\" is before \"at_ms\""));
     }
+    mm_domain::Attributes::from_json(l.attributes.clone())
+        .map_err(|e| bad(line, e.to_string()))?;
     Ok(l)
 }
 
@@ -230,6 +252,8 @@ fn arrivals(lines: Vec<Line>) -> Result<Trace, TraceError> {
             ratings: l.ratings,
             modes: l.modes,
             cancel_at_ms: l.cancel_at_ms,
+            attributes: mm_domain::Attributes::from_json(l.attributes).unwrap_or_default(),
+            player_attributes: Vec::new(),
         })
         .collect();
     arrivals.sort_by_key(|a| a.at_ms);

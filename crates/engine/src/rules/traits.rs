@@ -102,6 +102,8 @@ enum Column {
 #[derive(Debug, Default)]
 pub struct Traits {
     rules: Vec<(Rule, Column)>,
+    /// Per entry, its players (for judging party make-up).
+    sizes: Vec<u16>,
     /// Per entry, its players' numbers (in `people`), and those it blocks.
     people_start: Vec<u32>,
     people: Vec<u32>,
@@ -141,6 +143,10 @@ impl Traits {
             };
             out.rules.push((rule.clone(), column));
         }
+        out.sizes = tickets
+            .iter()
+            .map(|t| u16::try_from(t.players()).unwrap_or(u16::MAX))
+            .collect();
         let blocking = tickets.iter().any(|t| !t.blocks().is_empty());
         if blocking {
             let mut ids: HashMap<&PlayerId, u32> = HashMap::new();
@@ -625,6 +631,74 @@ impl Traits {
             out.push((rule.attribute.clone(), names[pick].clone()));
         }
         out
+    }
+
+    /// How a formed match (`teams` of entries, whose longest wait is `wait`)
+    /// stands with each rule: the rule, the step it was at, and whether the
+    /// match breaks it there. What the simulator counts for any strategy,
+    /// the seed-000 baseline's included.
+    pub fn judge(&self, teams: &[Vec<usize>], wait: Millis) -> Vec<(&Rule, usize, bool)> {
+        let members: Vec<usize> = teams.iter().flatten().copied().collect();
+        self.rules
+            .iter()
+            .map(|(rule, column)| {
+                let step = rule.step(wait);
+                let broken = match (column, &rule.steps[step].params) {
+                    (_, Params::Off) => false,
+                    (Column::Equal { start, values, group }, _) => {
+                        let at = &group[step];
+                        let mut all = members
+                            .iter()
+                            .flat_map(|&e| &values[start[e] as usize..start[e + 1] as usize])
+                            .map(|&v| at[v as usize]);
+                        let first = all.next();
+                        all.any(|g| Some(g) != first)
+                    }
+                    (Column::Intersect { sets, .. }, Params::Intersect { min }) => {
+                        let common = members.iter().fold(u64::MAX, |s, &e| s & sets[e]);
+                        (common.count_ones() as usize) < *min
+                    }
+                    (Column::Distance { lo, hi }, Params::Distance { max }) => {
+                        let low = members.iter().map(|&e| lo[e]).fold(f64::INFINITY, f64::min);
+                        let high = members.iter().map(|&e| hi[e]).fold(f64::NEG_INFINITY, f64::max);
+                        members.iter().any(|&e| lo[e].is_nan()) || high - low > *max
+                    }
+                    (Column::Roles { .. }, Params::Roles { .. }) => {
+                        let roles = self.roles_at(wait).expect("a roles rule");
+                        teams.iter().any(|team| {
+                            let sets: Vec<u16> =
+                                team.iter().flat_map(|&e| roles.of(e).iter().copied()).collect();
+                            super::roles::assign(&sets, &roles.need).is_none()
+                        })
+                    }
+                    (Column::PartyBalance, Params::PartyBalance { max_size_gap }) => {
+                        let largest: Vec<u16> = teams
+                            .iter()
+                            .map(|t| {
+                                t.iter()
+                                    .map(|&e| self.sizes.get(e).copied().unwrap_or(1))
+                                    .max()
+                                    .unwrap_or(0)
+                            })
+                            .collect();
+                        let hi = largest.iter().max().copied().unwrap_or(0);
+                        let lo = largest.iter().min().copied().unwrap_or(0);
+                        usize::from(hi - lo) > *max_size_gap
+                    }
+                    _ => false,
+                };
+                (rule, step, broken)
+            })
+            .collect()
+    }
+
+    /// Whether two players of `members` (entries) are kept apart by a block.
+    pub fn blocked_within(&self, members: &[usize]) -> bool {
+        members.iter().any(|&a| {
+            members
+                .iter()
+                .any(|&b| a != b && self.blocked(a).iter().any(|x| self.people(b).contains(x)))
+        })
     }
 
     /// The step each rule was at for a match whose longest wait is `wait`.

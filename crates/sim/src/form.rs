@@ -1,0 +1,79 @@
+//! How each strategy forms matches from the tickets it sees: our engine (with
+//! the mode's rules reading the groups' attributes) and seed 000's
+//! tightest-spread batches, which know no rules, parties or teams.
+
+use crate::run::SimTicket;
+use mm_engine::{BatchConfig, Candidate, Entry, Mode, Traits, form_matches, propose_with};
+
+pub(crate) fn ours(
+    mode: &Mode,
+    tickets: &[SimTicket],
+    pool: &[usize],
+    region: usize,
+    now: u64,
+) -> Vec<Vec<Vec<usize>>> {
+    let entries: Vec<Entry> = pool
+        .iter()
+        .map(|&t| {
+            let x = &tickets[t];
+            let eligible_at = x
+                .regions
+                .iter()
+                .find(|&&(r, _)| r == region)
+                .map_or(u64::MAX, |&(_, at)| at);
+            Entry {
+                rating: x.rating,
+                size: x.size,
+                enqueued_at: x.enqueued_at,
+                eligible_at,
+            }
+        })
+        .collect();
+    let described: Vec<&SimTicket> = pool.iter().map(|&t| &tickets[t]).collect();
+    let traits = Traits::new(&mode.rules, &described);
+    propose_with(mode, &entries, &traits, now)
+        .into_iter()
+        .map(|p| {
+            p.by_team()
+                .into_iter()
+                .map(|team| team.into_iter().map(|i| pool[i]).collect())
+                .collect()
+        })
+        .collect()
+}
+
+/// Seed 000's formation over the tickets it claimed (lowest-rated first).
+pub(crate) fn seed000(
+    mode: &Mode,
+    tickets: &[SimTicket],
+    claimed: &[usize],
+    now: u64,
+) -> Vec<Vec<Vec<usize>>> {
+    let players = mode.max_players();
+    let cfg = BatchConfig {
+        min_players: players,
+        max_players: players,
+        window: mode.window,
+    };
+    let candidates: Vec<Candidate> = claimed
+        .iter()
+        .map(|&t| Candidate {
+            rating: tickets[t].rating,
+            enqueued_at: tickets[t].enqueued_at,
+        })
+        .collect();
+    form_matches(&candidates, now, &cfg)
+        .into_iter()
+        .map(|group| {
+            // Teams alternate in rating order (the seed has no team logic).
+            let mut members: Vec<usize> = group.into_iter().map(|i| claimed[i]).collect();
+            members.sort_by(|&a, &b| tickets[a].rating.total_cmp(&tickets[b].rating));
+            let mut teams = vec![Vec::new(); mode.teams];
+            for (k, t) in members.into_iter().enumerate() {
+                teams[k % mode.teams].push(t);
+            }
+            teams
+        })
+        .collect()
+}
+
