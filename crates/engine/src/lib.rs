@@ -21,5 +21,5 @@ pub use batch::{BatchConfig, Candidate, form_matches};
 pub use engine::{Entry, Proposal, propose, propose_with};
 pub use mode::{DEFAULT_MODES, MAX_PARTY, Mode, ModeError, Modes, PartyRating};
 pub use region::{RegionChoice, plan};
-pub use rules::{Described, Kind, Params, Rule, Traits};
+pub use rules::{Compiled, Compiler, Described, Kind, Params, Rule, Traits};
 pub use window::WindowPolicy;

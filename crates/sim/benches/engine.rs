@@ -3,11 +3,22 @@
 //! 10,000. Pools are drawn from the simulator's rating distribution with waits
 //! spread over the last 60 s. The baseline in the same run: sorting the same
 //! 1,000,000 ratings (`sort_1m_ratings`), the least any cycle that looks at
-//! every ticket in rating order must do. Run: `cargo bench -p mm-sim --bench engine`.
+//! every ticket in rating order must do. And the rules' cost: one cycle on a
+//! 100,000-ticket 5v5 pool with the `rules` scenario's attributes and rules
+//! (`5v5_100k_rules`: builds, crossplay, maps, roles, party balance; the
+//! tickets read once beforehand, as a pool leader keeps them) against the same
+//! pool with no rule at all (`5v5_100k_no_rules`).
+//! Run: `cargo bench -p mm-sim --bench engine`.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use mm_engine::{BatchConfig, Candidate, Entry, Modes, form_matches, propose};
+use mm_domain::{Attributes, Value};
+use mm_engine::{
+    BatchConfig, Candidate, Compiler, Described, Entry, Modes, Traits, WindowPolicy, form_matches,
+    propose, propose_with,
+};
+use mm_sim::attrs::AttributeMix;
 use mm_sim::scenarios::PARTY_MIX;
+use mm_sim::scenarios::{RULES_ATTRIBUTES, RULES_MODE};
 use mm_sim::stream::rating;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -95,5 +106,63 @@ fn engine(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, engine);
+/// A ticket's attributes, as the rules read them.
+struct Drawn {
+    group: Attributes,
+    players: Vec<Attributes>,
+    size: usize,
+}
+
+impl Described for Drawn {
+    fn players(&self) -> usize {
+        self.size
+    }
+    fn value(&self, i: usize, name: &str) -> Option<&Value> {
+        self.players
+            .get(i)
+            .and_then(|a| a.get(name))
+            .or_else(|| self.group.get(name))
+    }
+}
+
+fn rules(c: &mut Criterion) {
+    let ruled = Modes::load(Some(RULES_MODE), WindowPolicy::default())
+        .unwrap()
+        .get("5v5")
+        .unwrap()
+        .clone();
+    let mut plain = ruled.clone();
+    plain.rules.clear();
+    let entries = pool(100_000, &PARTY_MIX, 42);
+    let mix = AttributeMix::parse(RULES_ATTRIBUTES).unwrap();
+    let mut rng = StdRng::seed_from_u64(43);
+    let drawn: Vec<Drawn> = entries
+        .iter()
+        .map(|e| {
+            let (group, players) = mix.draw(&mut rng, e.size);
+            Drawn {
+                group,
+                players,
+                size: e.size,
+            }
+        })
+        .collect();
+    let mut compiler = Compiler::new(&ruled.rules);
+    let rows: Vec<_> = drawn.iter().map(|d| compiler.compile(d)).collect();
+    let none = Traits::none();
+    let mut g = c.benchmark_group("engine_cycle");
+    g.sample_size(10);
+    g.bench_function("5v5_100k_no_rules", |b| {
+        b.iter(|| black_box(propose_with(&plain, &entries, &none, NOW)))
+    });
+    g.bench_function("5v5_100k_rules", |b| {
+        b.iter(|| {
+            let traits = compiler.traits(rows.iter());
+            black_box(propose_with(&ruled, &entries, &traits, NOW))
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, engine, rules);
 criterion_main!(benches);

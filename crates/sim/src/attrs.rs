@@ -65,7 +65,9 @@ impl AttributeMix {
         let mut out = Vec::new();
         for (name, r) in raw {
             if !valid_name(&name) {
-                return Err(format!("{name:?} is not an attribute name ([a-z0-9_]{{1,32}})"));
+                return Err(format!(
+                    "{name:?} is not an attribute name ([a-z0-9_]{{1,32}})"
+                ));
             }
             let share = |m: BTreeMap<String, f64>| -> Result<Vec<(String, f64)>, String> {
                 if m.is_empty() || m.values().any(|w| !(w.is_finite() && *w >= 0.0)) {

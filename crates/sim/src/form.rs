@@ -3,10 +3,11 @@
 //! tightest-spread batches, which know no rules, parties or teams.
 
 use crate::run::SimTicket;
-use mm_engine::{BatchConfig, Candidate, Entry, Mode, Traits, form_matches, propose_with};
+use mm_engine::{BatchConfig, Candidate, Compiler, Entry, Mode, form_matches, propose_with};
 
 pub(crate) fn ours(
     mode: &Mode,
+    compiler: &Compiler,
     tickets: &[SimTicket],
     pool: &[usize],
     region: usize,
@@ -29,8 +30,7 @@ pub(crate) fn ours(
             }
         })
         .collect();
-    let described: Vec<&SimTicket> = pool.iter().map(|&t| &tickets[t]).collect();
-    let traits = Traits::new(&mode.rules, &described);
+    let traits = compiler.traits(pool.iter().map(|&t| &tickets[t].compiled));
     propose_with(mode, &entries, &traits, now)
         .into_iter()
         .map(|p| {
@@ -76,4 +76,3 @@ pub(crate) fn seed000(
         })
         .collect()
 }
-

@@ -119,8 +119,19 @@ impl Outcome {
 
     /// How a match whose longest wait was `wait_ms` stood with rule `label`:
     /// formed at `step`, `broken` or not.
-    pub fn rule(&mut self, label: &str, hard: bool, step: usize, broken: bool, wait_ms: u64, _players: usize) {
-        let (_, steps) = self.rules.entry(label.to_string()).or_insert((hard, Default::default()));
+    pub fn rule(
+        &mut self,
+        label: &str,
+        hard: bool,
+        step: usize,
+        broken: bool,
+        wait_ms: u64,
+        _players: usize,
+    ) {
+        let (_, steps) = self
+            .rules
+            .entry(label.to_string())
+            .or_insert((hard, Default::default()));
         let t = steps.entry(step).or_default();
         t.matches += 1;
         t.broken += usize::from(broken);
@@ -234,7 +245,12 @@ impl Outcome {
                         .into_iter()
                         .map(|(step, mut t)| {
                             t.waits_ms.sort_unstable();
-                            (step, t.matches, t.broken, pct(&t.waits_ms, 0.5) as f64 / 1000.0)
+                            (
+                                step,
+                                t.matches,
+                                t.broken,
+                                pct(&t.waits_ms, 0.5) as f64 / 1000.0,
+                            )
                         })
                         .collect(),
                 })
@@ -278,23 +294,39 @@ const ROWS: &[(&str, Cell)] = &[
 /// their longest waits.
 fn rule_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
     let mut rows = Vec::new();
-    if columns.iter().all(|(_, r)| r.rules.is_empty() && r.given_up == 0) {
+    if columns
+        .iter()
+        .all(|(_, r)| r.rules.is_empty() && r.given_up == 0)
+    {
         return rows;
     }
     let broken = |r: &Report, hard: bool| -> usize {
-        r.rules.iter().filter(|f| f.hard == hard).map(RuleFigures::broken).sum()
+        r.rules
+            .iter()
+            .filter(|f| f.hard == hard)
+            .map(RuleFigures::broken)
+            .sum()
     };
     rows.push((
         "matches breaking a hard rule".to_string(),
-        columns.iter().map(|(_, r)| broken(r, true).to_string()).collect(),
+        columns
+            .iter()
+            .map(|(_, r)| broken(r, true).to_string())
+            .collect(),
     ));
     rows.push((
         "matches breaking a relaxed rule at its step".to_string(),
-        columns.iter().map(|(_, r)| broken(r, false).to_string()).collect(),
+        columns
+            .iter()
+            .map(|(_, r)| broken(r, false).to_string())
+            .collect(),
     ));
     rows.push((
         "groups given up (give_up_after)".to_string(),
-        columns.iter().map(|(_, r)| r.given_up.to_string()).collect(),
+        columns
+            .iter()
+            .map(|(_, r)| r.given_up.to_string())
+            .collect(),
     ));
     let mut keys: Vec<(String, usize)> = Vec::new();
     for (_, r) in columns {

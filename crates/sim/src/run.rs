@@ -9,14 +9,14 @@
 //! stream, and it enforces the product rule that a player ends in at most one match
 //! (a group's other tickets are withdrawn when one is matched).
 
+use crate::form::{ours, seed000};
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
-use crate::form::{ours, seed000};
 use mm_domain::{Attributes, Value};
-use mm_engine::{Described, Mode, Modes, RegionChoice, Traits, plan};
-use std::sync::Arc;
+use mm_engine::{Compiled, Compiler, Described, Mode, Modes, RegionChoice, Traits, plan};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
 
 /// When a strategy's matchers run, as the service schedules its consumers and
 /// pool leaders (`crates/server/src/worker.rs`, `leader.rs`).
@@ -137,6 +137,8 @@ pub(crate) struct SimTicket {
     /// Its group's attributes, and each of the group's players' own.
     pub(crate) attrs: Arc<Attributes>,
     pub(crate) own: Arc<Vec<Attributes>>,
+    /// Read once for its mode's rules, on arrival.
+    pub(crate) compiled: Compiled,
 }
 
 impl Described for SimTicket {
@@ -195,6 +197,8 @@ struct Sim<'a> {
     by_group: Vec<Vec<usize>>,
     /// Per pool (`mode * regions + region`): its live tickets by rating, then age.
     queues: Vec<Vec<usize>>,
+    /// Per mode, the numbering of its rules' values.
+    compilers: Vec<Compiler>,
     outcome: Outcome,
 }
 
@@ -224,6 +228,7 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         by_key: Vec::new(),
         by_group: vec![Vec::new(); arrivals.len()],
         queues: vec![Vec::new(); pools],
+        compilers: modes.iter().map(|m| Compiler::new(&m.rules)).collect(),
         outcome: Outcome::new(&arrivals),
     };
     let mut matchers = matchers(engine, pools);
@@ -378,7 +383,7 @@ impl Sim<'_> {
             };
             for (key, members, rating) in tickets {
                 let id = self.tickets.len();
-                self.tickets.push(SimTicket {
+                let mut ticket = SimTicket {
                     key,
                     group,
                     size: members.len(),
@@ -390,7 +395,10 @@ impl Sim<'_> {
                     done: false,
                     attrs: attrs.clone(),
                     own: own.clone(),
-                });
+                    compiled: Compiled::default(),
+                };
+                ticket.compiled = self.compilers[mi].compile(&ticket);
+                self.tickets.push(ticket);
                 for &p in &pools {
                     let at = self.position(p, id);
                     self.queues[p].insert(at, id);
@@ -479,12 +487,26 @@ impl Sim<'_> {
             return Vec::new();
         }
         match self.engine {
-            Engine::Leader { .. } => ours(mode, &self.tickets, queue, region, now),
+            Engine::Leader { .. } => ours(
+                mode,
+                &self.compilers[p / self.regions],
+                &self.tickets,
+                queue,
+                region,
+                now,
+            ),
             Engine::Claim { batch, .. } => {
                 let take = batch.max(3 * mode.max_players());
                 let start = ((rng.random::<f64>() * n as f64) as usize).min(n.saturating_sub(take));
                 let run = &queue[start..(start + take).min(n)];
-                ours(mode, &self.tickets, run, region, now)
+                ours(
+                    mode,
+                    &self.compilers[p / self.regions],
+                    &self.tickets,
+                    run,
+                    region,
+                    now,
+                )
             }
             Engine::Seed000 { batch, .. } => {
                 // The claim size our worker uses too: at least three full matches.

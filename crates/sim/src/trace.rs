@@ -223,8 +223,7 @@ fn checked(mut l: Line, line: usize) -> Result<Line, TraceError> {
     if l.cancel_at_ms.is_some_and(|c| c < l.at_ms) {
         return Err(bad(line, "\"cancel_at_ms\" is before \"at_ms\""));
     }
-    mm_domain::Attributes::from_json(l.attributes.clone())
-        .map_err(|e| bad(line, e.to_string()))?;
+    mm_domain::Attributes::from_json(l.attributes.clone()).map_err(|e| bad(line, e.to_string()))?;
     Ok(l)
 }
 

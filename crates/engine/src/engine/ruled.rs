@@ -50,30 +50,16 @@ impl Snapshot<'_> {
         if let Some(roles) = self.traits.roles_at(wait) {
             let e = self.at[c].order as usize;
             for need in roles.need.iter().filter(|n| !n.any) {
-                let able = |e: usize| {
-                    roles
-                        .of(e)
-                        .iter()
-                        .filter(|s| *s >> need.bit & 1 == 1)
-                        .count()
-                };
-                let have: usize = g
-                    .members
-                    .iter()
-                    .map(|&m| able(self.at[m].order as usize))
-                    .sum::<usize>()
-                    + able(e);
+                let have = usize::from(g.rules.able[need.bit]) + self.traits.able(e, need.bit);
                 if have + remaining < teams * need.count {
                     return false;
                 }
             }
         }
-        if let Some(gap) = self.traits.party_gap(wait) {
-            let mut sizes: Vec<usize> = g.sizes.clone();
-            sizes.push(self.at[c].size());
-            if !parties_can_balance(&sizes, teams, gap, remaining) {
-                return false;
-            }
+        if let Some(gap) = self.traits.party_gap(wait)
+            && !parties_can_balance(&g.sizes, self.at[c].size(), teams, gap, remaining)
+        {
+            return false;
         }
         true
     }
@@ -102,7 +88,7 @@ impl Snapshot<'_> {
                 }
                 match &roles {
                     None => true,
-                    Some(r) => match fill_roles(r.need.as_slice(), &orders, assign, teams, r) {
+                    Some(r) => match fill_roles(r.need, &orders, assign, teams, r) {
                         Some(per_member) => {
                             picked = Some(per_member);
                             true
@@ -151,18 +137,24 @@ fn seed(orders: &[usize]) -> u64 {
     })
 }
 
-/// Whether parties of `sizes` (and `remaining` players still to come) can make
-/// teams whose largest parties differ by at most `gap`: every team but the one
-/// with the largest party needs a party of at least `largest - gap` players.
-fn parties_can_balance(sizes: &[usize], teams: usize, gap: usize, remaining: usize) -> bool {
-    let Some(&largest) = sizes.iter().max() else {
-        return true;
-    };
+/// Whether parties of `sizes` and one more of `extra` players (and `remaining`
+/// players still to come) can make teams whose largest parties differ by at most
+/// `gap`: every team but the one with the largest party needs a party of at
+/// least `largest - gap` players.
+fn parties_can_balance(
+    sizes: &[usize],
+    extra: usize,
+    teams: usize,
+    gap: usize,
+    remaining: usize,
+) -> bool {
+    let all = || sizes.iter().copied().chain(std::iter::once(extra));
+    let largest = all().max().unwrap_or(0);
     let floor = largest.saturating_sub(gap);
     if floor <= 1 {
         return true;
     }
-    let big = sizes.iter().filter(|&&s| s >= floor).count() - 1;
+    let big = all().filter(|&s| s >= floor).count() - 1;
     big + remaining / floor >= teams - 1
 }
 
@@ -214,13 +206,13 @@ mod tests {
     #[test]
     fn a_five_stack_needs_a_big_party_on_the_other_side() {
         // A five-stack and room for five more: they could be a four-stack.
-        assert!(parties_can_balance(&[5], 2, 1, 5));
+        assert!(parties_can_balance(&[], 5, 2, 1, 5));
         // A five-stack and five solos: never alike.
-        assert!(!parties_can_balance(&[5, 1, 1, 1, 1, 1], 2, 1, 0));
-        assert!(!parties_can_balance(&[5, 1, 1], 2, 1, 3));
-        assert!(parties_can_balance(&[5, 4, 1], 2, 1, 0));
+        assert!(!parties_can_balance(&[5, 1, 1, 1, 1], 1, 2, 1, 0));
+        assert!(!parties_can_balance(&[5, 1], 1, 2, 1, 3));
+        assert!(parties_can_balance(&[5, 4], 1, 2, 1, 0));
         // With a gap of 3, a pair is enough.
-        assert!(parties_can_balance(&[5, 2, 1, 1, 1], 2, 3, 0));
+        assert!(parties_can_balance(&[5, 2, 1, 1], 1, 2, 3, 0));
         let u = |size| Unit {
             size,
             rating: 1500.0,

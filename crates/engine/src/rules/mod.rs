@@ -4,15 +4,18 @@
 //! skill window.
 //!
 //! - [`config`]: rules as modes declare them, checked, as steps.
+//! - [`compile`]: a ticket read for the rules once, as numbers and bit sets.
 //! - [`traits`]: what the rules read of a pool's tickets, and the check that a
 //!   ticket may join a candidate match.
 //! - [`roles`]: filling a team's roles from what its players accept.
 
+mod compile;
 mod config;
 pub mod roles;
 mod traits;
 
+pub use compile::{Compiled, Compiler, Described, MAX_LIST_VALUES, MAX_ROLES};
 pub use config::{Kind, MAX_RULES, MAX_STEPS, Params, Rule, Step};
 pub(crate) use config::{RawRule, check_set};
-pub use traits::{Described, MAX_LIST_VALUES, MAX_ROLES, Traits};
+pub use traits::Traits;
 pub(crate) use traits::{Grown, RolesAt};

@@ -1,76 +1,22 @@
-//! What the rules read of a pool's tickets, compiled once per snapshot for the
-//! search: each attribute value as a small number, lists as bit sets, players'
-//! roles as bit sets, block lists as numbered players. And the state of a
-//! candidate match as it grows, with the check that a ticket may join it.
+//! What the rules read of a pool's entries, laid out by rule for the search
+//! (from the tickets' [`Compiled`] rows); the state of a candidate match as it
+//! grows, with the check that a ticket may join it; and the judgement of a
+//! formed match against every rule.
 //!
 //! A missing attribute: for `equal`, a value of its own (tickets without it
 //! match each other); for `intersect`, no values (it matches once the rule is
 //! off); for `distance`, no number (it matches only once the rule is off); for
-//! `roles`, every role. The players of one ticket must agree on `equal`
-//! attributes; a ticket whose players do not is matched only once the rule is
-//! off (the API refuses such tickets for hard rules).
+//! `roles`, every role. A ticket whose players' `equal` values differ matches
+//! only where they all count as equal (one group at the step).
 
+use super::compile::{Compiled, Compiler, Described, MAX_LIST_VALUES, MAX_ROLES};
 use super::config::{Kind, Params, Rule};
 use super::roles::Need;
-use mm_domain::{Millis, PlayerId, Value};
-use std::collections::HashMap;
-
-/// What the engine asks of a ticket.
-pub trait Described {
-    /// Players in the ticket.
-    fn players(&self) -> usize;
-    /// Player `i`'s value of `attribute`.
-    fn value(&self, i: usize, attribute: &str) -> Option<&Value>;
-    /// Player `i`'s id (for block lists).
-    fn player(&self, i: usize) -> Option<&PlayerId> {
-        let _ = i;
-        None
-    }
-    /// Players this ticket's players may not be matched with.
-    fn blocks(&self) -> &[PlayerId] {
-        &[]
-    }
-}
-
-impl<T: Described> Described for &T {
-    fn players(&self) -> usize {
-        (**self).players()
-    }
-    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
-        (**self).value(i, attribute)
-    }
-    fn player(&self, i: usize) -> Option<&PlayerId> {
-        (**self).player(i)
-    }
-    fn blocks(&self) -> &[PlayerId] {
-        (**self).blocks()
-    }
-}
-
-impl Described for mm_domain::Ticket {
-    fn players(&self) -> usize {
-        self.players.len()
-    }
-    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
-        self.attribute(i, attribute)
-    }
-    fn player(&self, i: usize) -> Option<&PlayerId> {
-        self.players.get(i)
-    }
-    fn blocks(&self) -> &[PlayerId] {
-        &self.blocks
-    }
-}
-
-/// Most distinct values of one `intersect` attribute a snapshot tells apart;
-/// values beyond are dropped from the lists that carry them.
-pub const MAX_LIST_VALUES: usize = 64;
-/// Most roles a `roles` rule may name.
-pub const MAX_ROLES: usize = 16;
+use mm_domain::Millis;
 
 /// One rule, compiled over a snapshot.
 #[derive(Debug)]
-enum Column {
+pub(super) enum Column {
     /// Per entry, the distinct values of its players (from `start[e]` to
     /// `start[e + 1]` in `values`); per step, each value's group.
     Equal {
@@ -88,11 +34,13 @@ enum Column {
     },
     /// Per entry, the lowest and highest of its players' numbers (NaN: missing).
     Distance { lo: Vec<f64>, hi: Vec<f64> },
-    /// Per entry, the first of its players' role sets in `sets`.
+    /// Per entry, the first of its players' role sets in `sets`; per step,
+    /// what a team needs (`None`: off).
     Roles {
         start: Vec<u32>,
         sets: Vec<u16>,
         names: Vec<String>,
+        needs: Vec<Option<Vec<Need>>>,
     },
     /// Party make-up: reads only the tickets' sizes.
     PartyBalance,
@@ -130,46 +78,33 @@ impl Traits {
         }
     }
 
-    /// Compiles `rules` over `tickets` (in the order of the engine's entries).
+    /// Compiles `rules` over `tickets` (in the order of the engine's entries),
+    /// numbering their values afresh (see [`Compiler`] to number once and
+    /// reuse).
     pub fn new<T: Described>(rules: &[Rule], tickets: &[T]) -> Self {
-        let mut out = Traits::default();
-        for rule in rules {
-            let column = match rule.kind {
-                Kind::Equal => equal(rule, tickets),
-                Kind::Intersect => intersect(rule, tickets),
-                Kind::Distance => distance(rule, tickets),
-                Kind::Roles => roles(rule, tickets),
-                Kind::PartyBalance => Column::PartyBalance,
-            };
-            out.rules.push((rule.clone(), column));
+        let mut compiler = Compiler::new(rules);
+        let rows: Vec<Compiled> = tickets.iter().map(|t| compiler.compile(t)).collect();
+        compiler.traits(rows.iter())
+    }
+
+    pub(super) fn push_rule(&mut self, rule: Rule, column: Column) {
+        self.rules.push((rule, column));
+    }
+
+    /// The entries' sizes, players and block lists, from their rows.
+    pub(super) fn set_people<'a>(&mut self, rows: impl Iterator<Item = &'a Compiled> + Clone) {
+        self.sizes = rows.clone().map(|r| r.size).collect();
+        if rows.clone().all(|r| r.blocked.is_empty()) {
+            return;
         }
-        out.sizes = tickets
-            .iter()
-            .map(|t| u16::try_from(t.players()).unwrap_or(u16::MAX))
-            .collect();
-        let blocking = tickets.iter().any(|t| !t.blocks().is_empty());
-        if blocking {
-            let mut ids: HashMap<&PlayerId, u32> = HashMap::new();
-            let mut number = |p| {
-                let n = ids.len() as u32;
-                *ids.entry(p).or_insert(n)
-            };
-            for t in tickets {
-                out.people_start.push(out.people.len() as u32);
-                for i in 0..t.players() {
-                    if let Some(p) = t.player(i) {
-                        out.people.push(number(p));
-                    }
-                }
-                out.blocks_start.push(out.blocked.len() as u32);
-                for b in t.blocks() {
-                    out.blocked.push(number(b));
-                }
-            }
-            out.people_start.push(out.people.len() as u32);
-            out.blocks_start.push(out.blocked.len() as u32);
+        for r in rows {
+            self.people_start.push(self.people.len() as u32);
+            self.people.extend_from_slice(&r.people);
+            self.blocks_start.push(self.blocked.len() as u32);
+            self.blocked.extend_from_slice(&r.blocked);
         }
-        out
+        self.people_start.push(self.people.len() as u32);
+        self.blocks_start.push(self.blocked.len() as u32);
     }
 
     /// Whether any rule (or block list) applies.
@@ -232,25 +167,19 @@ impl Traits {
     /// The roles rule at `wait`, with its compiled sets (`None`: no such rule,
     /// or off).
     pub(crate) fn roles_at(&self, wait: Millis) -> Option<RolesAt<'_>> {
-        self.rules.iter().find_map(|(rule, column)| {
-            match (column, &rule.steps[rule.step(wait)].params) {
-                (Column::Roles { start, sets, names }, Params::Roles { need, any }) => {
-                    Some(RolesAt {
-                        start,
-                        sets,
-                        need: need
-                            .iter()
-                            .map(|(r, n)| Need {
-                                bit: names.iter().position(|x| x == r).unwrap_or(0),
-                                count: *n,
-                                any: any.contains(r),
-                            })
-                            .collect(),
-                        names,
-                    })
-                }
-                _ => None,
-            }
+        self.rules.iter().find_map(|(rule, column)| match column {
+            Column::Roles {
+                start,
+                sets,
+                names,
+                needs,
+            } => needs[rule.step(wait)].as_deref().map(|need| RolesAt {
+                start,
+                sets,
+                need,
+                names,
+            }),
+            _ => None,
         })
     }
 
@@ -275,7 +204,7 @@ impl Traits {
 pub(crate) struct RolesAt<'a> {
     start: &'a [u32],
     sets: &'a [u16],
-    pub need: Vec<Need>,
+    pub need: &'a [Need],
     pub names: &'a [String],
 }
 
@@ -284,160 +213,6 @@ impl RolesAt<'_> {
     pub fn of(&self, e: usize) -> &[u16] {
         &self.sets[self.start[e] as usize..self.start[e + 1] as usize]
     }
-}
-
-fn text(v: Option<&Value>) -> &str {
-    match v {
-        Some(Value::Text(t)) => t,
-        Some(Value::List(l)) if l.len() == 1 => &l[0],
-        _ => "",
-    }
-}
-
-fn equal<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
-    let mut numbers: HashMap<&str, u32> = HashMap::new();
-    let mut names: Vec<&str> = Vec::new();
-    let mut start = Vec::with_capacity(tickets.len() + 1);
-    let mut values = Vec::with_capacity(tickets.len());
-    for t in tickets {
-        start.push(values.len() as u32);
-        let from = values.len();
-        for i in 0..t.players().max(1) {
-            let v = text(t.value(i, &rule.attribute));
-            let n = *numbers.entry(v).or_insert_with(|| {
-                names.push(v);
-                names.len() as u32 - 1
-            });
-            if !values[from..].contains(&n) {
-                values.push(n);
-            }
-        }
-    }
-    start.push(values.len() as u32);
-    let group = rule
-        .steps
-        .iter()
-        .map(|s| {
-            let groups = match &s.params {
-                Params::Equal { groups } => groups.as_slice(),
-                _ => &[],
-            };
-            names
-                .iter()
-                .enumerate()
-                .map(
-                    |(i, n)| match groups.iter().position(|g| g.iter().any(|v| v == n)) {
-                        Some(g) => g as u32,
-                        None => (groups.len() + i) as u32,
-                    },
-                )
-                .collect()
-        })
-        .collect();
-    Column::Equal {
-        start,
-        values,
-        group,
-    }
-}
-
-fn intersect<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
-    let mut numbers: HashMap<&str, u8> = HashMap::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut sets = Vec::with_capacity(tickets.len());
-    let mut firsts = Vec::with_capacity(tickets.len());
-    for t in tickets {
-        let mut set = u64::MAX;
-        let mut first = u8::MAX;
-        for i in 0..t.players() {
-            let mut mine = 0u64;
-            for (k, v) in t
-                .value(i, &rule.attribute)
-                .and_then(Value::as_list)
-                .unwrap_or(&[])
-                .iter()
-                .enumerate()
-            {
-                let n = match numbers.get(v.as_str()) {
-                    Some(n) => *n,
-                    None if names.len() < MAX_LIST_VALUES => {
-                        names.push(v.clone());
-                        let n = names.len() as u8 - 1;
-                        numbers.insert(v, n);
-                        n
-                    }
-                    None => continue,
-                };
-                mine |= 1 << n;
-                if i == 0 && k == 0 {
-                    first = n;
-                }
-            }
-            set &= mine;
-        }
-        sets.push(if t.players() == 0 { 0 } else { set });
-        firsts.push(first);
-    }
-    Column::Intersect {
-        sets,
-        firsts,
-        names,
-    }
-}
-
-fn distance<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
-    let mut lo = Vec::with_capacity(tickets.len());
-    let mut hi = Vec::with_capacity(tickets.len());
-    for t in tickets {
-        let nums: Vec<f64> = (0..t.players())
-            .map(|i| {
-                t.value(i, &rule.attribute)
-                    .and_then(Value::as_number)
-                    .unwrap_or(f64::NAN)
-            })
-            .collect();
-        if nums.iter().any(|n| n.is_nan()) || nums.is_empty() {
-            lo.push(f64::NAN);
-            hi.push(f64::NAN);
-        } else {
-            lo.push(nums.iter().copied().fold(f64::INFINITY, f64::min));
-            hi.push(nums.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-        }
-    }
-    Column::Distance { lo, hi }
-}
-
-fn roles<T: Described>(rule: &Rule, tickets: &[T]) -> Column {
-    let names: Vec<String> = match &rule.steps[0].params {
-        Params::Roles { need, .. } => need
-            .iter()
-            .take(MAX_ROLES)
-            .map(|(r, _)| r.clone())
-            .collect(),
-        _ => Vec::new(),
-    };
-    let every: u16 = if names.len() >= 16 {
-        u16::MAX
-    } else {
-        (1u16 << names.len()) - 1
-    };
-    let mut start = Vec::with_capacity(tickets.len() + 1);
-    let mut sets = Vec::new();
-    for t in tickets {
-        start.push(sets.len() as u32);
-        for i in 0..t.players() {
-            let set = match t.value(i, &rule.attribute).and_then(Value::as_list) {
-                None => every,
-                Some(list) => list
-                    .iter()
-                    .filter_map(|r| names.iter().position(|n| n == r))
-                    .fold(0u16, |s, b| s | 1 << b),
-            };
-            sets.push(set);
-        }
-    }
-    start.push(sets.len() as u32);
-    Column::Roles { start, sets, names }
 }
 
 /// A candidate match's rule state, kept as it grows.
@@ -450,6 +225,8 @@ pub(crate) struct Grown {
     bounds: Vec<(f64, f64)>,
     people: Vec<u32>,
     blocked: Vec<u32>,
+    /// With a roles rule: per role bit, the players so far who accept it.
+    pub(crate) able: [u16; MAX_ROLES],
 }
 
 impl Traits {
@@ -472,6 +249,37 @@ impl Traits {
         }
         g.people.extend_from_slice(self.people(e));
         g.blocked.extend_from_slice(self.blocked(e));
+        g.able = [0; MAX_ROLES];
+        self.count_roles(g, e);
+    }
+
+    /// Adds entry `e`'s players to the counts of players able to fill each role.
+    fn count_roles(&self, g: &mut Grown, e: usize) {
+        for (_, column) in &self.rules {
+            if let Column::Roles { start, sets, .. } = column {
+                for &set in &sets[start[e] as usize..start[e + 1] as usize] {
+                    for (bit, n) in g.able.iter_mut().enumerate() {
+                        *n += set >> bit & 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The players of entry `e` able to fill role `bit`.
+    pub(crate) fn able(&self, e: usize, bit: usize) -> usize {
+        self.rules
+            .iter()
+            .find_map(|(_, column)| match column {
+                Column::Roles { start, sets, .. } => Some(
+                    sets[start[e] as usize..start[e + 1] as usize]
+                        .iter()
+                        .filter(|s| *s >> bit & 1 == 1)
+                        .count(),
+                ),
+                _ => None,
+            })
+            .unwrap_or(0)
     }
 
     /// Whether entry `e` may join the match in state `g` whose longest wait,
@@ -560,6 +368,7 @@ impl Traits {
         }
         g.people.extend_from_slice(self.people(e));
         g.blocked.extend_from_slice(self.blocked(e));
+        self.count_roles(g, e);
     }
 
     /// Whether the members `members` (entries) meet every group rule at `wait`:
@@ -645,7 +454,14 @@ impl Traits {
                 let step = rule.step(wait);
                 let broken = match (column, &rule.steps[step].params) {
                     (_, Params::Off) => false,
-                    (Column::Equal { start, values, group }, _) => {
+                    (
+                        Column::Equal {
+                            start,
+                            values,
+                            group,
+                        },
+                        _,
+                    ) => {
                         let at = &group[step];
                         let mut all = members
                             .iter()
@@ -660,15 +476,20 @@ impl Traits {
                     }
                     (Column::Distance { lo, hi }, Params::Distance { max }) => {
                         let low = members.iter().map(|&e| lo[e]).fold(f64::INFINITY, f64::min);
-                        let high = members.iter().map(|&e| hi[e]).fold(f64::NEG_INFINITY, f64::max);
+                        let high = members
+                            .iter()
+                            .map(|&e| hi[e])
+                            .fold(f64::NEG_INFINITY, f64::max);
                         members.iter().any(|&e| lo[e].is_nan()) || high - low > *max
                     }
                     (Column::Roles { .. }, Params::Roles { .. }) => {
                         let roles = self.roles_at(wait).expect("a roles rule");
                         teams.iter().any(|team| {
-                            let sets: Vec<u16> =
-                                team.iter().flat_map(|&e| roles.of(e).iter().copied()).collect();
-                            super::roles::assign(&sets, &roles.need).is_none()
+                            let sets: Vec<u16> = team
+                                .iter()
+                                .flat_map(|&e| roles.of(e).iter().copied())
+                                .collect();
+                            super::roles::assign(&sets, roles.need).is_none()
                         })
                     }
                     (Column::PartyBalance, Params::PartyBalance { max_size_gap }) => {

@@ -1,0 +1,361 @@
+//! A ticket compiled for a mode's rules once, when it arrives, and reused every
+//! cycle: each value as a number, lists as bit sets, players' roles as bit sets,
+//! block lists as numbered players ([`Compiled`]). A [`Compiler`] keeps the
+//! numbering of one pool (a pool leader's, a simulated pool's, or one claimed
+//! batch's) and turns compiled rows into the [`Traits`] the search reads, with
+//! no string looked at again.
+
+use super::config::{Kind, Params, Rule};
+use super::roles::Need;
+use super::traits::{Column, Traits};
+use mm_domain::{PlayerId, Value};
+use std::collections::HashMap;
+
+/// Most distinct values of one `intersect` attribute a pool tells apart; values
+/// beyond are dropped from the lists that carry them.
+pub const MAX_LIST_VALUES: usize = 64;
+/// Most roles a `roles` rule may name.
+pub const MAX_ROLES: usize = 16;
+
+/// What the engine asks of a ticket.
+pub trait Described {
+    /// Players in the ticket.
+    fn players(&self) -> usize;
+    /// Player `i`'s value of `attribute`.
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value>;
+    /// Player `i`'s id (for block lists).
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        let _ = i;
+        None
+    }
+    /// Players this ticket's players may not be matched with.
+    fn blocks(&self) -> &[PlayerId] {
+        &[]
+    }
+}
+
+impl<T: Described> Described for &T {
+    fn players(&self) -> usize {
+        (**self).players()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        (**self).value(i, attribute)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        (**self).player(i)
+    }
+    fn blocks(&self) -> &[PlayerId] {
+        (**self).blocks()
+    }
+}
+
+impl Described for mm_domain::Ticket {
+    fn players(&self) -> usize {
+        self.players.len()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        self.attribute(i, attribute)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.players.get(i)
+    }
+    fn blocks(&self) -> &[PlayerId] {
+        &self.blocks
+    }
+}
+
+/// One rule's reading of one ticket.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    /// The distinct values of its players.
+    Equal(Vec<u32>),
+    /// The values all its players listed, and the one its first player listed
+    /// first (`u8::MAX`: none).
+    Intersect(u64, u8),
+    /// The lowest and highest of its players' numbers (NaN: one is missing).
+    Distance(f64, f64),
+    /// Each player's accepted roles.
+    Roles(Vec<u16>),
+    /// Nothing to read (party make-up reads only the size).
+    Shape,
+}
+
+/// A ticket as the rules read it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Compiled {
+    pub(super) size: u16,
+    cells: Vec<Cell>,
+    pub(super) people: Vec<u32>,
+    pub(super) blocked: Vec<u32>,
+}
+
+/// The numbering of values and players for one pool.
+#[derive(Debug, Clone)]
+pub struct Compiler {
+    rules: Vec<Rule>,
+    /// Per rule: the names of its values, in number order.
+    names: Vec<Vec<String>>,
+    numbers: Vec<HashMap<String, u32>>,
+    people: HashMap<PlayerId, u32>,
+}
+
+fn text(v: Option<&Value>) -> &str {
+    match v {
+        Some(Value::Text(t)) => t,
+        Some(Value::List(l)) if l.len() == 1 => &l[0],
+        _ => "",
+    }
+}
+
+impl Compiler {
+    pub fn new(rules: &[Rule]) -> Self {
+        let names = rules
+            .iter()
+            .map(|r| match (&r.kind, &r.steps[0].params) {
+                (Kind::Roles, Params::Roles { need, .. }) => need
+                    .iter()
+                    .take(MAX_ROLES)
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        Self {
+            rules: rules.to_vec(),
+            names,
+            numbers: vec![HashMap::new(); rules.len()],
+            people: HashMap::new(),
+        }
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    fn number(&mut self, rule: usize, value: &str, cap: usize) -> Option<u32> {
+        if let Some(&n) = self.numbers[rule].get(value) {
+            return Some(n);
+        }
+        if self.names[rule].len() >= cap {
+            return None;
+        }
+        let n = self.names[rule].len() as u32;
+        self.names[rule].push(value.to_string());
+        self.numbers[rule].insert(value.to_string(), n);
+        Some(n)
+    }
+
+    fn person(&mut self, p: &PlayerId) -> u32 {
+        let n = self.people.len() as u32;
+        *self.people.entry(p.clone()).or_insert(n)
+    }
+
+    /// Reads ticket `t` for the rules.
+    pub fn compile(&mut self, t: &impl Described) -> Compiled {
+        let players = t.players();
+        let mut cells = Vec::with_capacity(self.rules.len());
+        for k in 0..self.rules.len() {
+            let attribute = self.rules[k].attribute.clone();
+            let cell = match self.rules[k].kind {
+                Kind::Equal => {
+                    let mut values = Vec::with_capacity(1);
+                    for i in 0..players.max(1) {
+                        let v = text(t.value(i, &attribute)).to_string();
+                        let n = self.number(k, &v, usize::MAX).expect("no cap");
+                        if !values.contains(&n) {
+                            values.push(n);
+                        }
+                    }
+                    Cell::Equal(values)
+                }
+                Kind::Intersect => {
+                    let mut set = u64::MAX;
+                    let mut first = u8::MAX;
+                    for i in 0..players {
+                        let mut mine = 0u64;
+                        let list: Vec<String> = t
+                            .value(i, &attribute)
+                            .and_then(Value::as_list)
+                            .unwrap_or(&[])
+                            .to_vec();
+                        for (j, v) in list.iter().enumerate() {
+                            let Some(n) = self.number(k, v, MAX_LIST_VALUES) else {
+                                continue;
+                            };
+                            mine |= 1 << n;
+                            if i == 0 && j == 0 {
+                                first = n as u8;
+                            }
+                        }
+                        set &= mine;
+                    }
+                    Cell::Intersect(if players == 0 { 0 } else { set }, first)
+                }
+                Kind::Distance => {
+                    let nums: Vec<f64> = (0..players)
+                        .map(|i| {
+                            t.value(i, &attribute)
+                                .and_then(Value::as_number)
+                                .unwrap_or(f64::NAN)
+                        })
+                        .collect();
+                    if nums.is_empty() || nums.iter().any(|n| n.is_nan()) {
+                        Cell::Distance(f64::NAN, f64::NAN)
+                    } else {
+                        Cell::Distance(
+                            nums.iter().copied().fold(f64::INFINITY, f64::min),
+                            nums.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                        )
+                    }
+                }
+                Kind::Roles => {
+                    let names = &self.names[k];
+                    let every: u16 = if names.len() >= 16 {
+                        u16::MAX
+                    } else {
+                        (1u16 << names.len()) - 1
+                    };
+                    Cell::Roles(
+                        (0..players)
+                            .map(|i| match t.value(i, &attribute).and_then(Value::as_list) {
+                                None => every,
+                                Some(list) => list
+                                    .iter()
+                                    .filter_map(|r| names.iter().position(|n| n == r))
+                                    .fold(0u16, |s, b| s | 1 << b),
+                            })
+                            .collect(),
+                    )
+                }
+                Kind::PartyBalance => Cell::Shape,
+            };
+            cells.push(cell);
+        }
+        // Every player is numbered (a ticket queued later may block them).
+        let mut people = Vec::with_capacity(players);
+        for i in 0..players {
+            if let Some(p) = t.player(i) {
+                people.push(self.person(p));
+            }
+        }
+        let blocked: Vec<u32> = t.blocks().iter().map(|b| self.person(b)).collect();
+        Compiled {
+            size: u16::try_from(players).unwrap_or(u16::MAX),
+            cells,
+            people,
+            blocked,
+        }
+    }
+
+    /// The traits of `rows` (in the order of the engine's entries).
+    pub fn traits<'a>(&self, rows: impl ExactSizeIterator<Item = &'a Compiled> + Clone) -> Traits {
+        let n = rows.len();
+        let mut out = Traits::default();
+        for (k, rule) in self.rules.iter().enumerate() {
+            let column = match rule.kind {
+                Kind::Equal => {
+                    let mut start = Vec::with_capacity(n + 1);
+                    let mut values = Vec::with_capacity(n);
+                    for r in rows.clone() {
+                        start.push(values.len() as u32);
+                        if let Cell::Equal(v) = &r.cells[k] {
+                            values.extend_from_slice(v);
+                        }
+                    }
+                    start.push(values.len() as u32);
+                    let group = rule
+                        .steps
+                        .iter()
+                        .map(|s| {
+                            let groups = match &s.params {
+                                Params::Equal { groups } => groups.as_slice(),
+                                _ => &[],
+                            };
+                            self.names[k]
+                                .iter()
+                                .enumerate()
+                                .map(|(i, name)| {
+                                    match groups.iter().position(|g| g.iter().any(|v| v == name)) {
+                                        Some(g) => g as u32,
+                                        None => (groups.len() + i) as u32,
+                                    }
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    Column::Equal {
+                        start,
+                        values,
+                        group,
+                    }
+                }
+                Kind::Intersect => {
+                    let (mut sets, mut firsts) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                    for r in rows.clone() {
+                        let (s, f) = match r.cells[k] {
+                            Cell::Intersect(s, f) => (s, f),
+                            _ => (0, u8::MAX),
+                        };
+                        sets.push(s);
+                        firsts.push(f);
+                    }
+                    Column::Intersect {
+                        sets,
+                        firsts,
+                        names: self.names[k].clone(),
+                    }
+                }
+                Kind::Distance => {
+                    let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                    for r in rows.clone() {
+                        let (a, b) = match r.cells[k] {
+                            Cell::Distance(a, b) => (a, b),
+                            _ => (f64::NAN, f64::NAN),
+                        };
+                        lo.push(a);
+                        hi.push(b);
+                    }
+                    Column::Distance { lo, hi }
+                }
+                Kind::Roles => {
+                    let mut start = Vec::with_capacity(n + 1);
+                    let mut sets = Vec::new();
+                    for r in rows.clone() {
+                        start.push(sets.len() as u32);
+                        if let Cell::Roles(s) = &r.cells[k] {
+                            sets.extend_from_slice(s);
+                        }
+                    }
+                    start.push(sets.len() as u32);
+                    let names = &self.names[k];
+                    let needs = rule
+                        .steps
+                        .iter()
+                        .map(|s| match &s.params {
+                            Params::Roles { need, any } => Some(
+                                need.iter()
+                                    .map(|(r, n)| Need {
+                                        bit: names.iter().position(|x| x == r).unwrap_or(0),
+                                        count: *n,
+                                        any: any.contains(r),
+                                    })
+                                    .collect(),
+                            ),
+                            _ => None,
+                        })
+                        .collect();
+                    Column::Roles {
+                        start,
+                        sets,
+                        names: names.clone(),
+                        needs,
+                    }
+                }
+                Kind::PartyBalance => Column::PartyBalance,
+            };
+            out.push_rule(rule.clone(), column);
+        }
+        out.set_people(rows);
+        out
+    }
+}
