@@ -16,7 +16,8 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {
-    /// Scenario to run (quiet, duel, normal, peak, solo, br100, mixed), or `all`.
+    /// Scenario to run (quiet, duel, normal, peak, solo, br100, rules, mixed), or
+    /// `all`.
     #[arg(long, default_value = "all")]
     pub scenario: String,
     /// Replace the stream's random seed (each scenario has its own by default).
@@ -39,6 +40,11 @@ pub struct SimulateArgs {
     /// A stream of your own: the mode everyone queues for (default 5v5).
     #[arg(long)]
     pub mode: Option<String>,
+    /// Attributes for the generated stream's groups, as a TOML of value
+    /// draws per attribute (`values`, `list` with `pick`, `accept` per player,
+    /// `range`), for the modes' rules.
+    #[arg(long, conflicts_with = "trace")]
+    pub attributes: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub modes: crate::config::ModesArgs,
     #[command(flatten)]
@@ -225,15 +231,29 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
     };
     if chosen.is_empty() {
         bail!(
-            "unknown scenario {:?}; known: quiet, duel, normal, peak, solo, br100, mixed, all",
+            "unknown scenario {:?}; known: quiet, duel, normal, peak, solo, br100, rules, mixed, all",
             args.scenario
         );
     }
+    let attributes = match &args.attributes {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading --attributes {}", path.display()))?;
+            Some(
+                mm_sim::attrs::AttributeMix::parse(&text)
+                    .map_err(|e| anyhow::anyhow!("--attributes {}: {e}", path.display()))?,
+            )
+        }
+    };
     for mut scenario in chosen {
         if let Some(seed) = args.seed
             && scenario.trace.is_none()
         {
             scenario.stream.seed = seed;
+        }
+        if let Some(mix) = &attributes {
+            scenario.stream.attributes = mix.clone();
         }
         for (mode, _) in &scenario.stream.modes {
             if modes.get(mode).is_none() {

@@ -586,6 +586,26 @@ mod tests {
     use super::*;
     use crate::{CLAIM, LEADER, SEED000, scenarios};
 
+    /// Our strategies never form a match that breaks a rule (hard, or relaxed
+    /// at the step its longest wait allowed) on a generated stream with
+    /// attributes; the seed-000 baseline, knowing no rules, breaks many.
+    #[test]
+    fn ours_never_break_a_rule() {
+        let mut s = short("rules", 30);
+        s.drain_s = 60;
+        for engine in [LEADER, CLAIM] {
+            let r = run(&s, engine);
+            assert!(r.matches > 0);
+            assert!(!r.rules.is_empty());
+            for f in &r.rules {
+                assert_eq!(f.broken(), 0, "{engine:?} broke {f:?}");
+            }
+        }
+        let base = run(&s, SEED000);
+        let broken: usize = base.rules.iter().map(|f| f.broken()).sum();
+        assert!(broken > 0, "{:?}", base.rules);
+    }
+
     fn short(name: &str, seconds: u64) -> Scenario {
         let mut s = scenarios::all(&Modes::defaults())
             .into_iter()
