@@ -328,14 +328,20 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
         match &killed {
             // Kill the victim once `--kill-after` of the tickets are matched, while
             // it holds tickets (it holds them only during its cycles, so look
-            // closely).
+            // closely). It is frozen while it is looked at: otherwise it may hand
+            // its tickets back between the look and the kill, and strand none.
             None if n.saturating_sub(left) as f64 >= args.kill_after * n as f64 => {
                 let mut holding = 0;
                 let look = Instant::now();
                 while holding == 0 && look.elapsed() < Duration::from_secs(2) {
+                    if watch.held(&victim_id).await?.is_empty() {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        continue;
+                    }
+                    workers[victim].freeze(true);
                     holding = watch.held(&victim_id).await?.len();
                     if holding == 0 {
-                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        workers[victim].freeze(false);
                     }
                 }
                 if holding > 0 {

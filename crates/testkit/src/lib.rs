@@ -458,6 +458,19 @@ impl Proc {
         }
     }
 
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the process; whether the signal
+    /// was sent.
+    pub fn freeze(&self, frozen: bool) -> bool {
+        let Some(c) = &self.child else {
+            return false;
+        };
+        let sig = if frozen { "-STOP" } else { "-CONT" };
+        Command::new("kill")
+            .args([sig, &c.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// SIGTERM, then wait up to `timeout` for a clean exit (SIGKILL after that).
     /// Returns whether it exited successfully by itself. The signal is sent once
     /// the process catches it (or after a second): a process still starting, before
