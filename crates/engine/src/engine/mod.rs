@@ -151,6 +151,7 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
             if pool.grow_along(s, Some(a), give_up, &mut group, &mut ladder.climb())
                 && pool.formable(&mut group)
                 && (best.is_empty() || group.spread < best.spread)
+                && pool.splits(&group)
             {
                 std::mem::swap(&mut best, &mut group);
             }

@@ -47,14 +47,9 @@ impl Snapshot<'_> {
         let teams = self.mode.teams;
         let players = g.players + self.at[c].size();
         let remaining = max.saturating_sub(players);
-        if let Some(roles) = self.traits.roles_at(wait) {
-            let e = self.at[c].order as usize;
-            for need in roles.need.iter().filter(|n| !n.any) {
-                let have = usize::from(g.rules.able[need.bit]) + self.traits.able(e, need.bit);
-                if have + remaining < teams * need.count {
-                    return false;
-                }
-            }
+        let e = self.at[c].order as usize;
+        if !self.traits.roles_room(&g.rules, e, wait, remaining, teams) {
+            return false;
         }
         if let Some(gap) = self.traits.party_gap(wait)
             && !parties_can_balance(&g.sizes, self.at[c].size(), teams, gap, remaining)

@@ -514,6 +514,23 @@ impl<'a> Snapshot<'a> {
         }
     }
 
+    /// Whether the group splits into teams that meet the rules (always, when
+    /// nothing beyond skill and shape is checked).
+    pub(super) fn splits(&mut self, g: &Group) -> bool {
+        if !self.ruled {
+            return true;
+        }
+        let mut units = std::mem::take(&mut self.units);
+        units.clear();
+        units.extend(g.members.iter().map(|&m| Unit {
+            size: self.at[m].size(),
+            rating: self.at[m].rating,
+        }));
+        let ok = self.split(g, &units).is_some();
+        self.units = units;
+        ok
+    }
+
     /// Splits the group into teams and takes its members out of the pool.
     pub(super) fn accept(&mut self, g: &Group) -> Option<Proposal> {
         let mut units = std::mem::take(&mut self.units);

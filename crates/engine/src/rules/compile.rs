@@ -7,6 +7,7 @@
 
 use super::config::{Kind, Params, Rule};
 use super::roles::Need;
+use super::room::Room;
 use super::traits::{Column, Traits};
 use mm_domain::{PlayerId, Value};
 use std::collections::HashMap;
@@ -328,7 +329,7 @@ impl Compiler {
                     }
                     start.push(sets.len() as u32);
                     let names = &self.names[k];
-                    let needs = rule
+                    let needs: Vec<Option<Vec<Need>>> = rule
                         .steps
                         .iter()
                         .map(|s| match &s.params {
@@ -344,11 +345,16 @@ impl Compiler {
                             _ => None,
                         })
                         .collect();
+                    let room = Room::new(names.len(), &needs).map(|room| {
+                        let masks = sets.iter().map(|&set| room.mask(set)).collect();
+                        (room, masks)
+                    });
                     Column::Roles {
                         start,
                         sets,
                         names: names.clone(),
                         needs,
+                        room,
                     }
                 }
                 Kind::PartyBalance => Column::PartyBalance,

@@ -8,10 +8,12 @@
 //! - [`traits`]: what the rules read of a pool's tickets, and the check that a
 //!   ticket may join a candidate match.
 //! - [`roles`]: filling a team's roles from what its players accept.
+//! - [`room`]: whether a growing match can still fill its teams' roles.
 
 mod compile;
 mod config;
 pub mod roles;
+mod room;
 mod traits;
 
 pub use compile::{Compiled, Compiler, Described, MAX_LIST_VALUES, MAX_ROLES};

@@ -9,9 +9,10 @@
 //! `roles`, every role. A ticket whose players' `equal` values differ matches
 //! only where they all count as equal (one group at the step).
 
-use super::compile::{Compiled, Compiler, Described, MAX_LIST_VALUES, MAX_ROLES};
+use super::compile::{Compiled, Compiler, Described, MAX_LIST_VALUES};
 use super::config::{Kind, Params, Rule};
 use super::roles::Need;
+use super::room::Room;
 use mm_domain::Millis;
 
 /// One rule, compiled over a snapshot.
@@ -41,6 +42,9 @@ pub(super) enum Column {
         sets: Vec<u16>,
         names: Vec<String>,
         needs: Vec<Option<Vec<Need>>>,
+        /// With the room check: each player's set as needed roles (beside
+        /// `sets`).
+        room: Option<(Room, Vec<u8>)>,
     },
     /// Party make-up: reads only the tickets' sizes.
     PartyBalance,
@@ -173,6 +177,7 @@ impl Traits {
                 sets,
                 names,
                 needs,
+                ..
             } => needs[rule.step(wait)].as_deref().map(|need| RolesAt {
                 start,
                 sets,
@@ -225,8 +230,9 @@ pub(crate) struct Grown {
     bounds: Vec<(f64, f64)>,
     people: Vec<u32>,
     blocked: Vec<u32>,
-    /// With a roles rule: per role bit, the players so far who accept it.
-    pub(crate) able: [u16; MAX_ROLES],
+    /// With a roles rule's room check: for each set of needed roles, the
+    /// players so far who accept one of them.
+    room: Vec<u16>,
 }
 
 impl Traits {
@@ -249,37 +255,55 @@ impl Traits {
         }
         g.people.extend_from_slice(self.people(e));
         g.blocked.extend_from_slice(self.blocked(e));
-        g.able = [0; MAX_ROLES];
+        g.room.clear();
         self.count_roles(g, e);
     }
 
-    /// Adds entry `e`'s players to the counts of players able to fill each role.
+    /// Adds entry `e`'s players to the match's counts for the room check.
     fn count_roles(&self, g: &mut Grown, e: usize) {
         for (_, column) in &self.rules {
-            if let Column::Roles { start, sets, .. } = column {
-                for &set in &sets[start[e] as usize..start[e + 1] as usize] {
-                    for (bit, n) in g.able.iter_mut().enumerate() {
-                        *n += set >> bit & 1;
-                    }
+            if let Column::Roles {
+                start,
+                room: Some((room, masks)),
+                ..
+            } = column
+            {
+                if g.room.is_empty() {
+                    room.clear(&mut g.room);
                 }
+                room.add(
+                    &mut g.room,
+                    &masks[start[e] as usize..start[e + 1] as usize],
+                );
             }
         }
     }
 
-    /// The players of entry `e` able to fill role `bit`.
-    pub(crate) fn able(&self, e: usize, bit: usize) -> usize {
-        self.rules
-            .iter()
-            .find_map(|(_, column)| match column {
-                Column::Roles { start, sets, .. } => Some(
-                    sets[start[e] as usize..start[e + 1] as usize]
-                        .iter()
-                        .filter(|s| *s >> bit & 1 == 1)
-                        .count(),
-                ),
-                _ => None,
-            })
-            .unwrap_or(0)
+    /// Whether the match in state `g`, joined by entry `e` at `wait` with
+    /// `remaining` players still to come, can still fill `teams` teams' roles
+    /// (see [`super::room`]).
+    pub(crate) fn roles_room(
+        &self,
+        g: &Grown,
+        e: usize,
+        wait: Millis,
+        remaining: usize,
+        teams: usize,
+    ) -> bool {
+        self.rules.iter().all(|(rule, column)| match column {
+            Column::Roles {
+                start,
+                room: Some((room, masks)),
+                ..
+            } => room.fits(
+                rule.step(wait),
+                &g.room,
+                &masks[start[e] as usize..start[e + 1] as usize],
+                remaining,
+                teams,
+            ),
+            _ => true,
+        })
     }
 
     /// Whether entry `e` may join the match in state `g` whose longest wait,

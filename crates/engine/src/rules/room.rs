@@ -1,0 +1,226 @@
+//! Whether a growing match can still fill its teams' roles, checked as each
+//! ticket joins: Hall's condition over the roles its step needs. For every set
+//! of needed roles, the players who accept at least one of them, plus the
+//! players still to come (who may accept anything), must be at least as many
+//! as the set's slots over all teams. Counting each role alone is not enough:
+//! two players who each accept tank and healer pass "two tanks, two healers"
+//! role by role but fill only two of the four slots.
+//!
+//! Up to [`ROOM_ROLES`] needed roles are checked this way (a match keeps, for
+//! each set of them, how many of its players accept one); a mode needing more
+//! distinct roles is left to the team split, which assigns roles exactly.
+
+use super::roles::Need;
+
+/// Most distinct needed roles the check keeps sets for (2^8 counts per match).
+pub const ROOM_ROLES: usize = 8;
+
+/// The needed roles of a `roles` rule, numbered `0..bits` over all its steps,
+/// and per step the slots (per team) of every set of them.
+#[derive(Debug, Clone)]
+pub(crate) struct Room {
+    /// For each role bit of the rule's names, its number among the needed roles.
+    number: Vec<Option<u8>>,
+    /// How many needed roles (sets are `1..1 << bits`).
+    bits: usize,
+    /// Per step: each set of the roles needed there, with its slots per team
+    /// (`None`: the rule is off).
+    demands: Vec<Option<Vec<(u8, u16)>>>,
+}
+
+impl Room {
+    /// The room check for a rule with these needs per step, over `roles`
+    /// named roles; `None` when more than [`ROOM_ROLES`] roles are needed.
+    pub(crate) fn new(roles: usize, needs: &[Option<Vec<Need>>]) -> Option<Self> {
+        let mut number = vec![None; roles.max(1)];
+        let mut bits = 0usize;
+        for need in needs.iter().flatten().flatten() {
+            if !need.any && need.count > 0 && number.get(need.bit).is_some_and(Option::is_none) {
+                if bits == ROOM_ROLES {
+                    return None;
+                }
+                number[need.bit] = Some(bits as u8);
+                bits += 1;
+            }
+        }
+        let demands = needs
+            .iter()
+            .map(|step| {
+                step.as_ref().map(|need| {
+                    // Slots per team of each needed role, by its number.
+                    let mut per = [0u16; ROOM_ROLES];
+                    let mut mask = 0u32;
+                    for n in need.iter().filter(|n| !n.any && n.count > 0) {
+                        if let Some(Some(k)) = number.get(n.bit) {
+                            per[usize::from(*k)] += n.count as u16;
+                            mask |= 1 << k;
+                        }
+                    }
+                    (1u32..1 << bits)
+                        .filter(|s| s & !mask == 0)
+                        .map(|s| {
+                            let slots = (0..bits).filter(|k| s >> k & 1 == 1).map(|k| per[k]);
+                            (s as u8, slots.sum())
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        Some(Room {
+            number,
+            bits,
+            demands,
+        })
+    }
+
+    /// A player's accepted roles (bit set over the rule's names) as a set of
+    /// needed roles.
+    pub(crate) fn mask(&self, set: u16) -> u8 {
+        let mut out = 0u8;
+        for (bit, k) in self.number.iter().enumerate() {
+            if let Some(k) = k
+                && set >> bit & 1 == 1
+            {
+                out |= 1 << k;
+            }
+        }
+        out
+    }
+
+    /// Fresh counts for an empty match.
+    pub(crate) fn clear(&self, counts: &mut Vec<u16>) {
+        counts.clear();
+        counts.resize(1 << self.bits, 0);
+    }
+
+    /// Counts the players of `masks` into `counts`: for each set of needed
+    /// roles, the players who accept one of them.
+    pub(crate) fn add(&self, counts: &mut [u16], masks: &[u8]) {
+        for &m in masks.iter().filter(|&&m| m != 0) {
+            for (s, n) in counts.iter_mut().enumerate().skip(1) {
+                *n += u16::from(s as u8 & m != 0);
+            }
+        }
+    }
+
+    /// Whether a match with `counts`, joined by players of `masks`, with
+    /// `remaining` players still to come, can fill `teams` teams' roles at
+    /// `step`.
+    pub(crate) fn fits(
+        &self,
+        step: usize,
+        counts: &[u16],
+        masks: &[u8],
+        remaining: usize,
+        teams: usize,
+    ) -> bool {
+        let Some(Some(demands)) = self.demands.get(step) else {
+            return true;
+        };
+        demands.iter().all(|&(s, slots)| {
+            let joining = masks.iter().filter(|&&m| m & s != 0).count();
+            usize::from(counts[usize::from(s)]) + joining + remaining >= teams * usize::from(slots)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn need(bit: usize, count: usize) -> Need {
+        Need {
+            bit,
+            count,
+            any: false,
+        }
+    }
+
+    /// Tank (bit 0), healer (1), damage (2): one, one and three per team.
+    fn five() -> Room {
+        Room::new(3, &[Some(vec![need(0, 1), need(1, 1), need(2, 3)])]).unwrap()
+    }
+
+    #[test]
+    fn two_flexible_players_do_not_fill_four_slots() {
+        let room = five();
+        let flex = room.mask(0b111);
+        let damage = room.mask(0b100);
+        let mut counts = Vec::new();
+        room.clear(&mut counts);
+        room.add(&mut counts, &[flex, flex]);
+        room.add(&mut counts, &[damage; 6]);
+        // Two flexible and six damage-only players in, one more to come: a
+        // damage-only player leaves three for the four tank and healer slots,
+        // though each role alone would count three for its two.
+        assert!(!room.fits(0, &counts, &[damage], 1, 2));
+        // A tank makes it four.
+        assert!(room.fits(0, &counts, &[room.mask(0b001)], 1, 2));
+        // With two still to come, anyone may join.
+        assert!(room.fits(0, &counts, &[damage], 2, 2));
+    }
+
+    #[test]
+    fn relaxed_roles_and_off_steps_need_nothing() {
+        let any_tank = Need {
+            bit: 0,
+            count: 1,
+            any: true,
+        };
+        let room = Room::new(
+            3,
+            &[
+                Some(vec![need(0, 1), need(1, 1), need(2, 3)]),
+                Some(vec![any_tank, need(1, 1), need(2, 3)]),
+                None,
+            ],
+        )
+        .unwrap();
+        let damage = room.mask(0b100);
+        let mut counts = Vec::new();
+        room.clear(&mut counts);
+        room.add(&mut counts, &[damage; 9]);
+        assert!(!room.fits(0, &counts, &[damage], 0, 2));
+        // A tank may be anyone, but the healers are still missing.
+        assert!(!room.fits(1, &counts, &[damage], 0, 2));
+        assert!(room.fits(2, &counts, &[damage], 0, 2));
+        let healer = room.mask(0b010);
+        room.clear(&mut counts);
+        room.add(&mut counts, &[damage; 7]);
+        room.add(&mut counts, &[healer; 2]);
+        assert!(room.fits(1, &counts, &[damage], 0, 2));
+        assert!(!room.fits(0, &counts, &[damage], 0, 2));
+    }
+
+    #[test]
+    fn too_many_roles_are_left_to_the_split() {
+        let many: Vec<Need> = (0..=ROOM_ROLES).map(|b| need(b, 1)).collect();
+        assert!(Room::new(ROOM_ROLES + 1, &[Some(many)]).is_none());
+    }
+
+    proptest::proptest! {
+        /// For one team whose players are all in, the check is exact: it
+        /// passes exactly when the roles can be assigned (Hall's theorem).
+        #[test]
+        fn exact_for_a_full_team(
+            needs in proptest::collection::vec((0usize..3, proptest::bool::weighted(0.2)), 3),
+            sets in proptest::collection::vec(0u16..8, 9),
+        ) {
+            let need: Vec<Need> = needs
+                .iter()
+                .enumerate()
+                .map(|(bit, &(count, any))| Need { bit, count, any })
+                .collect();
+            let slots: usize = need.iter().map(|n| n.count).sum();
+            proptest::prop_assume!(slots > 0);
+            let players = &sets[..slots];
+            let room = Room::new(3, &[Some(need.clone())]).unwrap();
+            let masks: Vec<u8> = players.iter().map(|&s| room.mask(s)).collect();
+            let mut counts = Vec::new();
+            room.clear(&mut counts);
+            room.add(&mut counts, &masks[..slots - 1]);
+            let fits = room.fits(0, &counts, &masks[slots - 1..], 0, 1);
+            proptest::prop_assert_eq!(fits, super::super::roles::assign(players, &need).is_some());
+        }
+    }
+}
