@@ -32,11 +32,15 @@ impl Snapshot<'_> {
         self.now.saturating_sub(oldest)
     }
 
+    /// The entries at positions `members`.
+    fn orders<'m>(&'m self, members: &'m [usize]) -> impl Iterator<Item = usize> + 'm {
+        members.iter().map(|&m| self.at[m].order as usize)
+    }
+
     /// Whether position `c` may join group `g` under the rules.
     pub(super) fn rules_admit(&self, g: &Group, c: usize) -> bool {
         let wait = self.wait_since(g.oldest.min(self.since[c]));
-        let e = self.at[c].order as usize;
-        self.traits.admits(&g.rules, e, wait) && self.shape_room(g, c, wait)
+        self.traits.admits(&g.rules, c, wait) && self.shape_room(g, c, wait)
     }
 
     /// Whether, with position `c` in it, group `g` can still be completed into
@@ -47,8 +51,7 @@ impl Snapshot<'_> {
         let teams = self.mode.teams;
         let players = g.players + self.at[c].size();
         let remaining = max.saturating_sub(players);
-        let e = self.at[c].order as usize;
-        if !self.traits.roles_room(&g.rules, e, wait, remaining, teams) {
+        if !self.traits.roles_room(&g.rules, c, wait, remaining, teams) {
             return false;
         }
         if let Some(gap) = self.traits.party_gap(wait)
@@ -66,11 +69,7 @@ impl Snapshot<'_> {
         let wait = self.wait_since(g.oldest);
         let roles = self.traits.roles_at(wait);
         let gap = self.traits.party_gap(wait);
-        let orders: Vec<usize> = g
-            .members
-            .iter()
-            .map(|&m| self.at[m].order as usize)
-            .collect();
+        let members = &g.members;
         let mut picked: Option<Vec<Vec<usize>>> = None;
         let team_of = if roles.is_none() && gap.is_none() {
             teams::balance(units, teams, self.mode.team_size)?
@@ -83,7 +82,7 @@ impl Snapshot<'_> {
                 }
                 match &roles {
                     None => true,
-                    Some(r) => match fill_roles(r.need, &orders, assign, teams, r) {
+                    Some(r) => match fill_roles(r.need, members, assign, teams, r) {
                         Some(per_member) => {
                             picked = Some(per_member);
                             true
@@ -94,7 +93,9 @@ impl Snapshot<'_> {
             })?
         };
         let mut decided = Decided {
-            chosen: self.traits.chosen(&orders, wait, seed(&orders)),
+            chosen: self
+                .traits
+                .chosen(members, wait, seed(self.orders(members))),
             steps: self.traits.steps(wait),
             roles: Vec::new(),
         };
@@ -125,9 +126,10 @@ impl Snapshot<'_> {
     }
 }
 
-/// A match's own number for breaking ties among equally liked values.
-fn seed(orders: &[usize]) -> u64 {
-    orders.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, &o| {
+/// A match's own number (from its entries) for breaking ties among equally
+/// liked values.
+fn seed(orders: impl Iterator<Item = usize>) -> u64 {
+    orders.fold(0xCBF2_9CE4_8422_2325u64, |h, o| {
         (h ^ o as u64).wrapping_mul(0x0100_0000_01B3)
     })
 }
@@ -169,18 +171,18 @@ fn parties_alike(units: &[Unit], assign: &[usize], teams: usize, gap: usize) -> 
 /// per member, the role (index into `need`) of each of its players.
 fn fill_roles(
     need: &[Need],
-    orders: &[usize],
+    members: &[usize],
     assign: &[usize],
     teams: usize,
     roles: &crate::rules::RolesAt<'_>,
 ) -> Option<Vec<Vec<usize>>> {
-    let mut out: Vec<Vec<usize>> = orders.iter().map(|_| Vec::new()).collect();
+    let mut out: Vec<Vec<usize>> = members.iter().map(|_| Vec::new()).collect();
     for t in 0..teams {
         let mut sets = Vec::new();
         let mut owner = Vec::new();
-        for (k, (&o, &team)) in orders.iter().zip(assign).enumerate() {
+        for (k, (&m, &team)) in members.iter().zip(assign).enumerate() {
             if team == t {
-                for &s in roles.of(o) {
+                for &s in roles.of(m) {
                     sets.push(s);
                     owner.push(k);
                 }

@@ -113,7 +113,9 @@ impl Slot {
 pub(super) struct Snapshot<'a> {
     pub(super) mode: &'a Mode,
     /// What the rules read of the entries (nothing when the mode has none).
-    pub(super) traits: &'a Traits,
+    /// What the rules read of the entries, moved to their positions (the
+    /// search reads them in rating order).
+    pub(super) traits: Traits,
     /// Whether anything beyond skill and shape is checked.
     pub(super) ruled: bool,
     /// Per position, its partition (hard `equal` rules split the pool; the
@@ -206,7 +208,12 @@ impl<'a> Snapshot<'a> {
         };
         Some(Self {
             mode,
-            traits,
+            traits: if traits.is_empty() {
+                traits.permuted(&[])
+            } else {
+                let entries: Vec<usize> = at.iter().map(|s: &Slot| s.order as usize).collect();
+                traits.permuted(&entries)
+            },
             ruled: !traits.is_empty(),
             part,
             now,
@@ -373,8 +380,7 @@ impl<'a> Snapshot<'a> {
         g.players = self.at[start].size();
         g.oldest = self.since[start];
         if self.ruled {
-            self.traits
-                .start(&mut g.rules, self.at[start].order as usize);
+            self.traits.start(&mut g.rules, start);
         }
         // The spread of the match must fit inside the window half-width of every
         // member (seed 000's rule: then each member, wherever it sits in the match,
@@ -412,7 +418,7 @@ impl<'a> Snapshot<'a> {
                 continue;
             }
             if self.ruled {
-                self.traits.add(&mut g.rules, self.at[c].order as usize);
+                self.traits.add(&mut g.rules, c);
             }
             g.members.push(c);
             g.sizes.push(self.at[c].size());
@@ -457,14 +463,7 @@ impl<'a> Snapshot<'a> {
         // smaller match (or a looser rule step); the rest must qualify on their own.
         g.players >= self.mode.min_players
             && self.waited_long_enough(g)
-            && (!self.ruled || {
-                let orders: Vec<usize> = g
-                    .members
-                    .iter()
-                    .map(|&m| self.at[m].order as usize)
-                    .collect();
-                self.traits.meets(&orders, self.wait_since(g.oldest))
-            })
+            && (!self.ruled || self.traits.meets(&g.members, self.wait_since(g.oldest)))
     }
 
     /// Whether the group's longest-waiting member has waited the mode's

@@ -13,6 +13,8 @@ use super::compile::{Compiled, Compiler, Described, MAX_LIST_VALUES};
 use super::config::{Kind, Params, Rule};
 use super::roles::Need;
 use super::room::Room;
+
+mod permute;
 use mm_domain::Millis;
 
 /// One rule, compiled over a snapshot.
