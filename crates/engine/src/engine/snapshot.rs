@@ -521,19 +521,11 @@ impl<'a> Snapshot<'a> {
         if !self.ruled || self.traits.roles_at(self.wait_since(g.oldest)).is_none() {
             return true;
         }
-        let mut units = std::mem::take(&mut self.units);
-        units.clear();
-        units.extend(g.members.iter().map(|&m| Unit {
-            size: self.at[m].size(),
-            rating: self.at[m].rating,
-        }));
-        let ok = self.split(g, &units).is_some();
-        self.units = units;
-        ok
+        self.split_group(g).is_some()
     }
 
-    /// Splits the group into teams and takes its members out of the pool.
-    pub(super) fn accept(&mut self, g: &Group) -> Option<Proposal> {
+    /// [`Snapshot::split`] of group `g`, its units laid out in the reused buffer.
+    fn split_group(&mut self, g: &Group) -> Option<(Vec<usize>, super::ruled::Decided)> {
         let mut units = std::mem::take(&mut self.units);
         units.clear();
         units.extend(g.members.iter().map(|&m| Unit {
@@ -542,7 +534,12 @@ impl<'a> Snapshot<'a> {
         }));
         let split = self.split(g, &units);
         self.units = units;
-        let (team_of, decided) = split?;
+        split
+    }
+
+    /// Splits the group into teams and takes its members out of the pool.
+    pub(super) fn accept(&mut self, g: &Group) -> Option<Proposal> {
+        let (team_of, decided) = self.split_group(g)?;
         for &m in &g.members {
             self.take_out(m);
         }
