@@ -51,11 +51,26 @@ pub fn balance_with(
     }
     if teams == 2 && units.len() <= EXACT_LIMIT {
         let mut splits = all_two(units, team_size);
+        let assign_of = |mask: u32| -> Vec<usize> {
+            (0..units.len())
+                .map(|i| usize::from(mask >> i & 1 == 0))
+                .collect()
+        };
+        // The fairest split nearly always passes: try it before sorting the
+        // rest (the first of the fairest, as the stable sort would put it).
+        let best = splits
+            .iter()
+            .enumerate()
+            .min_by(|(i, a), (j, b)| a.0.total_cmp(&b.0).then(i.cmp(j)))?
+            .0;
+        let first = assign_of(splits[best].1);
+        if ok(&first) {
+            return Some(first);
+        }
+        splits.remove(best);
         splits.sort_by(|a, b| a.0.total_cmp(&b.0));
         return splits.into_iter().find_map(|(_, mask)| {
-            let assign: Vec<usize> = (0..units.len())
-                .map(|i| usize::from(mask >> i & 1 == 0))
-                .collect();
+            let assign = assign_of(mask);
             ok(&assign).then_some(assign)
         });
     }

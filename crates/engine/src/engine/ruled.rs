@@ -40,7 +40,7 @@ impl Snapshot<'_> {
     /// Whether position `c` may join group `g` under the rules.
     pub(super) fn rules_admit(&self, g: &Group, c: usize) -> bool {
         let wait = self.wait_since(g.oldest.min(self.since[c]));
-        self.traits.admits(&g.rules, c, wait) && self.shape_room(g, c, wait)
+        (!self.tracks || self.traits.admits(&g.rules, c, wait)) && self.shape_room(g, c, wait)
     }
 
     /// Whether, with position `c` in it, group `g` can still be completed into
@@ -51,7 +51,7 @@ impl Snapshot<'_> {
         let teams = self.mode.teams;
         let players = g.players + self.at[c].size();
         let remaining = max.saturating_sub(players);
-        if !self.traits.roles_room(&g.rules, c, wait, remaining, teams) {
+        if self.tracks && !self.traits.roles_room(&g.rules, c, wait, remaining, teams) {
             return false;
         }
         if let Some(gap) = self.traits.party_gap(wait)

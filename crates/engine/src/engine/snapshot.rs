@@ -118,6 +118,9 @@ pub(super) struct Snapshot<'a> {
     pub(super) traits: Traits,
     /// Whether anything beyond skill and shape is checked.
     pub(super) ruled: bool,
+    /// Whether a candidate match keeps rule state as it grows
+    /// ([`Traits::tracks`]; party balance alone reads only the sizes).
+    pub(super) tracks: bool,
     /// Per position, its partition (hard `equal` rules split the pool; the
     /// positions of one partition are contiguous, in rating order); empty
     /// when the pool is one partition.
@@ -215,6 +218,7 @@ impl<'a> Snapshot<'a> {
                 traits.permuted(&entries)
             },
             ruled: !traits.is_empty(),
+            tracks: traits.tracks(),
             part,
             now,
             n,
@@ -379,8 +383,9 @@ impl<'a> Snapshot<'a> {
         g.sizes.push(self.at[start].size());
         g.players = self.at[start].size();
         g.oldest = self.since[start];
-        if self.ruled {
-            self.traits.start(&mut g.rules, start);
+        if self.tracks {
+            // Hard `equal` rules are the snapshot's partitions.
+            self.traits.start_in_part(&mut g.rules, start);
         }
         // The spread of the match must fit inside the window half-width of every
         // member (seed 000's rule: then each member, wherever it sits in the match,
@@ -417,7 +422,7 @@ impl<'a> Snapshot<'a> {
                 }
                 continue;
             }
-            if self.ruled {
+            if self.tracks {
                 self.traits.add(&mut g.rules, c);
             }
             g.members.push(c);

@@ -235,21 +235,44 @@ pub(crate) struct Grown {
     /// With a roles rule's room check: for each set of needed roles, the
     /// players so far who accept one of them.
     room: Vec<u16>,
+    /// Grown inside one partition: hard `equal` rules are not kept.
+    in_part: bool,
 }
 
 impl Traits {
     /// A fresh state for a match starting with entry `e`.
     pub(crate) fn start(&self, g: &mut Grown, e: usize) {
-        g.values.clear();
+        self.start_state(g, e, false);
+    }
+
+    /// [`Traits::start`] for a match grown inside one partition of the pool
+    /// (see [`Traits::partition`]): its hard `equal` rules hold already, and
+    /// are neither kept nor checked again.
+    pub(crate) fn start_in_part(&self, g: &mut Grown, e: usize) {
+        self.start_state(g, e, true);
+    }
+
+    fn start_state(&self, g: &mut Grown, e: usize, in_part: bool) {
+        g.in_part = in_part;
         g.sets.clear();
         g.bounds.clear();
         g.people.clear();
         g.blocked.clear();
-        for (_, column) in &self.rules {
+        // The value lists are kept from match to match (cleared, not dropped).
+        let mut ev = 0;
+        for (rule, column) in &self.rules {
             match column {
-                Column::Equal { start, values, .. } => g
-                    .values
-                    .push(values[start[e] as usize..start[e + 1] as usize].to_vec()),
+                Column::Equal { start, values, .. } => {
+                    if g.values.len() <= ev {
+                        g.values.push(Vec::new());
+                    }
+                    let kept = &mut g.values[ev];
+                    kept.clear();
+                    if !(in_part && rule.is_hard()) {
+                        kept.extend_from_slice(&values[start[e] as usize..start[e + 1] as usize]);
+                    }
+                    ev += 1;
+                }
                 Column::Intersect { sets, .. } => g.sets.push(sets[e]),
                 Column::Distance { lo, hi } => g.bounds.push((lo[e], hi[e])),
                 _ => {}
@@ -259,6 +282,21 @@ impl Traits {
         g.blocked.extend_from_slice(self.blocked(e));
         g.room.clear();
         self.count_roles(g, e);
+    }
+
+    /// Whether a candidate match keeps any rule state as it grows: an
+    /// `equal` rule that relaxes (a hard one is the pool's partition), an
+    /// `intersect` or `distance` rule, the roles' room check, or block lists.
+    /// When none does, [`Traits::start_in_part`], [`Traits::add`],
+    /// [`Traits::admits`] and [`Traits::roles_room`] have nothing to do.
+    pub(crate) fn tracks(&self) -> bool {
+        !self.blocked.is_empty()
+            || self.rules.iter().any(|(rule, column)| match column {
+                Column::Equal { .. } => !rule.is_hard(),
+                Column::Intersect { .. } | Column::Distance { .. } => true,
+                Column::Roles { room, .. } => room.is_some(),
+                Column::PartyBalance => false,
+            })
     }
 
     /// Adds entry `e`'s players to the match's counts for the room check.
@@ -324,6 +362,7 @@ impl Traits {
                     ev += 1;
                     match params {
                         Params::Off => true,
+                        _ if g.in_part && rule.is_hard() => true,
                         _ => {
                             let at = &group[rule.step(wait)];
                             let g0 = at[g.values[k][0] as usize];
@@ -370,8 +409,9 @@ impl Traits {
     /// Adds entry `e` to the match in state `g`.
     pub(crate) fn add(&self, g: &mut Grown, e: usize) {
         let (mut ev, mut es, mut ed) = (0, 0, 0);
-        for (_, column) in &self.rules {
+        for (rule, column) in &self.rules {
             match column {
+                Column::Equal { .. } if g.in_part && rule.is_hard() => ev += 1,
                 Column::Equal { start, values, .. } => {
                     for &v in &values[start[e] as usize..start[e + 1] as usize] {
                         if !g.values[ev].contains(&v) {
