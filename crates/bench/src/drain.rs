@@ -15,6 +15,11 @@
 //! `--record-metrics on,off` runs ours again with every process's metrics off
 //! (`METRICS=false`), and `--rounds N` repeats the whole plan, interleaved: the
 //! median of the on/off drain-rate ratios is the cost of recording metrics.
+//!
+//! `--rules` runs ours twice more on a 5v5 with attributes on its tickets: with
+//! the `rules` scenario's rules and without ([`rules`]).
+
+mod rules;
 
 use super::chart::{Lines, Series};
 use super::deploy::rss_kib;
@@ -70,6 +75,16 @@ pub struct DrainArgs {
     /// the whole pool and matches it in memory.
     #[arg(long)]
     pub leader: bool,
+    /// Also drain a 5v5 whose tickets carry the `rules` scenario's attributes,
+    /// once with the scenario's rules (builds apart, crossplay after 30 s, a
+    /// shared map, a tank and a healer a team, party balance) and once without
+    /// (with `--leader`, that pair again with pool leaders).
+    #[arg(long)]
+    pub rules: bool,
+    /// With `--rules`: draw the tickets' attributes from this TOML (the
+    /// format of `simulate --attributes`) instead of the scenario's.
+    #[arg(long, requires = "rules")]
+    pub attributes: Option<std::path::PathBuf>,
     /// Runs the plan this many times, interleaved, and reports the median ratio.
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
@@ -128,6 +143,11 @@ enum Pipeline {
     },
     /// Ours with pool leaders (`COORDINATION=leader`).
     Leader,
+    /// Ours on a 5v5 whose tickets carry attributes, with or without rules.
+    FiveVsFive {
+        rules: bool,
+        leader: bool,
+    },
     Seed000Settings,
     Seed000Port(Poll),
 }
@@ -136,6 +156,12 @@ enum Pipeline {
 const PORT: &str = "seed-000 port";
 const PORT_EAGER: &str = "seed-000 port, eager";
 const SETTINGS: &str = "seed-000 settings";
+const FIVE: &str = "ours, 5v5";
+const FIVE_RULES: &str = "ours, 5v5 rules";
+const FIVE_RATIO: &str = "5v5 rules / no rules";
+const FIVE_RATIO_90: &str = "5v5 rules / no rules, to 90%";
+const FIVE_RATIO_LEADER: &str = "5v5 rules / no rules, leaders";
+const FIVE_RATIO_LEADER_90: &str = "5v5 rules / no rules, leaders, to 90%";
 
 /// What one run measured.
 struct Outcome {
@@ -145,6 +171,8 @@ struct Outcome {
     tickets: usize,
     matched: u64,
     left: u64,
+    /// When 90% were matched (the rules' comparison reads it: see [`rules`]).
+    t90: Option<Duration>,
     t99: Option<Duration>,
     t_end: Duration,
     /// Redis CPU (user + sys, from `INFO cpu`) per matched ticket, at the 99% mark.
@@ -194,6 +222,21 @@ pub async fn run(args: DrainArgs) -> Result<()> {
             let label = format!("ours, leader{suffix}");
             outcomes.push(drain_once(&args, &label, Pipeline::Leader).await?);
         }
+        if args.rules {
+            let leaders: &[bool] = if args.leader {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            for &leader in leaders {
+                for (name, rules) in [(FIVE, false), (FIVE_RULES, true)] {
+                    let how = if leader { ", leader" } else { "" };
+                    let label = format!("{name}{how}{suffix}");
+                    let pipeline = Pipeline::FiveVsFive { rules, leader };
+                    outcomes.push(drain_once(&args, &label, pipeline).await?);
+                }
+            }
+        }
         for b in args.baselines.chosen() {
             let (name, pipeline) = match b {
                 Baseline::Port => (PORT, Pipeline::Seed000Port(Poll::Ticker)),
@@ -211,6 +254,11 @@ fn drain_rate(o: &Outcome) -> Option<f64> {
     o.t99.map(|t| 0.99 * o.tickets as f64 / t.as_secs_f64())
 }
 
+/// Tickets per second until 90% were matched.
+fn drain_rate_90(o: &Outcome) -> Option<f64> {
+    o.t90.map(|t| 0.9 * o.tickets as f64 / t.as_secs_f64())
+}
+
 /// The drain-rate ratios of comparable runs of each round, with their medians.
 fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
     let mut by_comparison: Vec<(&str, Vec<f64>)> = Vec::new();
@@ -221,6 +269,15 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
             (o, format!("ours{rest}"), "ours / seed-000 port")
         } else if let Some(rest) = o.label.strip_prefix(SETTINGS) {
             (o, format!("ours{rest}"), "ours / seed-000 settings")
+        } else if o.label.starts_with(FIVE_RULES) {
+            continue;
+        } else if let Some(rest) = o.label.strip_prefix(FIVE) {
+            let name = if rest.starts_with(", leader") {
+                FIVE_RATIO_LEADER
+            } else {
+                FIVE_RATIO
+            };
+            (o, format!("{FIVE_RULES}{rest}"), name)
         } else if let Some(rest) = o.label.strip_prefix("ours, leader") {
             (o, format!("ours{rest}"), "claim / leader")
         } else if let Some(rest) = o.label.strip_prefix("ours, metrics off") {
@@ -231,16 +288,23 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
         let Some(other) = outcomes.iter().find(|x| x.label == other_label) else {
             continue;
         };
-        if let (Some(a), Some(b)) = (drain_rate(other), drain_rate(base)) {
-            let r = a / b;
-            println!(
-                "ratio {} / {} (drain rate): {r:.2}x",
-                other.label, base.label
-            );
-            match by_comparison.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, v)) => v.push(r),
-                None => by_comparison.push((name, vec![r])),
+        let mut record = |name: &'static str, what: &str, rate: fn(&Outcome) -> Option<f64>| {
+            if let (Some(a), Some(b)) = (rate(other), rate(base)) {
+                let r = a / b;
+                println!("ratio {} / {} ({what}): {r:.2}x", other.label, base.label);
+                match by_comparison.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, v)) => v.push(r),
+                    None => by_comparison.push((name, vec![r])),
+                }
             }
+        };
+        record(name, "drain rate", drain_rate);
+        // Rules split the pool: the last few percent wait for windows to widen
+        // or a rule to relax, and the rate to 90% shows the pipeline's own cost.
+        if name == FIVE_RATIO {
+            record(FIVE_RATIO_90, "drain rate to 90%", drain_rate_90);
+        } else if name == FIVE_RATIO_LEADER {
+            record(FIVE_RATIO_LEADER_90, "drain rate to 90%", drain_rate_90);
         }
     }
     if args.rounds > 1 {
@@ -253,26 +317,29 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
 fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
     println!();
     println!(
-        "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8} {:>15} {:>15}",
+        "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8} {:>8} {:>15} {:>15}",
         "run",
         "batch",
         "matched",
         "left",
+        "t90 (s)",
         "t99 (s)",
         "all (s)",
         "tickets/s (99%)",
         "redis us/ticket"
     );
     for o in outcomes {
-        let t99 = o.t99.map(|t| t.as_secs_f64());
+        let secs =
+            |t: Option<Duration>| t.map_or("-".into(), |t| format!("{:.2}", t.as_secs_f64()));
         let rate = drain_rate(o);
         println!(
-            "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8.2} {:>15} {:>15.2}",
+            "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8} {:>8.2} {:>15} {:>15.2}",
             o.label,
             o.batch,
             o.matched,
             o.left,
-            t99.map_or("-".into(), |t| format!("{t:.2}")),
+            secs(o.t90),
+            secs(o.t99),
             o.t_end.as_secs_f64(),
             rate.map_or("-".into(), |r| format!("{r:.0}")),
             o.redis_usec_per_ticket
@@ -419,7 +486,9 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         _ => Watch::ours(&url, &pool, &format!("bench-{tag}-")).await?,
     };
     let batch = match pipeline {
-        Pipeline::Ours { .. } | Pipeline::Leader => args.claim_batch_size,
+        Pipeline::Ours { .. } | Pipeline::Leader | Pipeline::FiveVsFive { .. } => {
+            args.claim_batch_size
+        }
         _ => seed000::BATCH,
     };
     let tickets = match pipeline {
@@ -427,9 +496,11 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         _ => args.tickets,
     };
     eprintln!("[{label}] seeding {tickets} tickets into {url} ...");
-    watch
-        .seed(&bench_tickets(&pool, tickets, args.seed, &tag))
-        .await?;
+    let mut seeded = bench_tickets(&pool, tickets, args.seed, &tag);
+    if let Pipeline::FiveVsFive { .. } = pipeline {
+        rules::give_attributes(&mut seeded, args.attributes.as_deref(), args.seed)?;
+    }
+    watch.seed(&seeded).await?;
     let mut admin = redis::Client::open(url.as_str())?
         .get_multiplexed_async_connection()
         .await?;
@@ -441,7 +512,12 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
 
     let logs = tempfile::tempdir()?;
     let modes_file = logs.path().join("modes.toml");
-    std::fs::write(&modes_file, BENCH_MODE)?;
+    match pipeline {
+        Pipeline::FiveVsFive { rules, .. } => {
+            std::fs::write(&modes_file, rules::mode_toml(&pool.mode, rules)?)?
+        }
+        _ => std::fs::write(&modes_file, BENCH_MODE)?,
+    }
     let command = |sub: &str, i: usize| -> Result<Command> {
         if let Pipeline::Seed000Port(poll) = pipeline {
             return match sub {
@@ -472,11 +548,11 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         }
         // Each run is labelled with its strategy: pinned, whatever the caller's
         // environment says.
-        let coordination = if pipeline == Pipeline::Leader {
-            "leader"
-        } else {
-            "claim"
-        };
+        let leads = matches!(
+            pipeline,
+            Pipeline::Leader | Pipeline::FiveVsFive { leader: true, .. }
+        );
+        let coordination = if leads { "leader" } else { "claim" };
         cmd.env("COORDINATION", coordination);
         Ok(cmd)
     };
@@ -496,6 +572,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
 
     let n = tickets as u64;
     let mut samples = Vec::new();
+    let mut t90 = None;
     let mut t99 = None;
     let mut at_t99: Option<Snapshot> = None;
     let mut stable_since: Option<(u64, Instant)> = None;
@@ -507,6 +584,9 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         bar.set_position(n.saturating_sub(left));
         for (peak, w) in worker_rss_kib.iter_mut().zip(&workers) {
             *peak = (*peak).max(rss_kib(w.pid()).unwrap_or(0));
+        }
+        if t90.is_none() && left * 10 <= n {
+            t90 = Some(elapsed);
         }
         if t99.is_none() && left * 100 <= n {
             t99 = Some(elapsed);
@@ -565,6 +645,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         tickets,
         matched: n - left,
         left,
+        t90,
         t99,
         t_end,
         redis_usec_per_ticket: cpu_usec / done.max(1) as f64,
