@@ -384,7 +384,7 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
         outcomes.iter().flat_map(|o| {
             o.samples
                 .iter()
-                .map(move |(t, q, p)| format!("{},{t:.3},{q},{p}", o.label))
+                .map(move |(t, q, p)| format!("{},{t:.3},{q},{p}", super::csv_field(&o.label)))
         }),
     )?;
     let mut series = Vec::new();

@@ -128,7 +128,8 @@ impl Output {
         Ok(self.out.join(name))
     }
 
-    /// Writes `DIR/NAME` (a CSV: `header`, then `rows`) and says so.
+    /// Writes `DIR/NAME` (a CSV: `header`, then `rows`, their text fields
+    /// through [`csv_field`]) and says so.
     pub fn csv(
         &self,
         name: &str,
@@ -231,5 +232,27 @@ pub async fn run(scenario: Scenario) -> Result<()> {
         Scenario::Soak(args) => soak::run(args).await,
         Scenario::Seed000Worker(args) => seed000::worker::run_worker(args).await,
         Scenario::Seed000Supervisor(args) => seed000::worker::run_supervisor(args).await,
+    }
+}
+
+/// `text` as one CSV field: quoted when it holds a comma, a quote or a line
+/// break (run labels such as "ours, leader" do).
+pub(crate) fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod csv_tests {
+    use super::csv_field;
+
+    #[test]
+    fn labels_with_commas_stay_one_field() {
+        assert_eq!(csv_field("ours"), "ours");
+        assert_eq!(csv_field("ours, leader #2"), "\"ours, leader #2\"");
+        assert_eq!(csv_field("a \"b\""), "\"a \"\"b\"\"\"");
     }
 }

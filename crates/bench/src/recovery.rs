@@ -508,9 +508,13 @@ fn report(args: &RecoveryArgs, outcomes: &[Outcome]) -> Result<()> {
             let back = o.recovered_after.map_or(String::new(), |d| {
                 format!("{:.3}", o.kill_at + d.as_secs_f64())
             });
-            o.samples
-                .iter()
-                .map(move |(t, q, p)| format!("{},{t:.3},{q},{p},{:.3},{back}", o.label, o.kill_at))
+            o.samples.iter().map(move |(t, q, p)| {
+                format!(
+                    "{},{t:.3},{q},{p},{:.3},{back}",
+                    super::csv_field(o.label),
+                    o.kill_at
+                )
+            })
         }),
     )?;
     // One chart per run: their time scales differ by an order of magnitude.

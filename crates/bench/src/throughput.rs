@@ -632,7 +632,7 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
         outcomes.iter().flat_map(|o| {
             o.rate
                 .iter()
-                .map(move |(t, r)| format!("{},{t:.2},{r:.0}", o.label))
+                .map(move |(t, r)| format!("{},{t:.2},{r:.0}", super::csv_field(&o.label)))
         }),
     )?;
     args.output.lines(
