@@ -331,25 +331,26 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
             // closely). It is frozen while it is looked at: otherwise it may hand
             // its tickets back between the look and the kill, and strand none.
             None if n.saturating_sub(left) as f64 >= args.kill_after * n as f64 => {
-                let mut holding = 0;
+                let mut stranded = Vec::new();
                 let look = Instant::now();
-                while holding == 0 && look.elapsed() < Duration::from_secs(2) {
+                while stranded.is_empty() && look.elapsed() < Duration::from_secs(2) {
                     if watch.held(&victim_id).await?.is_empty() {
                         tokio::time::sleep(Duration::from_millis(1)).await;
                         continue;
                     }
                     workers[victim].freeze(true);
-                    holding = watch.held(&victim_id).await?.len();
-                    if holding == 0 {
+                    // Read while frozen: the set cannot change before the kill.
+                    // (Read after it, a fast reclaim could already have emptied
+                    // it.)
+                    stranded = watch.held(&victim_id).await?;
+                    if stranded.is_empty() {
                         workers[victim].freeze(false);
                     }
                 }
-                if holding > 0 {
+                if !stranded.is_empty() {
                     workers[victim].kill();
                     let at = Instant::now();
                     matches_at_kill = watch.formed().await?;
-                    // The dead worker's set no longer changes until it is reclaimed.
-                    let stranded = watch.held(&victim_id).await?;
                     bar.println(format!(
                         "[{label}] SIGKILLed the worker holding {} tickets at {:.2}s",
                         stranded.len(),
