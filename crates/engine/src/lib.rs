@@ -7,8 +7,10 @@
 //! - [`engine`]: our match formation (oldest first, fair windows, parties, teams).
 //! - [`rules`]: attributes, roles and party make-up a match must respect.
 //! - [`teams`]: splitting a match into balanced teams with parties intact.
+//! - [`backfill`]: filling the open seats of running matches.
 //! - [`batch`]: seed 000's tightest-spread batch algorithm, kept as the baseline.
 
+pub mod backfill;
 pub mod batch;
 pub mod engine;
 pub mod mode;
@@ -17,6 +19,7 @@ pub mod rules;
 pub mod teams;
 pub mod window;
 
+pub use backfill::{Backfill, Placed, fill, fill_with};
 pub use batch::{BatchConfig, Candidate, form_matches};
 pub use engine::{Entry, Proposal, propose, propose_with};
 pub use mode::{DEFAULT_MODES, MAX_PARTY, Mode, ModeError, Modes, PartyRating};

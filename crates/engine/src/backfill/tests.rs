@@ -1,0 +1,217 @@
+//! Backfill's tests: examples, and properties over random pools.
+
+use super::*;
+use crate::rules::Described;
+use crate::{Modes, Rule};
+use mm_domain::{PlayerId, Value};
+use proptest::prelude::*;
+
+fn five() -> Mode {
+    Modes::defaults().get("5v5").unwrap().clone()
+}
+
+/// A 5v5 whose team 0 lost one player: four at 1500 against five at 1500.
+fn one_seat() -> Backfill {
+    Backfill {
+        teams: vec![vec![1500.0; 4], vec![1500.0; 5]],
+        open: vec![1, 0],
+        opened_at: 0,
+    }
+}
+
+#[test]
+fn the_closest_ticket_takes_the_seat() {
+    let entries = [
+        Entry::solo(1530.0, 0),
+        Entry::solo(1490.0, 0),
+        Entry::solo(1510.0, 0),
+    ];
+    assert_eq!(fill(&five(), &one_seat(), &entries, 1_000), vec![(1, 0)]);
+}
+
+#[test]
+fn only_inside_both_windows() {
+    // 1,000 ms after opening, both windows are 60 wide: 1570 is outside.
+    let entries = [Entry::solo(1570.0, 0)];
+    assert!(fill(&five(), &one_seat(), &entries, 1_000).is_empty());
+    // Three seconds later both are 90: it fits.
+    assert_eq!(fill(&five(), &one_seat(), &entries, 4_000), vec![(0, 0)]);
+    // A fresh ticket has a narrow window of its own, however old the backfill.
+    let fresh = [Entry::solo(1570.0, 4_000)];
+    assert!(fill(&five(), &one_seat(), &fresh, 4_000).is_empty());
+}
+
+#[test]
+fn overdue_tickets_go_first() {
+    let m = five();
+    let entries = [Entry::solo(1500.0, 59_000), Entry::solo(1520.0, 0)];
+    // At 60 s the second has waited 60 s (overdue), the first 1 s.
+    assert_eq!(fill(&m, &one_seat(), &entries, 60_000), vec![(1, 0)]);
+}
+
+#[test]
+fn a_party_is_never_split_and_goes_where_it_fits() {
+    let b = Backfill {
+        teams: vec![vec![1500.0; 4], vec![1500.0; 3]],
+        open: vec![1, 2],
+        opened_at: 0,
+    };
+    let duo = Entry {
+        size: 2,
+        ..Entry::solo(1500.0, 0)
+    };
+    let trio = Entry {
+        size: 3,
+        ..Entry::solo(1500.0, 0)
+    };
+    let placed = fill(&five(), &b, &[trio, duo, Entry::solo(1501.0, 0)], 1_000);
+    // The trio fits no team; the duo only team 1; the solo takes team 0's seat.
+    assert_eq!(placed, vec![(1, 1), (2, 0)]);
+}
+
+#[test]
+fn fillers_go_where_the_team_averages_stay_closest() {
+    // Team 0 is weaker: the stronger filler joins it, the weaker the other.
+    let b = Backfill {
+        teams: vec![vec![1450.0; 4], vec![1550.0; 4]],
+        open: vec![1, 1],
+        opened_at: 0,
+    };
+    let entries = [Entry::solo(1540.0, 0), Entry::solo(1460.0, 0)];
+    let placed = fill(&five(), &b, &entries, 10_000);
+    assert_eq!(placed.len(), 2);
+    assert!(
+        placed.contains(&(0, 0)) && placed.contains(&(1, 1)),
+        "{placed:?}"
+    );
+}
+
+#[test]
+fn a_full_or_empty_match_takes_nobody() {
+    let entries = [Entry::solo(1500.0, 0)];
+    let full = Backfill {
+        open: vec![0, 0],
+        ..one_seat()
+    };
+    assert!(fill(&five(), &full, &entries, 1_000).is_empty());
+    let empty = Backfill {
+        teams: vec![vec![], vec![]],
+        open: vec![5, 5],
+        opened_at: 0,
+    };
+    assert!(fill(&five(), &empty, &entries, 1_000).is_empty());
+}
+
+/// A row for the rules: its players, a build, whom it blocks.
+struct Row {
+    players: Vec<PlayerId>,
+    build: Value,
+    blocks: Vec<PlayerId>,
+}
+
+impl Described for Row {
+    fn players(&self) -> usize {
+        self.players.len()
+    }
+    fn value(&self, _: usize, attribute: &str) -> Option<&Value> {
+        (attribute == "build").then_some(&self.build)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.players.get(i)
+    }
+    fn blocks(&self) -> &[PlayerId] {
+        &self.blocks
+    }
+}
+
+fn row(players: &[&str], build: &str, blocks: &[&str]) -> Row {
+    let ids = |names: &[&str]| names.iter().map(|n| PlayerId::new(*n).unwrap()).collect();
+    Row {
+        players: ids(players),
+        build: Value::Text(build.into()),
+        blocks: ids(blocks),
+    }
+}
+
+#[test]
+fn rules_and_block_lists_hold_against_the_match() {
+    let rules: Vec<Rule> = Modes::load(
+        Some(
+            r#"
+[modes.5v5]
+teams = 2
+team_size = 5
+rules = [{ kind = "equal", attribute = "build" }]
+"#,
+        ),
+        crate::WindowPolicy::default(),
+    )
+    .unwrap()
+    .get("5v5")
+    .unwrap()
+    .rules
+    .clone();
+    let mut m = five();
+    m.rules = rules.clone();
+    let entries = [
+        Entry::solo(1500.0, 0),
+        Entry::solo(1501.0, 0),
+        Entry::solo(1502.0, 0),
+        Entry::solo(1503.0, 0),
+    ];
+    let rows = [
+        row(&["old"], "1.3", &[]),        // another build
+        row(&["rude"], "1.4", &[]),       // blocked by a player in the match
+        row(&["picky"], "1.4", &["ann"]), // blocks a player in the match
+        row(&["fine"], "1.4", &[]),
+        // The match's players, as one more row.
+        row(&["ann", "bob", "cid"], "1.4", &["rude"]),
+    ];
+    let traits = Traits::new(&rules, &rows);
+    let placed = fill_with(&m, &one_seat(), &entries, &traits, 1_000);
+    assert_eq!(placed, vec![(3, 0)]);
+}
+
+proptest! {
+    #[test]
+    fn never_overfills_splits_or_places_twice(
+        team0 in prop::collection::vec(1200.0f64..1800.0, 0..5),
+        team1 in prop::collection::vec(1200.0f64..1800.0, 0..5),
+        pool in prop::collection::vec((1000.0f64..2000.0, 1usize..=5, 0u64..60_000), 0..40),
+        opened in 0u64..60_000,
+    ) {
+        let m = five();
+        let b = Backfill {
+            open: vec![5 - team0.len(), 5 - team1.len()],
+            teams: vec![team0, team1],
+            opened_at: opened,
+        };
+        let now = 60_000;
+        let entries: Vec<Entry> = pool
+            .iter()
+            .map(|&(rating, size, at)| Entry { size, ..Entry::solo(rating, at) })
+            .collect();
+        let placed = fill(&m, &b, &entries, now);
+        let mut seats = b.open.clone();
+        let mut seen = std::collections::HashSet::new();
+        let average = b.average();
+        for &(i, team) in &placed {
+            prop_assert!(seen.insert(i), "placed twice");
+            prop_assert!(seats[team] >= entries[i].size, "overfilled");
+            seats[team] -= entries[i].size;
+            let e = &entries[i];
+            let reach = m.window.delta(now - opened).min(m.window.delta(now - e.enqueued_at));
+            prop_assert!((e.rating - average.unwrap()).abs() <= reach);
+        }
+        // Whatever fits and is in both windows is taken while seats are open:
+        // a ticket left out found no team with room for its whole party.
+        if let Some(avg) = average {
+            for (i, e) in entries.iter().enumerate() {
+                let reach = m.window.delta(now - opened).min(m.window.delta(now - e.enqueued_at));
+                if !seen.contains(&i) && (e.rating - avg).abs() <= reach {
+                    prop_assert!(seats.iter().all(|&s| s < e.size), "{i} left out");
+                }
+            }
+        }
+    }
+}
