@@ -45,10 +45,29 @@ pub struct SimulateArgs {
     /// `range`), for the modes' rules.
     #[arg(long, conflicts_with = "trace")]
     pub attributes: Option<std::path::PathBuf>,
+    /// Players leave running matches: each player's chance to leave in a
+    /// minute of play (0 to 1; e.g. 0.02). Matches then play for
+    /// `--match-duration`, and open seats are backfilled (`--backfill`).
+    #[arg(long)]
+    pub leave_rate: Option<f64>,
+    /// How long a match plays, with `--leave-rate`.
+    #[arg(long, default_value = "10m", value_parser = humantime::parse_duration, requires = "leave_rate")]
+    pub match_duration: std::time::Duration,
+    /// With `--leave-rate`: fill open seats (`on`), or leave them open (`off`,
+    /// to compare the waits).
+    #[arg(long, value_enum, default_value = "on", requires = "leave_rate")]
+    pub backfill: OnOff,
     #[command(flatten)]
     pub modes: crate::config::ModesArgs,
     #[command(flatten)]
     pub strategy: StrategyArgs,
+}
+
+/// A switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 /// The worker settings the simulated strategies run with (the service's
@@ -246,6 +265,23 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
             )
         }
     };
+    let leaving = match args.leave_rate {
+        None => None,
+        Some(rate) if !(0.0..1.0).contains(&rate) => {
+            bail!("--leave-rate must be at least 0 and below 1 (a chance a minute)")
+        }
+        Some(per_minute) => {
+            let match_ms = args.match_duration.as_millis();
+            if match_ms == 0 || match_ms > 24 * 3600 * 1000 {
+                bail!("--match-duration must be more than 0 and at most 24h");
+            }
+            Some(mm_sim::backfill::Leaving {
+                per_minute,
+                match_ms: match_ms as u64,
+                backfill: args.backfill == OnOff::On,
+            })
+        }
+    };
     for mut scenario in chosen {
         if let Some(seed) = args.seed
             && scenario.trace.is_none()
@@ -255,6 +291,7 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
         if let Some(mix) = &attributes {
             scenario.stream.attributes = mix.clone();
         }
+        scenario.leaving = leaving;
         for (mode, _) in &scenario.stream.modes {
             if modes.get(mode).is_none() {
                 bail!(

@@ -13,8 +13,22 @@ pub(crate) fn ours(
     region: usize,
     now: u64,
 ) -> Vec<Vec<Vec<usize>>> {
-    let entries: Vec<Entry> = pool
-        .iter()
+    let entries = entries(tickets, pool, region);
+    let traits = compiler.traits(pool.iter().map(|&t| &tickets[t].compiled));
+    propose_with(mode, &entries, &traits, now)
+        .into_iter()
+        .map(|p| {
+            p.by_team()
+                .into_iter()
+                .map(|team| team.into_iter().map(|i| pool[i]).collect())
+                .collect()
+        })
+        .collect()
+}
+
+/// The engine's view of `pool`'s tickets in region `region`.
+pub(crate) fn entries(tickets: &[SimTicket], pool: &[usize], region: usize) -> Vec<Entry> {
+    pool.iter()
         .map(|&t| {
             let x = &tickets[t];
             let eligible_at = x
@@ -28,16 +42,6 @@ pub(crate) fn ours(
                 enqueued_at: x.enqueued_at,
                 eligible_at,
             }
-        })
-        .collect();
-    let traits = compiler.traits(pool.iter().map(|&t| &tickets[t].compiled));
-    propose_with(mode, &entries, &traits, now)
-        .into_iter()
-        .map(|p| {
-            p.by_team()
-                .into_iter()
-                .map(|team| team.into_iter().map(|i| pool[i]).collect())
-                .collect()
         })
         .collect()
 }

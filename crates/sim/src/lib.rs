@@ -3,10 +3,12 @@
 //! clock ([`run`]) through the strategies the service runs, with the service's
 //! poll and wake-up timing: pool leaders (our engine on whole pools), `claim`
 //! workers (our engine on claim batches), and seed 000's baseline; the outcomes
-//! are compared ([`report`]). No Redis, no wall clock: the same scenario gives the
+//! are compared ([`report`]). Matches may run, lose players and be backfilled
+//! ([`backfill`]). No Redis, no wall clock: the same scenario gives the
 //! same figures.
 
 pub mod attrs;
+pub mod backfill;
 mod form;
 pub mod report;
 pub mod run;

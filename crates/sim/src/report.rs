@@ -74,6 +74,8 @@ pub struct Report {
     pub given_up: usize,
     /// Each rule of the modes played, with its figures.
     pub rules: Vec<RuleFigures>,
+    /// With players leaving running matches: what backfill did.
+    pub backfill: Option<crate::backfill::BackfillFigures>,
 }
 
 impl Report {
@@ -157,7 +159,7 @@ impl Outcome {
         teams: &[Vec<usize>],
         now: u64,
         info: impl Fn(usize) -> (usize, Vec<usize>, f64, usize, u64),
-    ) {
+    ) -> usize {
         let id = self.matches;
         self.matches += 1;
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -186,6 +188,7 @@ impl Outcome {
         let ahi = avgs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let alo = avgs.iter().copied().fold(f64::INFINITY, f64::min);
         self.gaps.push(if avgs.len() > 1 { ahi - alo } else { 0.0 });
+        id
     }
 
     pub fn finish(mut self, arrivals: &[Arrival]) -> Report {
@@ -255,6 +258,28 @@ impl Outcome {
                         .collect(),
                 })
                 .collect(),
+            backfill: None,
+        }
+    }
+
+    /// Records ticket members `members` of group `group`, queued at
+    /// `enqueued_at`, placed at `now` into team `team` of running match `id`
+    /// (a backfill): matched like a match's own players.
+    pub fn fill(
+        &mut self,
+        id: usize,
+        team: usize,
+        group: usize,
+        members: &[usize],
+        now: u64,
+        enqueued_at: u64,
+    ) {
+        for &m in members {
+            if self.placed[group][m].is_some() {
+                self.double_booked += 1;
+            }
+            self.placed[group][m] = Some((id, team));
+            self.waits_ms.push(now.saturating_sub(enqueued_at));
         }
     }
 }
@@ -373,7 +398,7 @@ pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
         }
         s.push('\n');
     }
-    for (name, cells) in rule_rows(columns) {
+    for (name, cells) in rule_rows(columns).into_iter().chain(backfill_rows(columns)) {
         s.push_str(&format!("| {name} |"));
         for c in cells {
             s.push_str(&format!(" {c} |"));
@@ -381,4 +406,47 @@ pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The rows a run with players leaving adds (`-` for a strategy without
+/// backfill).
+fn backfill_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
+    use crate::backfill::BackfillFigures;
+    if columns.iter().all(|(_, r)| r.backfill.is_none()) {
+        return Vec::new();
+    }
+    type Row = (&'static str, fn(&BackfillFigures) -> String);
+    let rows: [Row; 5] = [
+        ("backfill: seats opened / filled", |b| {
+            format!("{} / {}", b.seats_opened, b.seats_filled)
+        }),
+        ("backfill: seat open to filled p50 / p95 (s)", |b| {
+            format!("{:.3} / {:.3}", b.fill_p50_s, b.fill_p95_s)
+        }),
+        ("backfill: filler to match average p50 / p95", |b| {
+            format!("{:.0} / {:.0}", b.distance_p50, b.distance_p95)
+        }),
+        ("backfill: team-average gap after a fill, mean", |b| {
+            format!("{:.1}", b.gap_mean)
+        }),
+        ("backfill: team-average gap after a fill, p95", |b| {
+            format!("{:.1}", b.gap_p95)
+        }),
+    ];
+    rows.iter()
+        .map(|(name, cell)| {
+            (
+                name.to_string(),
+                columns
+                    .iter()
+                    .map(|(_, r)| match &r.backfill {
+                        // Nothing filled (the baseline has no backfill): only
+                        // the seats opened mean anything.
+                        Some(b) if b.seats_filled > 0 || name.contains("opened") => cell(b),
+                        _ => "-".into(),
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
 }

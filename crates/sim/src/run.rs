@@ -9,11 +9,12 @@
 //! stream, and it enforces the product rule that a player ends in at most one match
 //! (a group's other tickets are withdrawn when one is matched).
 
-use crate::form::{ours, seed000};
+use crate::backfill::{Leaving, Running};
+use crate::form::{entries, ours, seed000};
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
 use mm_domain::{Attributes, Value};
-use mm_engine::{Compiled, Compiler, Described, Mode, Modes, RegionChoice, Traits, plan};
+use mm_engine::{Compiled, Compiler, Described, Kind, Mode, Modes, RegionChoice, Traits, plan};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -116,6 +117,8 @@ pub struct Scenario {
     pub modes: Modes,
     /// Simulated seconds after the last arrival, to let the queue settle.
     pub drain_s: u64,
+    /// Matches play on and players leave them ([`crate::backfill`]).
+    pub leaving: Option<Leaving>,
 }
 
 #[derive(Debug, Clone)]
@@ -200,6 +203,8 @@ struct Sim<'a> {
     /// Per mode, the numbering of its rules' values.
     compilers: Vec<Compiler>,
     outcome: Outcome,
+    /// The matches being played, when players leave them.
+    running: Option<Running>,
 }
 
 /// Runs `engine` over the scenario's stream and summarises the outcome.
@@ -230,6 +235,17 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         queues: vec![Vec::new(); pools],
         compilers: modes.iter().map(|m| Compiler::new(&m.rules)).collect(),
         outcome: Outcome::new(&arrivals),
+        running: scenario.leaving.map(|leaving| {
+            // The baseline plays on but has no backfill.
+            let backfill = leaving.backfill && !engine.seed000();
+            Running::new(
+                Leaving {
+                    backfill,
+                    ..leaving
+                },
+                scenario.stream.seed,
+            )
+        }),
     };
     let mut matchers = matchers(engine, pools);
     let mut cancels: Vec<(u64, usize)> = arrivals
@@ -261,6 +277,7 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
             arrivals.get(next).map(|a| a.at_ms),
             cancels.get(next_cancel).map(|c| c.0),
             give_ups.get(next_give_up).map(|c| c.0),
+            sim.running.as_ref().and_then(Running::next_leave),
             matchers.iter().map(|m| m.next_at).min(),
         ]
         .into_iter()
@@ -288,11 +305,25 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
             sim.give_up(give_ups[next_give_up].1);
             next_give_up += 1;
         }
+        if let Some(running) = sim.running.as_mut() {
+            // An open seat wakes the pool's matchers as a ticket would.
+            let opened = running.leave_until(now);
+            if timing.wake_ups && running.fills() {
+                for m in matchers.iter_mut() {
+                    if opened.iter().any(|p| m.pools.contains(p)) {
+                        m.wake(now, timing);
+                    }
+                }
+            }
+        }
         for m in matchers.iter_mut().filter(|m| m.next_at <= now) {
             sim.cycle(m, now, timing);
         }
     }
-    sim.outcome.finish(&arrivals)
+    let backfill = sim.running.as_mut().and_then(Running::figures);
+    let mut report = sim.outcome.finish(&arrivals);
+    report.backfill = backfill;
+    report
 }
 
 /// The strategy's consumers or leaders, all due at once at the start.
@@ -457,6 +488,7 @@ impl Sim<'_> {
         let n = m.pools.len();
         let p = m.pools[(m.offset + m.step) % n];
         let end = now + timing.cycle_ms;
+        m.formed += self.backfill(p, now, end);
         let matches = self.form(p, now, &mut m.rng);
         m.formed += matches.len();
         for teams in matches {
@@ -516,6 +548,33 @@ impl Sim<'_> {
         }
     }
 
+    /// Fills the open seats of pool `p`'s running matches before it forms new
+    /// ones (a mode with attribute rules is not backfilled here); returns the
+    /// tickets placed.
+    fn backfill(&mut self, p: usize, now: u64, at: u64) -> usize {
+        let mode = self.modes[p / self.regions];
+        let attribute_rules = mode.rules.iter().any(|r| r.kind != Kind::PartyBalance);
+        let Some(running) = self.running.as_mut().filter(|r| r.fills()) else {
+            return 0;
+        };
+        if attribute_rules || self.queues[p].is_empty() || !running.has_open(p) {
+            return 0;
+        }
+        let mut pool = self.queues[p].clone();
+        let mut entries = entries(&self.tickets, &pool, p % self.regions);
+        let placed = running.fill(mode, p, &mut entries, &mut pool, now, at);
+        for &(t, id, team) in &placed {
+            let key = self.tickets[t].key;
+            for i in 0..self.by_key[key].len() {
+                self.finish(self.by_key[key][i]);
+            }
+            let x = &self.tickets[t];
+            self.outcome
+                .fill(id, team, x.group, &x.members, at, x.enqueued_at);
+        }
+        placed.len()
+    }
+
     /// Records a match and withdraws its groups' other tickets.
     fn commit(&mut self, pool: usize, teams: &[Vec<usize>], now: u64, at: u64) {
         self.judge(pool, teams, now);
@@ -528,10 +587,22 @@ impl Sim<'_> {
             }
         }
         let tickets = &self.tickets;
-        self.outcome.record(teams, at, |t| {
+        let id = self.outcome.record(teams, at, |t| {
             let x = &tickets[t];
             (x.group, x.members.clone(), x.rating, x.size, x.enqueued_at)
         });
+        if let Some(running) = self.running.as_mut() {
+            let players: Vec<Vec<(f64, usize)>> = teams
+                .iter()
+                .map(|team| {
+                    team.iter()
+                        .map(|&t| (tickets[t].rating, tickets[t].size))
+                        .collect()
+                })
+                .collect();
+            let live = running.start(pool, &players, at);
+            debug_assert_eq!(live, id, "running matches are numbered as recorded");
+        }
     }
 
     /// Counts how a match formed in `pool` at `now` stands with its mode's
@@ -582,173 +653,4 @@ impl Sim<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{CLAIM, LEADER, SEED000, scenarios};
-
-    /// Our strategies never form a match that breaks a rule (hard, or relaxed
-    /// at the step its longest wait allowed) on a generated stream with
-    /// attributes; the seed-000 baseline, knowing no rules, breaks many.
-    #[test]
-    fn ours_never_break_a_rule() {
-        let mut s = short("rules", 30);
-        s.drain_s = 60;
-        for engine in [LEADER, CLAIM] {
-            let r = run(&s, engine);
-            assert!(r.matches > 0);
-            assert!(!r.rules.is_empty());
-            for f in &r.rules {
-                assert_eq!(f.broken(), 0, "{engine:?} broke {f:?}");
-            }
-        }
-        let base = run(&s, SEED000);
-        let broken: usize = base.rules.iter().map(|f| f.broken()).sum();
-        assert!(broken > 0, "{:?}", base.rules);
-    }
-
-    fn short(name: &str, seconds: u64) -> Scenario {
-        let mut s = scenarios::all(&Modes::defaults())
-            .into_iter()
-            .find(|s| s.name == name)
-            .unwrap();
-        s.stream.duration_s = seconds;
-        s.drain_s = 120;
-        s
-    }
-
-    /// Pairs of 1v1 players of equal rating in one region: the second of a pair
-    /// arrives 10 ms after the first, a pair every 10 s.
-    fn trickle() -> Scenario {
-        let mut s = short("quiet", 0);
-        s.drain_s = 5;
-        s.stream.regions.truncate(1);
-        s.trace = Some(
-            (0..20u64)
-                .flat_map(|i| [i * 10_000 + 3, i * 10_000 + 13])
-                .map(|at_ms| Arrival {
-                    at_ms,
-                    ratings: vec![1500.0],
-                    modes: vec!["1v1".into()],
-                    latency_ms: vec![30],
-                    cancel_at_ms: None,
-                    attributes: Default::default(),
-                    player_attributes: Vec::new(),
-                })
-                .collect(),
-        );
-        s
-    }
-
-    fn without_wake_ups(engine: Engine) -> Engine {
-        let timing = Timing {
-            wake_ups: false,
-            ..engine.timing()
-        };
-        match engine {
-            Engine::Leader { .. } => Engine::Leader { timing },
-            Engine::Claim {
-                batch,
-                workers,
-                seed,
-                ..
-            } => Engine::Claim {
-                batch,
-                workers,
-                seed,
-                timing,
-            },
-            Engine::Seed000 { batch, workers, .. } => Engine::Seed000 {
-                batch,
-                workers,
-                timing,
-            },
-        }
-    }
-
-    #[test]
-    fn a_wake_up_matches_a_pair_within_one_cycle_of_the_second_arrival() {
-        let s = trickle();
-        for engine in [LEADER, CLAIM] {
-            let woken = run(&s, engine);
-            assert_eq!(woken.matches, 20, "{engine:?} {woken:?}");
-            // The second arrival wakes the matcher, whose cycle ends 1 ms later:
-            // the first of the pair waited 11 ms, the second 1 ms.
-            assert_eq!(woken.wait_max_s, 0.011, "{engine:?} {woken:?}");
-            assert_eq!(woken.wait_p50_s, 0.001, "{engine:?} {woken:?}");
-            // Polling alone, the pair waits for the next poll, up to 100 ms after
-            // a quiet spell.
-            let polled = run(&s, without_wake_ups(engine));
-            assert_eq!(polled.matches, 20, "{engine:?} {polled:?}");
-            assert!(polled.wait_max_s > 0.05, "{engine:?} {polled:?}");
-            assert!(
-                polled.wait_p50_s > woken.wait_p50_s,
-                "{engine:?} {polled:?}"
-            );
-        }
-        // Seed 000 sleeps 100 ms whenever a claim formed nothing.
-        let seed = run(&s, SEED000);
-        assert_eq!(seed.matches, 20, "{seed:?}");
-        assert!(seed.wait_max_s > 0.05, "{seed:?}");
-    }
-
-    #[test]
-    fn a_longer_poll_without_wake_ups_waits_longer() {
-        let s = trickle();
-        let poll = |poll_ms| {
-            run(
-                &s,
-                Engine::Leader {
-                    timing: Timing {
-                        poll_ms,
-                        wake_ups: false,
-                        ..Timing::SERVICE
-                    },
-                },
-            )
-        };
-        // The pair waits for the first poll after the second arrives: 10 ms
-        // between them, then up to one poll and one cycle.
-        let (fast, slow) = (poll(20), poll(1000));
-        assert!(fast.wait_max_s <= 0.032, "{fast:?}");
-        assert!(slow.wait_max_s > 0.5, "{slow:?}");
-    }
-
-    #[test]
-    fn the_same_scenario_gives_the_same_figures() {
-        let s = short("mixed", 30);
-        assert_eq!(run(&s, LEADER), run(&s, LEADER));
-        assert_eq!(run(&s, SEED000), run(&s, SEED000));
-        assert_eq!(run(&s, CLAIM), run(&s, CLAIM));
-    }
-
-    #[test]
-    fn parties_stay_whole_and_nobody_plays_twice() {
-        let s = short("mixed", 60);
-        let ours = run(&s, LEADER);
-        assert!(ours.matches > 100, "{ours:?}");
-        assert!(ours.parties_matched > 50, "{ours:?}");
-        assert_eq!(ours.parties_split, 0);
-        assert_eq!(ours.double_booked, 0);
-        // Claim batches keep the same rules on fewer tickets at a time.
-        let claim = run(&s, CLAIM);
-        assert!(claim.matches > 100, "{claim:?}");
-        assert_eq!(claim.parties_split, 0);
-        assert_eq!(claim.double_booked, 0);
-        // The baseline knows no parties: it splits them.
-        let base = run(&s, SEED000);
-        assert!(base.parties_split > 0);
-        assert_eq!(base.double_booked, 0);
-    }
-
-    #[test]
-    fn nobody_waits_without_bound_under_sustained_arrivals() {
-        // Five minutes of normal 5v5 traffic: every group is matched, cancelled,
-        // or still within its last few minutes of waiting at the end.
-        let s = short("normal", 300);
-        for engine in [LEADER, CLAIM] {
-            let r = run(&s, engine);
-            assert!(r.wait_max_s < 300.0, "{engine:?} {r:?}");
-            assert!(r.never_matched * 100 < r.groups, "{engine:?} {r:?}");
-        }
-    }
-}
+mod tests;

@@ -101,6 +101,7 @@ pub fn scenario(
         },
         modes: modes.clone(),
         drain_s: 180,
+        leaving: None,
     }
 }
 

@@ -229,6 +229,53 @@ fn dev_tokens_are_refused_off_loopback_and_jwt_needs_keys() {
 }
 
 #[test]
+fn the_simulator_backfills_when_players_leave() {
+    let stream = [
+        "simulate",
+        "--rate",
+        "30",
+        "--duration",
+        "40s",
+        "--mode",
+        "5v5",
+    ];
+    let with = |extra: &[&str]| {
+        let args: Vec<&str> = stream.iter().chain(extra).copied().collect();
+        run(&args, &[])
+    };
+    let (ok, text) = with(&["--leave-rate", "0.2", "--match-duration", "2m"]);
+    assert!(ok, "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| backfill: seats opened / filled |"))
+        .unwrap_or_else(|| panic!("{text}"));
+    // Ours fill seats; the baseline has no backfill.
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let filled = |cell: &str| cell.split(" / ").nth(1).unwrap().parse::<u64>().unwrap();
+    assert!(filled(cells[2]) > 0 && filled(cells[3]) > 0, "{row}");
+    assert_eq!(filled(cells[4]), 0, "{row}");
+    let (ok, off) = with(&[
+        "--leave-rate",
+        "0.2",
+        "--match-duration",
+        "2m",
+        "--backfill",
+        "off",
+    ]);
+    assert!(
+        ok && off.contains("| backfill: seat open to filled p50 / p95 (s) | - | - | - |"),
+        "{off}"
+    );
+    // Without --leave-rate nothing leaves and no backfill row is shown.
+    let (ok, plain) = with(&[]);
+    assert!(ok && !plain.contains("backfill"), "{plain}");
+    let (ok, bad) = with(&["--leave-rate", "1.5"]);
+    assert!(!ok && bad.contains("--leave-rate"), "{bad}");
+    let (ok, alone) = with(&["--backfill", "off"]);
+    assert!(!ok && alone.contains("--leave-rate"), "{alone}");
+}
+
+#[test]
 fn the_simulator_replays_a_trace_and_a_stream_of_ones_own() {
     let dir = tempfile::tempdir().unwrap();
     // Ten 1v1 players in two regions, a party of two for 5v5 that gives up, and
