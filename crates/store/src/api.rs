@@ -2,7 +2,8 @@
 
 use crate::StoreError;
 use crate::{
-    Blocks, Fleet, GiveUp, Leading, Lifecycle, Limits, Locks, Parties, RateCheck, Results, Verdict,
+    Backfills, Blocks, Fleet, GiveUp, Leading, Lifecycle, Limits, Locks, Parties, RateCheck,
+    Results, Verdict,
 };
 use async_trait::async_trait;
 use mm_domain::{
@@ -105,6 +106,7 @@ pub trait Store:
     + Leading
     + Parties
     + Blocks
+    + Backfills
     + GiveUp
     + Send
     + Sync

@@ -14,6 +14,7 @@
 //! | `mm:{p:..}:outbox` | zset | committed match ids not yet fanned out -> commit time |
 //! | `mm:{p:..}:dec` | hash | match id -> one-time decision: `c` committed, `a` aborted |
 //! | `mm:{p:..}:mx:MATCH` | hash | the match's lifecycle: `st` status, `why` reason, `n` players, `na` accepted, `dl` ready-check deadline, `nx` status after acceptance, `gr` disconnect grace ms, `ps` placing since, `a:PLAYER` answer (`a`/`d`), `g:PLAYER` disconnected at, `srv` server JSON, `res` result JSON, `set` settled, `tk` its tickets (comma-separated), `at` when they joined it (ms) |
+//! | `mm:{p:..}:bf` | hash | match id -> backfill JSON: its server, open seats per team, generation, when opened, when it lapses, whether closed (a closed one keeps its generation; it goes when its match is purged) |
 //! | `mm:{p:..}:due` | zset | match id -> when its saga's next step is due |
 //! | `mm:{p:..}:rj` | hash | match id -> rating job JSON (match + result) until the rating service applied it |
 //! | `mm:{p:..}:leader` | string | the pool leader's token (a token lock, expires with its lease) |
@@ -106,6 +107,8 @@ pub struct PoolKeys {
     pub recent: String,
     /// Prefix of the matches' lifecycle hashes (`{prefix}MATCH`).
     pub life_prefix: String,
+    /// Running matches' open seats: match id -> backfill JSON.
+    pub backfills: String,
     /// Prefix of the matches' archived JSON (`{prefix}MATCH`), which the players'
     /// histories point to.
     pub archive_prefix: String,
@@ -137,6 +140,7 @@ impl PoolKeys {
             since: format!("{prefix}:since"),
             recent: format!("{prefix}:recent"),
             life_prefix: format!("{prefix}:mx:"),
+            backfills: format!("{prefix}:bf"),
             archive_prefix: format!("{prefix}:a:"),
             armed: format!("{prefix}:armed"),
             leader: format!("{prefix}:leader"),

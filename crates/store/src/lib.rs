@@ -18,9 +18,11 @@
 //! players' rating freshness is marked, through [`Results`]. Rate limits shared by
 //! every ingress are counted through [`Limits`], parties are kept through
 //! [`Parties`], block lists through [`Blocks`], token locks with fencing tokens through [`Locks`], and pool
-//! leaders' fenced writes through [`Leading`].
+//! leaders' fenced writes through [`Leading`]. Running matches' open seats are
+//! kept through [`Backfills`] (in progress).
 
 mod api;
+mod backfill;
 mod blocks;
 mod error;
 mod fleet;
@@ -42,6 +44,7 @@ mod wake;
 pub use api::{
     CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
 };
+pub use backfill::{Backfill, BackfillOutcome, Backfills, MAX_BACKFILL_TEAMS};
 pub use blocks::{Blocked, Blocks, MAX_BLOCKS, MemoryBlocks};
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};

@@ -14,6 +14,9 @@ macro_rules! script {
 
 /// Every script the Redis store runs, hashed once.
 pub struct Scripts {
+    pub backfill_open: Script,
+    pub backfill_close: Script,
+    pub backfill_list: Script,
     pub enqueue: Script,
     pub claim: Script,
     pub complete: Script,
@@ -111,6 +114,9 @@ impl Scripts {
             lock_extend: Script::new(include_str!("lua/lock_extend.lua")),
             lock_release: Script::new(include_str!("lua/lock_release.lua")),
             candidates: script!("candidates.lua"),
+            backfill_open: Script::new(include_str!("lua/backfill_open.lua")),
+            backfill_close: Script::new(include_str!("lua/backfill_close.lua")),
+            backfill_list: Script::new(include_str!("lua/backfill_list.lua")),
         }
     }
 }

@@ -3,7 +3,7 @@
 -- by complete.lua) whose state still names the match (a ticket handed back since
 -- has moved on: requeued, or ended with a done entry of its own).
 -- KEYS: 1 ticket data hash, 2 state hash, 3 matches hash, 4 done zset, 5 decisions hash,
---       6 since zset (see since_add)
+--       6 since zset (see since_add), 7 backfills hash
 -- ARGV: 1 cutoff ms, 2 chunk size, 3 prefix of the lifecycle hashes
 -- Returns how many tickets and matches were forgotten: a full chunk or more when
 -- there may be more to forget.
@@ -54,6 +54,7 @@ end
 if #matches > 0 then
   redis.call('HDEL', KEYS[3], unpack(matches))
   redis.call('HDEL', KEYS[5], unpack(matches))
+  redis.call('HDEL', KEYS[7], unpack(matches))
 end
 redis.call('ZREM', KEYS[4], unpack(taken))
 return #tickets + #matches

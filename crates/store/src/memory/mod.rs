@@ -8,6 +8,7 @@
 //! player's history is written or read, and a player whose newest entry is that
 //! old loses the whole history at the next purge.
 
+mod backfill;
 mod fleet;
 mod leading;
 mod lifecycle;
@@ -68,6 +69,9 @@ struct PoolState {
     lives: Sharded<MatchId, MatchRecord>,
     /// Matches whose saga has a step due -> when.
     due: HashMap<MatchId, Millis>,
+    /// Running matches' open seats (see [`crate::Backfills`]).
+    /// (a closed one is kept, with its generation, until its match goes).
+    backfills: HashMap<MatchId, (crate::Backfill, bool)>,
     /// Results waiting for the rating service -> (job, when it may be claimed).
     results: HashMap<MatchId, (mm_domain::RatingJob, Millis)>,
     /// The latest committed matches, newest first.
@@ -764,6 +768,7 @@ impl Store for MemoryStore {
             {
                 ps.matches.remove(&mid);
                 ps.lives.remove(&mid);
+                ps.backfills.remove(&mid);
                 ps.due.remove(&mid);
             } else if let Ok(tid) = TicketId::new(id.clone()) {
                 ps.tickets.remove(&tid);

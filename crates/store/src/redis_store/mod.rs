@@ -3,6 +3,7 @@
 //! other tickets, history, events) are idempotent and resumable (see [`cross`] and
 //! the outbox in [`crate::keys`]).
 
+mod backfill;
 mod blocks;
 mod conn;
 mod cross;
@@ -835,6 +836,7 @@ impl Store for RedisStore {
                 .key(&keys.done)
                 .key(&keys.decisions)
                 .key(&keys.since)
+                .key(&keys.backfills)
                 .arg(cutoff)
                 .arg(PURGE_CHUNK)
                 .arg(&keys.life_prefix)

@@ -1,6 +1,7 @@
 //! Store integration tests: one conformance suite run against both stores (the
 //! Redis one on a real redis-server started per test), and the claim races.
 
+mod backfills;
 mod blocks;
 mod conformance;
 mod giveup;

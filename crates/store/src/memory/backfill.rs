@@ -1,0 +1,124 @@
+//! [`Backfills`] in process memory: the same checks as the Redis scripts
+//! (`backfill_open.lua`, `backfill_close.lua`, `backfill_list.lua`), each under
+//! the store's one lock.
+
+use super::{MemoryStore, PoolState};
+use crate::{Backfill, BackfillOutcome, Backfills, StoreError};
+use async_trait::async_trait;
+use mm_domain::{MatchId, MatchStatus, Millis, Pool, now_ms};
+use std::time::Duration;
+
+/// Whether `server` may act on match `id` of `ps`: the outcome that refuses
+/// it, if any.
+fn refusal(ps: &PoolState, id: &MatchId, server: Option<&str>) -> Option<BackfillOutcome> {
+    let Some(record) = ps.lives.get(id) else {
+        return Some(BackfillOutcome::NoMatch);
+    };
+    if record.status != MatchStatus::Assigned {
+        return Some(BackfillOutcome::NotRunning(record.status));
+    }
+    let host = record.server.as_ref().map(|s| s.server_id.as_str());
+    match server {
+        Some(caller) if host != Some(caller) => Some(BackfillOutcome::NotYours),
+        _ => None,
+    }
+}
+
+/// The backfill of `id` if it is live at `now`.
+fn live(ps: &PoolState, id: &MatchId, now: Millis) -> Option<Backfill> {
+    let (b, closed) = ps.backfills.get(id)?;
+    if *closed {
+        return None;
+    }
+    let running = ps
+        .lives
+        .get(id)
+        .is_some_and(|r| r.status == MatchStatus::Assigned);
+    (running && b.expires_at > now).then(|| b.clone())
+}
+
+#[async_trait]
+impl Backfills for MemoryStore {
+    async fn open_backfill(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        open: &[u32],
+        ttl: Duration,
+    ) -> Result<BackfillOutcome, StoreError> {
+        if open.is_empty() {
+            return self.close_backfill(pool, id, server).await;
+        }
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        if let Some(refused) = refusal(ps, id, server) {
+            return Ok(refused);
+        }
+        let host = ps
+            .lives
+            .get(id)
+            .and_then(|r| r.server.as_ref())
+            .map(|s| s.server_id.clone())
+            .unwrap_or_default();
+        let previous = live(ps, id, now);
+        // Across closes too: a fill that read a closed one never lands.
+        let generation = ps.backfills.get(id).map_or(0, |(b, _)| b.generation) + 1;
+        let b = Backfill {
+            match_id: id.clone(),
+            server_id: host,
+            open: open.to_vec(),
+            generation,
+            opened_at: previous.map_or(now, |p| p.opened_at),
+            expires_at: now + ttl.as_millis() as Millis,
+        };
+        ps.backfills.insert(id.clone(), (b.clone(), false));
+        Ok(BackfillOutcome::Open(b))
+    }
+
+    async fn close_backfill(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+    ) -> Result<BackfillOutcome, StoreError> {
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        match refusal(ps, id, server) {
+            // A match that is over has no backfill to close: closed.
+            Some(BackfillOutcome::NotRunning(_)) | None => {
+                if let Some((b, closed)) = ps.backfills.get_mut(id)
+                    && !*closed
+                {
+                    *closed = true;
+                    b.generation += 1;
+                }
+                Ok(BackfillOutcome::Closed)
+            }
+            Some(refused) => Ok(refused),
+        }
+    }
+
+    async fn backfill(&self, pool: &Pool, id: &MatchId) -> Result<Option<Backfill>, StoreError> {
+        let now = now_ms();
+        let inner = self.lock();
+        Ok(inner.pools.get(pool).and_then(|ps| live(ps, id, now)))
+    }
+
+    async fn open_backfills(&self, pool: &Pool) -> Result<Vec<Backfill>, StoreError> {
+        let now = now_ms();
+        let inner = self.lock();
+        let Some(ps) = inner.pools.get(pool) else {
+            return Ok(Vec::new());
+        };
+        let mut out: Vec<Backfill> = ps
+            .backfills
+            .keys()
+            .filter_map(|id| live(ps, id, now))
+            .filter(|b| b.open.iter().any(|&o| o > 0))
+            .collect();
+        out.sort_by(|a, b| (a.opened_at, &a.match_id).cmp(&(b.opened_at, &b.match_id)));
+        Ok(out)
+    }
+}
