@@ -84,3 +84,14 @@ pub trait Backfills: Send + Sync {
     /// Every live backfill of `pool` with a seat open, oldest first.
     async fn open_backfills(&self, pool: &Pool) -> Result<Vec<Backfill>, StoreError>;
 }
+
+/// Of the live `backfills` of a pool, those with a seat open, oldest first
+/// (what [`Backfills::open_backfills`] answers on both stores).
+pub(crate) fn with_seats(backfills: impl IntoIterator<Item = Backfill>) -> Vec<Backfill> {
+    let mut out: Vec<Backfill> = backfills
+        .into_iter()
+        .filter(|b| b.open.iter().any(|&o| o > 0))
+        .collect();
+    out.sort_by(|a, b| (a.opened_at, &a.match_id).cmp(&(b.opened_at, &b.match_id)));
+    out
+}

@@ -112,13 +112,8 @@ impl Backfills for MemoryStore {
         let Some(ps) = inner.pools.get(pool) else {
             return Ok(Vec::new());
         };
-        let mut out: Vec<Backfill> = ps
-            .backfills
-            .keys()
-            .filter_map(|id| live(ps, id, now))
-            .filter(|b| b.open.iter().any(|&o| o > 0))
-            .collect();
-        out.sort_by(|a, b| (a.opened_at, &a.match_id).cmp(&(b.opened_at, &b.match_id)));
-        Ok(out)
+        Ok(crate::backfill::with_seats(
+            ps.backfills.keys().filter_map(|id| live(ps, id, now)),
+        ))
     }
 }

@@ -102,13 +102,8 @@ impl Backfills for RedisStore {
     }
 
     async fn open_backfills(&self, pool: &Pool) -> Result<Vec<Backfill>, StoreError> {
-        let mut out: Vec<Backfill> = self
-            .list_backfills(pool, None)
-            .await?
-            .into_iter()
-            .filter(|b| b.open.iter().any(|&o| o > 0))
-            .collect();
-        out.sort_by(|a, b| (a.opened_at, &a.match_id).cmp(&(b.opened_at, &b.match_id)));
-        Ok(out)
+        Ok(crate::backfill::with_seats(
+            self.list_backfills(pool, None).await?,
+        ))
     }
 }

@@ -18,6 +18,16 @@ fn opened(o: BackfillOutcome) -> mm_store::Backfill {
     }
 }
 
+/// Places match `id` on game server `gs-1`.
+async fn assign(s: &dyn Store, id: &mm_domain::MatchId) {
+    let mut t = Transition::new(&[MatchStatus::Placing], MatchStatus::Assigned);
+    t.server = Some(ServerAssignment {
+        server_id: "gs-1".into(),
+        address: "10.0.0.1:7777".into(),
+    });
+    assert!(s.transition(&pool(), id, t).await.unwrap());
+}
+
 async fn only_the_host_opens_while_the_match_runs(h: Harness) {
     let s: &dyn Store = &*h.store;
     let (a, b) = (ticket(&["a1"], 0), ticket(&["b1"], 0));
@@ -29,12 +39,7 @@ async fn only_the_host_opens_while_the_match_runs(h: Harness) {
             .unwrap(),
         BackfillOutcome::NotRunning(MatchStatus::Placing)
     );
-    let mut t = Transition::new(&[MatchStatus::Placing], MatchStatus::Assigned);
-    t.server = Some(ServerAssignment {
-        server_id: "gs-1".into(),
-        address: "10.0.0.1:7777".into(),
-    });
-    assert!(s.transition(&pool(), &m.id, t).await.unwrap());
+    assign(s, &m.id).await;
     // Another server may not; no such match.
     assert_eq!(
         s.open_backfill(&pool(), &m.id, Some("gs-2"), &[1, 0], TTL)
@@ -125,12 +130,7 @@ async fn an_unrefreshed_backfill_lapses(h: Harness) {
     let s: &dyn Store = &*h.store;
     let (a, b) = (ticket(&["a1"], 0), ticket(&["b1"], 0));
     let m = commit(s, &[&a, &b], lifecycle(false, Placement::Servers)).await;
-    let mut t = Transition::new(&[MatchStatus::Placing], MatchStatus::Assigned);
-    t.server = Some(ServerAssignment {
-        server_id: "gs-1".into(),
-        address: "10.0.0.1:7777".into(),
-    });
-    assert!(s.transition(&pool(), &m.id, t).await.unwrap());
+    assign(s, &m.id).await;
     let short = Duration::from_millis(300);
     let b1 = opened(
         s.open_backfill(&pool(), &m.id, Some("gs-1"), &[1, 0], short)
