@@ -6,10 +6,12 @@
 //! What it measures: the time from a seat opening to its filler, the filler's
 //! distance to the match's average, and the team-average gap after the fill.
 //!
-//! Our strategies fill; the seed-000 baseline has no backfill. Backfill reads
-//! no attributes here: a mode with attribute rules is not backfilled.
+//! Our strategies fill; the seed-000 baseline has no backfill. A mode's
+//! attribute rules hold between fillers and every ticket the match has had (a
+//! leaver's attributes still count: the simulator does not track which
+//! party member left).
 
-use mm_engine::{Backfill, Entry, Mode, fill};
+use mm_engine::{Backfill, Entry, Mode, Traits, fill_with};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::Reverse;
@@ -35,6 +37,8 @@ struct Live {
     teams: Vec<Vec<f64>>,
     /// Per team, when each of its open seats opened (oldest first).
     seats: Vec<Vec<u64>>,
+    /// The tickets it has had, fillers included.
+    tickets: Vec<usize>,
 }
 
 /// What backfill did in a run.
@@ -86,9 +90,15 @@ impl Running {
         }
     }
 
-    /// A match of `teams` (each a list of (rating, players)) starts in `pool`
-    /// at `at`; returns its number.
-    pub(crate) fn start(&mut self, pool: usize, teams: &[Vec<(f64, usize)>], at: u64) -> usize {
+    /// A match of `teams` (each a list of (rating, players)), the tickets
+    /// `tickets`, starts in `pool` at `at`; returns its number.
+    pub(crate) fn start(
+        &mut self,
+        pool: usize,
+        teams: &[Vec<(f64, usize)>],
+        tickets: Vec<usize>,
+        at: u64,
+    ) -> usize {
         let id = self.live.len();
         let ends_at = at + self.leaving.match_ms;
         let mut ratings = Vec::new();
@@ -107,6 +117,7 @@ impl Running {
             ends_at,
             seats: vec![Vec::new(); ratings.len()],
             teams: ratings,
+            tickets,
         });
         id
     }
@@ -165,13 +176,17 @@ impl Running {
 
     /// Fills the open seats of pool `pool`'s running matches at `now` from the
     /// waiting `tickets` (entries built over them, in the same order); the
-    /// placed tickets join at `at`. Returns the tickets placed.
+    /// placed tickets join at `at`. `rules(waiting, match)` reads the mode's
+    /// rules over the waiting tickets and, as one more row, the match's.
+    /// Returns the tickets placed.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn fill(
         &mut self,
         mode: &Mode,
         pool: usize,
         entries: &mut Vec<Entry>,
         tickets: &mut Vec<usize>,
+        rules: &mut dyn FnMut(&[usize], &[usize]) -> Traits,
         now: u64,
         at: u64,
     ) -> Filled {
@@ -197,7 +212,8 @@ impl Running {
                 opened_at: live.seats.iter().flatten().copied().min().unwrap_or(now),
             };
             let average = request.average();
-            let placed = fill(mode, &request, entries, now);
+            let traits = rules(tickets, &live.tickets);
+            let placed = fill_with(mode, &request, entries, &traits, now);
             if placed.is_empty() {
                 continue;
             }
@@ -215,6 +231,7 @@ impl Running {
                     self.schedule_leave(id, team, e.rating, at, ends_at);
                 }
                 out.push((tickets[i], id, team));
+                self.live[id].tickets.push(tickets[i]);
                 taken.push(i);
             }
             self.gaps.push(gap(&self.live[id].teams));

@@ -14,7 +14,7 @@ use crate::form::{entries, ours, seed000};
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
 use mm_domain::{Attributes, Value};
-use mm_engine::{Compiled, Compiler, Described, Kind, Mode, Modes, RegionChoice, Traits, plan};
+use mm_engine::{Compiled, Compiler, Described, Mode, Modes, RegionChoice, Traits, plan};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -154,6 +154,25 @@ impl Described for SimTicket {
             .and_then(|&m| self.own.get(m))
             .and_then(|a| a.get(attribute))
             .or_else(|| self.attrs.get(attribute))
+    }
+}
+
+/// A match's tickets read as one ticket of all their players (the extra row a
+/// backfill's rules read).
+struct Together<'a>(Vec<&'a SimTicket>);
+
+impl Described for Together<'_> {
+    fn players(&self) -> usize {
+        self.0.iter().map(|t| t.members.len()).sum()
+    }
+    fn value(&self, mut i: usize, attribute: &str) -> Option<&Value> {
+        for t in &self.0 {
+            if i < t.members.len() {
+                return t.value(i, attribute);
+            }
+            i -= t.members.len();
+        }
+        None
     }
 }
 
@@ -549,20 +568,32 @@ impl Sim<'_> {
     }
 
     /// Fills the open seats of pool `p`'s running matches before it forms new
-    /// ones (a mode with attribute rules is not backfilled here); returns the
-    /// tickets placed.
+    /// ones; returns the tickets placed.
     fn backfill(&mut self, p: usize, now: u64, at: u64) -> usize {
         let mode = self.modes[p / self.regions];
-        let attribute_rules = mode.rules.iter().any(|r| r.kind != Kind::PartyBalance);
         let Some(running) = self.running.as_mut().filter(|r| r.fills()) else {
             return 0;
         };
-        if attribute_rules || self.queues[p].is_empty() || !running.has_open(p) {
+        if self.queues[p].is_empty() || !running.has_open(p) {
             return 0;
         }
         let mut pool = self.queues[p].clone();
         let mut entries = entries(&self.tickets, &pool, p % self.regions);
-        let placed = running.fill(mode, p, &mut entries, &mut pool, now, at);
+        let (tickets, compiler) = (&self.tickets, &mut self.compilers[p / self.regions]);
+        let mut rules = |waiting: &[usize], members: &[usize]| {
+            if mode.rules.is_empty() {
+                return Traits::none();
+            }
+            let together = Together(members.iter().map(|&t| &tickets[t]).collect());
+            let row = compiler.compile(&together);
+            let rows: Vec<&Compiled> = waiting
+                .iter()
+                .map(|&t| &tickets[t].compiled)
+                .chain(std::iter::once(&row))
+                .collect();
+            compiler.traits(rows.into_iter())
+        };
+        let placed = running.fill(mode, p, &mut entries, &mut pool, &mut rules, now, at);
         for &(t, id, team) in &placed {
             let key = self.tickets[t].key;
             for i in 0..self.by_key[key].len() {
@@ -600,7 +631,8 @@ impl Sim<'_> {
                         .collect()
                 })
                 .collect();
-            let live = running.start(pool, &players, at);
+            let members = teams.iter().flatten().copied().collect();
+            let live = running.start(pool, &players, members, at);
             debug_assert_eq!(live, id, "running matches are numbered as recorded");
         }
     }

@@ -213,3 +213,23 @@ fn without_backfill_leaving_changes_no_match() {
     assert!(off.backfill.take().is_some_and(|b| b.seats_filled == 0));
     assert_eq!(off, plain);
 }
+
+#[test]
+fn backfill_under_rules_fills_seats() {
+    // The rules scenario's attributes: fillers must share the match's build,
+    // platform (before crossplay) and a map with it (the engine's fill_with;
+    // see mm_engine::backfill's tests), and some are found.
+    let mut s = short("rules", 60);
+    s.leaving = Some(Leaving {
+        per_minute: 0.2,
+        match_ms: 120_000,
+        backfill: true,
+    });
+    let r = run(&s, LEADER);
+    let b = r.backfill.expect("seats opened");
+    assert!(b.seats_filled > 0, "{b:?}");
+    assert_eq!(r.double_booked, 0);
+    for f in &r.rules {
+        assert_eq!(f.broken(), 0, "{f:?}");
+    }
+}
