@@ -11,6 +11,7 @@
 //! leaver's attributes still count: the simulator does not track which
 //! party member left).
 
+use crate::report::{gap_of, pct};
 use mm_engine::{Backfill, Entry, Mode, Traits, fill_with};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -256,13 +257,6 @@ impl Running {
         self.fill_ms.sort_unstable();
         self.distances.sort_by(f64::total_cmp);
         self.gaps.sort_by(f64::total_cmp);
-        let pct = |v: &[f64], p: f64| -> f64 {
-            if v.is_empty() {
-                0.0
-            } else {
-                v[((v.len() - 1) as f64 * p).round() as usize]
-            }
-        };
         let fills: Vec<f64> = self.fill_ms.iter().map(|&ms| ms as f64 / 1000.0).collect();
         Some(BackfillFigures {
             seats_opened: self.opened,
@@ -288,7 +282,5 @@ fn gap(teams: &[Vec<f64>]) -> f64 {
         .filter(|t| !t.is_empty())
         .map(|t| t.iter().sum::<f64>() / t.len() as f64)
         .collect();
-    let hi = averages.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let lo = averages.iter().copied().fold(f64::INFINITY, f64::min);
-    if averages.len() > 1 { hi - lo } else { 0.0 }
+    gap_of(&averages)
 }

@@ -88,7 +88,15 @@ impl Report {
     }
 }
 
-fn pct<T: Copy + PartialOrd + Default>(sorted: &[T], p: f64) -> T {
+/// Highest minus lowest of the teams' `averages` (0 with fewer than two).
+pub(crate) fn gap_of(averages: &[f64]) -> f64 {
+    let hi = averages.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = averages.iter().copied().fold(f64::INFINITY, f64::min);
+    if averages.len() > 1 { hi - lo } else { 0.0 }
+}
+
+/// The `p` quantile of `sorted` (nearest rank).
+pub(crate) fn pct<T: Copy + PartialOrd + Default>(sorted: &[T], p: f64) -> T {
     if sorted.is_empty() {
         return T::default();
     }
@@ -185,9 +193,7 @@ impl Outcome {
             }
         }
         self.spreads.push(hi - lo);
-        let ahi = avgs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let alo = avgs.iter().copied().fold(f64::INFINITY, f64::min);
-        self.gaps.push(if avgs.len() > 1 { ahi - alo } else { 0.0 });
+        self.gaps.push(gap_of(&avgs));
         id
     }
 
