@@ -23,7 +23,7 @@ pub use lifecycle::{
     PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS, ServerAssignment, TeamResult,
     TicketFate, reasons,
 };
-pub use matches::{Decided, Match, MatchTicket, RuleStep};
+pub use matches::{Decided, FillOf, Match, MatchTicket, RuleStep};
 pub use orset::{OrSet, Tag};
 pub use party::{MAX_PARTY, MAX_PENDING_INVITES, Party, PartyView};
 pub use rating::{Decay, MatchOn, RatingJob, RatingModel, RatingPolicy, Skill};

@@ -160,6 +160,10 @@ pub mod reasons {
     pub const REQUEUED: &str = "requeued";
     /// The ticket waited its mode's `give_up_after` without a match.
     pub const NO_MATCH_FOUND: &str = "no_match_found";
+    /// A fill could not join its running match: the match ended, or its
+    /// backfill closed, before the fill's players got there. They went back to
+    /// the queue.
+    pub const BACKFILL_CLOSED: &str = "backfill_closed";
 }
 
 /// A player's answer to the ready check.
@@ -249,6 +253,10 @@ pub struct MatchRecord {
     /// freed) and everyone was told.
     #[serde(default)]
     pub settled: bool,
+    /// Fills that joined this running match (backfill), in the order they
+    /// joined; they end when it ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fills: Vec<crate::MatchId>,
 }
 
 impl MatchRecord {
@@ -280,6 +288,7 @@ impl MatchRecord {
                 status,
                 MatchStatus::RequiresAcceptance | MatchStatus::Placing
             ),
+            fills: Vec::new(),
         };
         (record, due)
     }

@@ -34,12 +34,27 @@ pub struct Decided {
     /// formed (0: not relaxed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<RuleStep>,
+    /// Set when this match fills open seats of a running match (a backfill):
+    /// its players join that match, on the teams their tickets name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backfill: Option<FillOf>,
 }
 
 impl Decided {
     pub fn is_empty(&self) -> bool {
-        self.chosen.is_empty() && self.roles.is_empty() && self.rules.is_empty()
+        self.chosen.is_empty()
+            && self.roles.is_empty()
+            && self.rules.is_empty()
+            && self.backfill.is_none()
     }
+}
+
+/// The running match a fill joins, and the generation of its backfill the
+/// worker read: the fill commits only if the backfill is still at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FillOf {
+    pub match_id: MatchId,
+    pub generation: u64,
 }
 
 /// The relax step a rule was at when a match formed.
@@ -79,6 +94,23 @@ impl Match {
     /// The ticket that holds `player`.
     pub fn ticket_of(&self, player: &PlayerId) -> Option<&MatchTicket> {
         self.tickets.iter().find(|t| t.players.contains(player))
+    }
+
+    /// The running match this one fills seats of, if it is a fill.
+    pub fn fills(&self) -> Option<&FillOf> {
+        self.decided.backfill.as_ref()
+    }
+
+    /// Players per team (0-based), as the tickets name their teams.
+    pub fn team_sizes(&self) -> Vec<u32> {
+        let mut sizes = Vec::new();
+        for t in &self.tickets {
+            if sizes.len() <= t.team {
+                sizes.resize(t.team + 1, 0);
+            }
+            sizes[t.team] += t.players.len() as u32;
+        }
+        sizes
     }
 
     /// Highest minus lowest ticket rating.

@@ -755,5 +755,6 @@ pub(crate) fn decided(p: &mm_engine::Proposal, tickets: &[&mm_domain::Ticket]) -
                 step: *step,
             })
             .collect(),
+        backfill: None,
     }
 }

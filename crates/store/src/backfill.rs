@@ -10,13 +10,21 @@
 //! (`mm:{p:..}:bf`: match id -> backfill JSON), read and written by scripts
 //! that check the match's lifecycle hash in the same slot.
 //!
-//! Not yet: filling (the engine's [`mm_engine`]-side choice exists, the commit
-//! does not), the refresh by the server's heartbeat, the game-server plane and
-//! the API.
+//! Filling: a worker commits a *fill*, a match of its own whose
+//! [`mm_domain::FillOf`] names the running match and the generation it read.
+//! The commit (`complete`) takes the fill's seats only if the backfill is still
+//! at that generation, open, live and has the seats; it raises the generation,
+//! so a second worker's fill of the same read is refused. The fill then goes
+//! through the mode's ready check (if any) and, instead of a game-server
+//! allocation, [`Backfills::join_fill`] adds its tickets to the running match
+//! and gives it that match's server. A fill that ends before it joins gives its
+//! seats back ([`Backfills::return_seats`]).
+//!
+//! Not yet: the refresh by the server's heartbeat and the game-server plane.
 
 use crate::StoreError;
 use async_trait::async_trait;
-use mm_domain::{MatchId, MatchStatus, Millis, Pool};
+use mm_domain::{Match, MatchId, MatchStatus, Millis, Pool, ServerAssignment};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -83,6 +91,40 @@ pub trait Backfills: Send + Sync {
 
     /// Every live backfill of `pool` with a seat open, oldest first.
     async fn open_backfills(&self, pool: &Pool) -> Result<Vec<Backfill>, StoreError>;
+
+    /// Joins the committed fill `fill` (status `placing`) to the running match
+    /// it fills: the match gains the fill's tickets (on the teams they name)
+    /// and lists the fill; the fill becomes `assigned` on the match's server,
+    /// its notification due now. Refused ([`JoinOutcome::Closed`]) when the
+    /// match is no longer `assigned`.
+    async fn join_fill(&self, pool: &Pool, fill: &MatchId) -> Result<JoinOutcome, StoreError>;
+
+    /// Gives the seats of `fill`, a fill that ended without joining, back to
+    /// its match's backfill if that is still open (raising its generation).
+    /// Once per fill however often it is called; true if this call gave them.
+    async fn return_seats(&self, pool: &Pool, fill: &Match) -> Result<bool, StoreError>;
+}
+
+/// How [`Backfills::join_fill`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JoinOutcome {
+    /// Joined: the fill's players play on this server.
+    Joined(ServerAssignment),
+    /// The running match is over (or gone): the fill cannot join.
+    Closed,
+    /// The fill is not `placing` (another driver moved it), or is not a fill.
+    Moved,
+}
+
+/// Whether `b`, read at `now`, still has the generation `generation` and room
+/// for `sizes` players per team (what a fill's commit checks on both stores).
+pub(crate) fn has_room(b: &Backfill, generation: u64, sizes: &[u32], now: Millis) -> bool {
+    b.generation == generation
+        && b.expires_at > now
+        && sizes
+            .iter()
+            .enumerate()
+            .all(|(team, &n)| n == 0 || b.open.get(team).is_some_and(|&o| o >= n))
 }
 
 /// Of the live `backfills` of a pool, those with a seat open, oldest first

@@ -17,6 +17,8 @@ pub struct Scripts {
     pub backfill_open: Script,
     pub backfill_close: Script,
     pub backfill_list: Script,
+    pub backfill_join: Script,
+    pub backfill_return: Script,
     pub enqueue: Script,
     pub claim: Script,
     pub complete: Script,
@@ -117,6 +119,8 @@ impl Scripts {
             backfill_open: Script::new(include_str!("lua/backfill_open.lua")),
             backfill_close: Script::new(include_str!("lua/backfill_close.lua")),
             backfill_list: Script::new(include_str!("lua/backfill_list.lua")),
+            backfill_join: script!("backfill_join.lua"),
+            backfill_return: script!("backfill_return.lua"),
         }
     }
 }

@@ -11,6 +11,12 @@
 -- The committed tickets leave the waiting-since index here, at once (see
 -- since_add; depths.lua would drop them only when their second is the oldest).
 --
+-- A fill (a match joining a running match's open seats: backfill) commits only if
+-- that match's backfill (KEYS[11]) is open, not lapsed, still at the generation
+-- the worker read, its match assigned, and it has the fill's seats on each team;
+-- the commit takes the seats and raises the generation, so a second fill of the
+-- same read aborts.
+--
 -- Single node only, 'f' (fast): a match whose players were not reserved, passed
 -- with their keys. It commits as 'c' would only if every player is simple: no
 -- reservation (no cross-pool commit has them) and one live entry, this match's
@@ -20,7 +26,8 @@
 -- simple is left untouched and returned for the cross-slot protocol.
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
---       counter, 10 waiting-since zset (see since_add), then ('f' matches) five keys per player as
+--       counter, 10 waiting-since zset (see since_add), 11 the pool's backfills hash,
+--       then ('f' matches) five keys per player as
 --       settle.lua takes them: active hash, ticket index hash, history zset,
 --       reservation string, in-match string
 -- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
@@ -30,7 +37,9 @@
 --       repeated groups: match id, match JSON,
 --       'c' to try, 'a' to abort or 'f' to try fast, status, ready-check deadline
 --       ('' none), player count, due time ('' none), status after acceptance,
---       disconnect grace ms, ticket count n, n ticket ids, their n enqueue times
+--       disconnect grace ms, the fill ('' if the match is not one, else
+--       'running match id|generation|players per team,...'),
+--       ticket count n, n ticket ids, their n enqueue times
 --       (ms), then for 'f': created at,
 --       1 if the match is not over (else 0), player count p, p pairs: index of the
 --       player's first key in KEYS, the player's ticket id
@@ -58,6 +67,29 @@ local function simple(at, p)
   return modes
 end
 
+-- The backfill a fill `spec` names and the seats it takes, if it may commit
+-- now: (running match id, backfill table, players per team); else nil.
+local function fill_room(spec)
+  local running, generation, sizes = string.match(spec, '^(.-)|(%d+)|(.*)$')
+  if not running then return nil end
+  local raw = redis.call('HGET', KEYS[11], running)
+  if not raw then return nil end
+  local b = cjson.decode(raw)
+  if b.closed or tonumber(b.expires_at) <= tonumber(now)
+    or tonumber(b.generation) ~= tonumber(generation)
+    or redis.call('HGET', ARGV[1] .. running, 'st') ~= 'assigned' then
+    return nil
+  end
+  local need, team = {}, 0
+  for n in string.gmatch(sizes, '%d+') do
+    team = team + 1
+    n = tonumber(n)
+    if n > 0 and (tonumber(b.open[team] or 0) < n) then return nil end
+    need[team] = n
+  end
+  return running, b, need
+end
+
 -- Settles the players of an 'f' group (as settle.lua would): `modes` from simple().
 local function settle(at, p, modes, mid, created, ongoing)
   local ref = mid .. '|' .. pool
@@ -77,9 +109,9 @@ local i = 8
 while i <= #ARGV do
   local mid, json, try = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local status, deadline, players, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
-  local next_status, grace = ARGV[i + 7], ARGV[i + 8]
-  local n = tonumber(ARGV[i + 9])
-  local first = i + 10
+  local next_status, grace, fill = ARGV[i + 7], ARGV[i + 8], ARGV[i + 9]
+  local n = tonumber(ARGV[i + 10])
+  local first = i + 11
   -- The 'f' extension: created at, ongoing, p, then the pairs.
   local ext, p = first + 2 * n, 0
   if try == 'f' then p = tonumber(ARGV[ext + 2]) end
@@ -95,6 +127,11 @@ while i <= #ARGV do
         break
       end
     end
+  end
+  local running, bf, need
+  if ok and fill ~= '' then
+    running, bf, need = fill_room(fill)
+    ok = running ~= nil
   end
   local modes
   if ok and try == 'f' then modes = simple(ext + 3, p) end
@@ -126,6 +163,11 @@ while i <= #ARGV do
       redis.call('ZADD', KEYS[4], now, mid)
     end
     redis.call('HSET', ARGV[1] .. mid, unpack(life))
+    if running then
+      for team, n in ipairs(need) do bf.open[team] = tonumber(bf.open[team]) - n end
+      bf.generation = tonumber(bf.generation) + 1
+      redis.call('HSET', KEYS[11], running, cjson.encode(bf))
+    end
     redis.call('ZREM', KEYS[2], unpack(ids))
     since_remove(KEYS[10], ids, enqueued)
     redis.call('HSET', KEYS[1], unpack(states))

@@ -1,12 +1,40 @@
 //! [`Backfills`] in process memory: the same checks as the Redis scripts
-//! (`backfill_open.lua`, `backfill_close.lua`, `backfill_list.lua`), each under
-//! the store's one lock.
+//! (`backfill_open.lua`, `backfill_close.lua`, `backfill_list.lua`,
+//! `backfill_join.lua`, `backfill_return.lua`, and the fill check in
+//! `complete.lua`), each under the store's one lock.
 
 use super::{MemoryStore, PoolState};
-use crate::{Backfill, BackfillOutcome, Backfills, StoreError};
+use crate::{Backfill, BackfillOutcome, Backfills, JoinOutcome, StoreError};
 use async_trait::async_trait;
-use mm_domain::{MatchId, MatchStatus, Millis, Pool, now_ms};
+use mm_domain::{Match, MatchId, MatchStatus, Millis, Pool, now_ms};
 use std::time::Duration;
+
+/// Whether fill `m` may commit in `ps` at `now`: its backfill is open, live,
+/// at the generation the fill read and has its seats (`complete.lua`'s check).
+/// Not a fill: true.
+pub(super) fn fill_fits(ps: &PoolState, m: &Match, now: Millis) -> bool {
+    let Some(of) = m.fills() else {
+        return true;
+    };
+    live(ps, &of.match_id, now)
+        .is_some_and(|b| crate::backfill::has_room(&b, of.generation, &m.team_sizes(), now))
+}
+
+/// Takes fill `m`'s seats from its backfill (checked by [`fill_fits`]) and
+/// raises the generation.
+pub(super) fn take_seats(ps: &mut PoolState, m: &Match) {
+    let Some(of) = m.fills() else {
+        return;
+    };
+    if let Some((b, _)) = ps.backfills.get_mut(&of.match_id) {
+        for (team, n) in m.team_sizes().into_iter().enumerate() {
+            if let Some(o) = b.open.get_mut(team) {
+                *o = o.saturating_sub(n);
+            }
+        }
+        b.generation += 1;
+    }
+}
 
 /// Whether `server` may act on match `id` of `ps`: the outcome that refuses
 /// it, if any.
@@ -115,5 +143,60 @@ impl Backfills for MemoryStore {
         Ok(crate::backfill::with_seats(
             ps.backfills.keys().filter_map(|id| live(ps, id, now)),
         ))
+    }
+
+    async fn join_fill(&self, pool: &Pool, fill: &MatchId) -> Result<JoinOutcome, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let Some(record) = ps.lives.get(fill) else {
+            return Ok(JoinOutcome::Moved);
+        };
+        let Some(of) = record.matched.fills().cloned() else {
+            return Ok(JoinOutcome::Moved);
+        };
+        if record.status != MatchStatus::Placing {
+            return Ok(JoinOutcome::Moved);
+        }
+        let tickets = record.matched.tickets.clone();
+        let server = match ps.lives.get_mut(&of.match_id) {
+            Some(running) if running.status == MatchStatus::Assigned => {
+                running.matched.tickets.extend(tickets);
+                running.fills.push(fill.clone());
+                if let Some(m) = ps.matches.get_mut(&of.match_id) {
+                    *m = running.matched.clone();
+                }
+                running.server.clone().unwrap_or_default()
+            }
+            _ => return Ok(JoinOutcome::Closed),
+        };
+        if let Some(r) = ps.lives.get_mut(fill) {
+            r.status = MatchStatus::Assigned;
+            r.server = Some(server.clone());
+        }
+        ps.due.insert(fill.clone(), now);
+        Ok(JoinOutcome::Joined(server))
+    }
+
+    async fn return_seats(&self, pool: &Pool, fill: &Match) -> Result<bool, StoreError> {
+        let Some(of) = fill.fills() else {
+            return Ok(false);
+        };
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        if !ps.seats_back.insert(fill.id.clone()) || live(ps, &of.match_id, now).is_none() {
+            return Ok(false);
+        }
+        let Some((b, _)) = ps.backfills.get_mut(&of.match_id) else {
+            return Ok(false);
+        };
+        for (team, n) in fill.team_sizes().into_iter().enumerate() {
+            if let Some(o) = b.open.get_mut(team) {
+                *o += n;
+            }
+        }
+        b.generation += 1;
+        Ok(true)
     }
 }

@@ -32,7 +32,7 @@ use mm_domain::{
     TicketView, now_ms,
 };
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -72,6 +72,8 @@ struct PoolState {
     /// Running matches' open seats (see [`crate::Backfills`]).
     /// (a closed one is kept, with its generation, until its match goes).
     backfills: HashMap<MatchId, (crate::Backfill, bool)>,
+    /// Fills that gave their seats back (see [`crate::Backfills::return_seats`]).
+    seats_back: HashSet<MatchId>,
     /// Results waiting for the rating service -> (job, when it may be claimed).
     results: HashMap<MatchId, (mm_domain::RatingJob, Millis)>,
     /// The latest committed matches, newest first.
@@ -167,9 +169,10 @@ impl Inner {
                 .is_some_and(|h| h.contains_key(&t.ticket_id))
                 && ps.state.get(&t.ticket_id) == Some(&State::Held)
         });
-        if !ok {
+        if !ok || !backfill::fill_fits(ps, m, now) {
             return false;
         }
+        backfill::take_seats(ps, m);
         for t in &m.tickets {
             if let Some(h) = ps.held.get_mut(worker) {
                 h.remove(&t.ticket_id);
@@ -769,6 +772,7 @@ impl Store for MemoryStore {
                 ps.matches.remove(&mid);
                 ps.lives.remove(&mid);
                 ps.backfills.remove(&mid);
+                ps.seats_back.remove(&mid);
                 ps.due.remove(&mid);
             } else if let Ok(tid) = TicketId::new(id.clone()) {
                 ps.tickets.remove(&tid);

@@ -1,12 +1,13 @@
 //! [`Backfills`] on Redis: one hash of backfills per pool, beside the matches'
 //! lifecycle hashes in the pool's slot (`backfill_open.lua`,
-//! `backfill_close.lua`, `backfill_list.lua`).
+//! `backfill_close.lua`, `backfill_list.lua`, `backfill_join.lua`,
+//! `backfill_return.lua`; a fill's commit is checked in `complete.lua`).
 
 use super::RedisStore;
 use crate::keys::PoolKeys;
-use crate::{Backfill, BackfillOutcome, Backfills, StoreError};
+use crate::{Backfill, BackfillOutcome, Backfills, JoinOutcome, Lifecycle, StoreError};
 use async_trait::async_trait;
-use mm_domain::{MatchId, MatchStatus, Pool};
+use mm_domain::{Match, MatchId, MatchStatus, Pool};
 use std::time::Duration;
 
 /// A script's answer (`{'open', json}`, `{'not_running', status}`, ...) as an
@@ -105,5 +106,77 @@ impl Backfills for RedisStore {
         Ok(crate::backfill::with_seats(
             self.list_backfills(pool, None).await?,
         ))
+    }
+
+    async fn join_fill(&self, pool: &Pool, fill: &MatchId) -> Result<JoinOutcome, StoreError> {
+        let keys = PoolKeys::new(pool);
+        // Fenced by the count of fills joined: a race with another fill of the
+        // same match reads again.
+        for _ in 0..16 {
+            let Some((record, _)) = self.read_record(pool, fill).await? else {
+                return Ok(JoinOutcome::Moved);
+            };
+            let Some(of) = record.matched.fills().cloned() else {
+                return Ok(JoinOutcome::Moved);
+            };
+            if record.status != MatchStatus::Placing {
+                return Ok(JoinOutcome::Moved);
+            }
+            let Some((running, _)) = self.match_record(pool, &of.match_id).await? else {
+                return Ok(JoinOutcome::Closed);
+            };
+            let mut joined = running.matched.clone();
+            joined.tickets.extend(record.matched.tickets.iter().cloned());
+            let reply: Vec<String> = self
+                .scripts
+                .backfill_join
+                .key(keys.life(fill.as_str()))
+                .key(keys.life(of.match_id.as_str()))
+                .key(&keys.matches)
+                .key(&keys.due)
+                .key(keys.archived(of.match_id.as_str()))
+                .arg(fill.as_str())
+                .arg(of.match_id.as_str())
+                .arg(running.fills.len())
+                .arg(serde_json::to_string(&joined)?)
+                .invoke_async(&mut self.conn())
+                .await?;
+            match reply.first().map(String::as_str) {
+                Some("joined") => {
+                    let server = reply.get(1).map_or("{}", String::as_str);
+                    return Ok(JoinOutcome::Joined(serde_json::from_str(server)?));
+                }
+                Some("closed") => return Ok(JoinOutcome::Closed),
+                Some("moved") => return Ok(JoinOutcome::Moved),
+                Some("stale") => continue,
+                _ => {
+                    return Err(StoreError::Corrupt(format!(
+                        "backfill_join answered {reply:?}"
+                    )));
+                }
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "fill {fill} lost the race to join its match 16 times"
+        )))
+    }
+
+    async fn return_seats(&self, pool: &Pool, fill: &Match) -> Result<bool, StoreError> {
+        let Some(of) = fill.fills() else {
+            return Ok(false);
+        };
+        let keys = PoolKeys::new(pool);
+        let sizes: Vec<String> = fill.team_sizes().iter().map(u32::to_string).collect();
+        let back: i64 = self
+            .scripts
+            .backfill_return
+            .key(keys.life(fill.id.as_str()))
+            .key(&keys.backfills)
+            .key(keys.life(of.match_id.as_str()))
+            .arg(of.match_id.as_str())
+            .arg(sizes.join(","))
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(back == 1)
     }
 }

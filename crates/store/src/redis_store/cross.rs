@@ -572,7 +572,7 @@ fn match_ids(raw: Vec<String>) -> Result<Vec<MatchId>, StoreError> {
 type Completed = (Vec<String>, Vec<String>, Vec<String>);
 
 /// The keys `complete.lua` takes before the players' (see the script).
-const COMPLETE_KEYS: usize = 10;
+const COMPLETE_KEYS: usize = 11;
 
 /// `complete.lua`'s keys and the arguments before the matches.
 fn complete_header(
@@ -592,6 +592,7 @@ fn complete_header(
         .key(&keys.recent)
         .key(&keys.fence)
         .key(&keys.since)
+        .key(&keys.backfills)
         .arg(&keys.life_prefix)
         .arg(crate::RECENT_MATCHES)
         .arg(super::leading::fence_arg(fence))
@@ -618,6 +619,7 @@ fn complete_group(
         .arg(due.map(|d| d.to_string()).unwrap_or_default())
         .arg(m.lifecycle.after_acceptance().as_str())
         .arg(m.lifecycle.disconnect_grace_ms)
+        .arg(fill_spec(m))
         .arg(m.tickets.len());
     for t in &m.tickets {
         inv.arg(t.ticket_id.as_str());
@@ -626,6 +628,16 @@ fn complete_group(
         inv.arg(t.enqueued_at);
     }
     Ok(())
+}
+
+/// A fill as `complete.lua` takes it: `running match|generation|players per
+/// team,...`; '' for a match that is not a fill.
+fn fill_spec(m: &Match) -> String {
+    let Some(of) = m.fills() else {
+        return String::new();
+    };
+    let sizes: Vec<String> = m.team_sizes().iter().map(u32::to_string).collect();
+    format!("{}|{}|{}", of.match_id, of.generation, sizes.join(","))
 }
 
 /// The five keys `settle.lua` takes for each player.

@@ -54,6 +54,7 @@ impl RedisStore {
             result: None,
             // A match from before lifecycles were stored is simply over.
             settled: life.is_empty(),
+            fills: Vec::new(),
         };
         for (field, value) in life {
             match field.as_str() {
@@ -67,6 +68,12 @@ impl RedisStore {
                 "srv" => record.server = Some(serde_json::from_str(&value)?),
                 "res" => record.result = Some(serde_json::from_str(&value)?),
                 "set" => record.settled = true,
+                "fl" => {
+                    record.fills = value
+                        .split(',')
+                        .filter_map(|f| MatchId::new(f).ok())
+                        .collect()
+                }
                 _ => {
                     if let Some(p) = field.strip_prefix("a:") {
                         let answer = match value.as_str() {

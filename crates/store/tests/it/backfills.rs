@@ -1,13 +1,20 @@
 //! Backfills on the memory store, Redis and a Redis Cluster: only the hosting
 //! server (or a trusted backend) opens one, only while its match is assigned;
 //! every change and the close raise the generation; a closed, lapsed or ended
-//! one is gone from the reads.
+//! one is gone from the reads. A fill commits only at the generation it read
+//! and with its seats free (so of two workers racing for one seat, one wins),
+//! joins its match only while that runs, and gives its seats back once.
 
 use crate::Harness;
 use crate::lifecycle::{commit, lifecycle, pool, ticket};
-use mm_domain::{MatchStatus, Placement, ServerAssignment};
-use mm_store::{BackfillOutcome, Store, Transition};
+use crate::several::make_match;
+use mm_domain::{
+    FillOf, Match, MatchId, MatchStatus, Placement, ServerAssignment, Ticket, reasons,
+};
+use mm_store::{BackfillOutcome, EnqueueOutcome, JoinOutcome, Store, Transition};
 use std::time::Duration;
+
+const LEASE: Duration = Duration::from_secs(30);
 
 const TTL: Duration = Duration::from_secs(10);
 
@@ -150,7 +157,167 @@ async fn an_unrefreshed_backfill_lapses(h: Harness) {
     assert!(b2.opened_at > b1.opened_at && b2.generation > b1.generation);
 }
 
+/// A running match of a1 and b1 on gs-1 with a backfill of one seat on
+/// team 0 (generation 1).
+async fn running(s: &dyn Store) -> Match {
+    let (a, b) = (ticket(&["a1"], 0), ticket(&["b1"], 0));
+    let m = commit(s, &[&a, &b], lifecycle(false, Placement::Servers)).await;
+    assign(s, &m.id).await;
+    let b = opened(
+        s.open_backfill(&pool(), &m.id, Some("gs-1"), &[1, 0], TTL)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(b.generation, 1);
+    m
+}
+
+/// Queues `t` and has `worker` claim it.
+async fn claimed_by(s: &dyn Store, worker: &str, t: &Ticket) {
+    assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    let got = s.claim(worker, &pool(), 1, 0.0, LEASE).await.unwrap();
+    assert_eq!(got.len(), 1);
+}
+
+/// A fill of `running`'s team 0 by `t`, read at `generation`.
+fn fill_of(running: &Match, t: &Ticket, generation: u64, ready_check: bool) -> Match {
+    let mut m = make_match(&pool(), &[t]);
+    m.lifecycle = lifecycle(ready_check, Placement::Servers);
+    m.tickets[0].team = 0;
+    m.decided.backfill = Some(FillOf {
+        match_id: running.id.clone(),
+        generation,
+    });
+    m
+}
+
+async fn a_seat_is_filled_once_and_the_filler_joins(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let m = running(s).await;
+    let (c, d) = (ticket(&["c1"], 0), ticket(&["d1"], 0));
+    claimed_by(s, "w1", &c).await;
+    claimed_by(s, "w2", &d).await;
+    // Two workers read generation 1 and race for its one seat: one commits.
+    let (fc, fd) = (fill_of(&m, &c, 1, false), fill_of(&m, &d, 1, false));
+    let won = s
+        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(won, vec![fc.id.clone()]);
+    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
+    let lost = s
+        .complete("w2", &pool(), std::slice::from_ref(&fd), LEASE)
+        .await
+        .unwrap();
+    assert!(lost.is_empty(), "a seat filled twice");
+    // The seat is taken and the generation moved on; the loser's ticket goes back.
+    assert_eq!(s.backfill(&pool(), &m.id).await.unwrap().unwrap().generation, 2);
+    assert!(s.open_backfills(&pool()).await.unwrap().is_empty());
+    assert_eq!(s.release("w2", &pool(), None).await.unwrap(), 1);
+    // Reopened with a seat: a fill that read the old generation is still refused.
+    s.open_backfill(&pool(), &m.id, None, &[1, 0], TTL)
+        .await
+        .unwrap();
+    claimed_by(s, "w2", &d).await;
+    let stale = fill_of(&m, &d, 1, false);
+    assert!(
+        s.complete("w2", &pool(), std::slice::from_ref(&stale), LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The winner is placing, then joins: the match gains its ticket and lists
+    // it, and the fill is on the match's server.
+    let (rec, _) = s.match_record(&pool(), &fc.id).await.unwrap().unwrap();
+    assert_eq!(rec.status, MatchStatus::Placing);
+    let server = match s.join_fill(&pool(), &fc.id).await.unwrap() {
+        JoinOutcome::Joined(server) => server,
+        other => panic!("did not join: {other:?}"),
+    };
+    assert_eq!(server.server_id, "gs-1");
+    assert_eq!(
+        s.join_fill(&pool(), &fc.id).await.unwrap(),
+        JoinOutcome::Moved,
+        "joined twice"
+    );
+    let (parent, _) = s.match_record(&pool(), &m.id).await.unwrap().unwrap();
+    assert_eq!(parent.fills, vec![fc.id.clone()]);
+    assert_eq!(parent.matched.player_count(), 3);
+    assert_eq!(parent.matched.ticket_of(&c.players[0]).unwrap().team, 0);
+    let (rec, _) = s.match_record(&pool(), &fc.id).await.unwrap().unwrap();
+    assert_eq!(rec.status, MatchStatus::Assigned);
+    assert_eq!(rec.server, Some(server));
+    assert_eq!(
+        s.current_match(&c.players[0]).await.unwrap(),
+        Some((pool(), fc.id.clone()))
+    );
+}
+
+async fn a_fill_cannot_join_a_match_that_ended(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let m = running(s).await;
+    let c = ticket(&["c1"], 0);
+    claimed_by(s, "w1", &c).await;
+    let fc = fill_of(&m, &c, 1, false);
+    let done = s
+        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
+    let over = Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed)
+        .reason(reasons::SERVER_LOST);
+    assert!(s.transition(&pool(), &m.id, over).await.unwrap());
+    assert_eq!(
+        s.join_fill(&pool(), &fc.id).await.unwrap(),
+        JoinOutcome::Closed
+    );
+    // Not a fill at all: nothing to join.
+    assert_eq!(
+        s.join_fill(&pool(), &m.id).await.unwrap(),
+        JoinOutcome::Moved
+    );
+    let unknown = MatchId::new("m-nobody").unwrap();
+    assert_eq!(
+        s.join_fill(&pool(), &unknown).await.unwrap(),
+        JoinOutcome::Moved
+    );
+    // No backfill of a match that ended takes seats back.
+    assert!(!s.return_seats(&pool(), &fc).await.unwrap());
+}
+
+async fn a_fill_that_ends_early_gives_its_seats_back_once(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let m = running(s).await;
+    let c = ticket(&["c1"], 0);
+    claimed_by(s, "w1", &c).await;
+    let fc = fill_of(&m, &c, 1, true);
+    let done = s
+        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
+    let (rec, _) = s.match_record(&pool(), &fc.id).await.unwrap().unwrap();
+    assert_eq!(rec.status, MatchStatus::RequiresAcceptance);
+    // Not placing yet: it does not join.
+    assert_eq!(
+        s.join_fill(&pool(), &fc.id).await.unwrap(),
+        JoinOutcome::Moved
+    );
+    let declined = Transition::new(&[MatchStatus::RequiresAcceptance], MatchStatus::Cancelled)
+        .reason(reasons::DECLINED);
+    assert!(s.transition(&pool(), &fc.id, declined).await.unwrap());
+    assert!(s.return_seats(&pool(), &fc).await.unwrap());
+    assert!(!s.return_seats(&pool(), &fc).await.unwrap(), "given back twice");
+    let b = s.backfill(&pool(), &m.id).await.unwrap().unwrap();
+    assert_eq!((b.open, b.generation), (vec![1, 0], 3));
+}
+
 crate::every_deployment!(
     only_the_host_opens_while_the_match_runs,
-    an_unrefreshed_backfill_lapses
+    an_unrefreshed_backfill_lapses,
+    a_seat_is_filled_once_and_the_filler_joins,
+    a_fill_cannot_join_a_match_that_ended,
+    a_fill_that_ends_early_gives_its_seats_back_once
 );
