@@ -352,6 +352,8 @@ async fn floor_round(
                         enqueued_at: now,
                         team,
                         skills: Vec::new(),
+                        attributes: Default::default(),
+                        player_attributes: Vec::new(),
                     })
                     .collect(),
                 created_at: now,

@@ -89,6 +89,8 @@ fn game(id: String, players: &[PlayerId], rng: &mut impl Rng) -> RatingJob {
             enqueued_at: 0,
             team: k % 2,
             skills: Vec::new(),
+            attributes: Default::default(),
+            player_attributes: Vec::new(),
         })
         .collect();
     RatingJob {

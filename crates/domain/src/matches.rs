@@ -1,6 +1,6 @@
 //! Matches: the tickets a worker put together, as recorded in the store.
 
-use crate::{Lifecycle, MatchId, Millis, PlayerId, Skill, TicketId};
+use crate::{Attributes, Lifecycle, MatchId, Millis, PlayerId, Skill, TicketId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -18,6 +18,13 @@ pub struct MatchTicket {
     /// Each player's skill snapshot from the ticket (empty if it had none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<Skill>,
+    /// The ticket's attributes, kept when its mode has rules (so that players
+    /// filling seats later meet the same rules against this ticket).
+    #[serde(default, skip_serializing_if = "Attributes::is_empty")]
+    pub attributes: Attributes,
+    /// Each player's own attributes over the ticket's (empty when none differ).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub player_attributes: Vec<Attributes>,
 }
 
 /// What a mode's rules decided for a match.

@@ -230,6 +230,8 @@ mod tests {
                     enqueued_at: 0,
                     team,
                     skills: Vec::new(),
+                    attributes: Default::default(),
+                    player_attributes: Vec::new(),
                 })
                 .collect(),
             created_at: 0,

@@ -286,6 +286,8 @@ mod tests {
                         uncertainty: None,
                         version: 1,
                     }],
+                    attributes: Default::default(),
+                    player_attributes: Vec::new(),
                 });
             }
         }
@@ -531,6 +533,8 @@ mod tests {
                         uncertainty: Some(r.uncertainty),
                         version: 0,
                     }],
+                    attributes: Default::default(),
+                    player_attributes: Vec::new(),
                 });
             }
         }

@@ -20,7 +20,7 @@
 
 use crate::MAX_BACKOFF;
 use crate::worker::{
-    Formed, IdlePause, WorkerConfig, WorkerStats, fanned_out, propose_for, publish_searching,
+    Formed, IdlePause, WorkerConfig, WorkerStats, fanned_out, fill_then_propose, publish_searching,
     record_matches, start_sagas,
 };
 use mm_domain::{Match, MatchId, Pool, TicketId};
@@ -335,7 +335,7 @@ async fn cycle(
     if l.tickets.is_empty() {
         return Ok(Formed::default());
     }
-    let matches = propose_for(cfg, &l.tickets, pool, mode);
+    let matches = fill_then_propose(store, cfg, &l.tickets, pool, mode).await;
     if matches.is_empty() {
         return Ok(Formed::default());
     }

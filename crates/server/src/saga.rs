@@ -14,12 +14,19 @@
 //! back. After the pivot steps only go forward: the assignment is retried until the
 //! players are told; a lost game server fails the match without a rating change and
 //! frees its players.
+//!
+//! A fill (players taking open seats of a running match, issue 34) has the same
+//! saga with one change: its pivot joins the running match and its game server
+//! ([`mm_store::Backfills::join_fill`]) instead of allocating one. A fill that
+//! cannot join (the match ended meanwhile) fails with `backfill_closed` and its
+//! players go back to the queue; one that ends before joining gives its seats
+//! back. A joined fill ends when its match ends, with the match's result.
 
 use mm_domain::{
     Answer, Event, EventEnvelope, MatchId, MatchRecord, MatchStatus, PLACEMENT_RETRY_MS, Pool,
     TicketFate, now_ms, reasons,
 };
-use mm_store::{AllocateOutcome, Allocation, Store, StoreError, Transition};
+use mm_store::{AllocateOutcome, Allocation, JoinOutcome, Store, StoreError, Transition};
 use mm_telemetry::names;
 use std::time::Duration;
 
@@ -175,9 +182,10 @@ async fn step(
         status => {
             // Only a match that failed could have been placing when a driver
             // took a slot; the others were never placing or hold their slot.
-            if status == MatchStatus::Failed {
+            if status == MatchStatus::Failed && record.matched.fills().is_none() {
                 release_orphan(store, &record).await?;
             }
+            end_fills(store, pool, &record, now).await?;
             let ban_until = now + record.matched.lifecycle.decline_ban_ms;
             store.unwind(pool, &record, ban_until).await?;
             pause_if("unwind", id).await;
@@ -212,6 +220,9 @@ async fn release_orphan(store: &dyn Store, record: &MatchRecord) -> Result<(), S
 /// everyone goes back to the queue. Returns false when it is waiting for a slot.
 async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<bool, StoreError> {
     let m = &record.matched;
+    if m.fills().is_some() {
+        return join(store, pool, record).await;
+    }
     let teams = (0..m.tickets.iter().map(|t| t.team + 1).max().unwrap_or(0))
         .map(|team| {
             m.tickets
@@ -277,6 +288,56 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<b
         }
     }
     Ok(true)
+}
+
+/// A fill's pivot: it joins its running match and that match's server, or,
+/// if the match is over, fails and its players go back to the queue.
+async fn join(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<bool, StoreError> {
+    let id = &record.matched.id;
+    let outcome = store.join_fill(pool, id).await?;
+    let label = match outcome {
+        JoinOutcome::Joined(_) => "joined",
+        JoinOutcome::Closed => "closed",
+        JoinOutcome::Moved => "moved",
+    };
+    metrics::counter!(names::BACKFILL_JOINS, "outcome" => label).increment(1);
+    if outcome == JoinOutcome::Closed {
+        tracing::info!(match_id = %id, "the running match ended before its fill joined; players go back to the queue");
+        let t = Transition::new(&[MatchStatus::Placing], MatchStatus::Failed)
+            .reason(reasons::BACKFILL_CLOSED)
+            .due(now_ms());
+        store.transition(pool, id, t).await?;
+    } else {
+        pause_if("join", id).await;
+    }
+    Ok(true)
+}
+
+/// What ending `record` means for fills: a fill that ended before it joined
+/// gives its seats back; a running match that ended ends the fills that
+/// joined it, with its status, reason and result (the result was rated with
+/// the match: a fill adds no rating of its own). Repeated safely.
+async fn end_fills(
+    store: &dyn Store,
+    pool: &Pool,
+    record: &MatchRecord,
+    now: mm_domain::Millis,
+) -> Result<(), StoreError> {
+    if record.matched.fills().is_some() && record.server.is_none() {
+        store.return_seats(pool, &record.matched).await?;
+    }
+    for fill in &record.fills {
+        let mut t = Transition::new(&[MatchStatus::Assigned], record.status).due(now);
+        t.reason = record.reason.clone();
+        t.result = record.result.clone();
+        if store.transition(pool, fill, t).await? {
+            // Its own driver: the supervisor would come for it too.
+            if let Err(e) = Box::pin(advance(store, pool, fill)).await {
+                warn_store!(e, match_id = %fill, "could not end a fill; the supervisor will");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs [`advance`] until the saga rests, retrying placement while it waits for a

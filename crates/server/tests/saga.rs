@@ -52,6 +52,8 @@ async fn placing_match(s: &dyn Store) -> Match {
                 enqueued_at: t.enqueued_at,
                 team,
                 skills: Vec::new(),
+                attributes: Default::default(),
+                player_attributes: Vec::new(),
             })
             .collect(),
         created_at: now,
@@ -148,6 +150,117 @@ async fn a_completed_match_keeps_its_slot_until_the_server_releases_it(s: &dyn S
     assert!(s.allocation(m.id.as_str()).await.unwrap().is_some());
 }
 
+/// A fill of one seat on team 0 of running match `m` by a ticket of player
+/// `player` queued `waited` ms ago, committed (placing: no ready check).
+async fn fill(s: &dyn Store, m: &Match, player: &str, waited: u64) -> (Ticket, Match) {
+    let b = match s
+        .open_backfill(&pool(), &m.id, None, &[1, 0], Duration::from_secs(10))
+        .await
+        .unwrap()
+    {
+        mm_store::BackfillOutcome::Open(b) => b,
+        other => panic!("{other:?}"),
+    };
+    let t = Ticket::solo(
+        TicketId::new(format!("t-{player}")).unwrap(),
+        PlayerId::new(player).unwrap(),
+        "duel",
+        "eu",
+        1500.0,
+        now_ms() - waited,
+    );
+    assert_eq!(s.enqueue(&t).await.unwrap(), EnqueueOutcome::Queued);
+    assert_eq!(
+        s.claim("w", &pool(), 10, 0.0, LEASE).await.unwrap().len(),
+        1
+    );
+    let mut f = m.clone();
+    f.id = MatchId::new(format!("m-fill-{player}")).unwrap();
+    f.tickets = vec![MatchTicket {
+        ticket_id: t.id.clone(),
+        players: t.players.clone(),
+        rating: t.rating,
+        enqueued_at: t.enqueued_at,
+        team: 0,
+        skills: Vec::new(),
+        attributes: Default::default(),
+        player_attributes: Vec::new(),
+    }];
+    f.decided.backfill = Some(mm_domain::FillOf {
+        match_id: m.id.clone(),
+        generation: b.generation,
+    });
+    let committed = s
+        .complete("w", &pool(), std::slice::from_ref(&f), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(committed, vec![f.id.clone()]);
+    s.fan_out(&pool(), std::slice::from_ref(&f)).await.unwrap();
+    (t, f)
+}
+
+/// The running match ends between a fill's commit and its join: the fill
+/// fails (`backfill_closed`) and its player goes back to the queue with the
+/// wait they had.
+async fn a_fill_whose_match_ended_sends_its_player_back_with_their_wait(s: &dyn Store) {
+    let m = placing_match(s).await;
+    register_one_slot(s).await;
+    saga::advance(s, &pool(), &m.id).await.unwrap();
+    let (t, f) = fill(s, &m, "c", 5_000).await;
+    let lost = Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed)
+        .reason(reasons::SERVER_LOST)
+        .due(now_ms());
+    assert!(s.transition(&pool(), &m.id, lost).await.unwrap());
+    let progress = saga::advance(s, &pool(), &f.id).await.unwrap();
+    assert!(
+        matches!(progress, Progress::Over(MatchStatus::Failed)),
+        "{progress:?}"
+    );
+    let (record, _) = s.match_record(&pool(), &f.id).await.unwrap().unwrap();
+    assert_eq!(record.reason.as_deref(), Some(reasons::BACKFILL_CLOSED));
+    let view = s.ticket(&t.owner, &t.id).await.unwrap().unwrap();
+    assert!(!view.status.is_terminal(), "{view:?}");
+    assert_eq!(view.enqueued_at, t.enqueued_at);
+    assert_eq!(s.current_match(&t.owner).await.unwrap(), None);
+}
+
+/// A fill that joined ends when its match ends, with the match's result.
+async fn a_joined_fill_ends_with_its_match(s: &dyn Store) {
+    let m = placing_match(s).await;
+    register_one_slot(s).await;
+    saga::advance(s, &pool(), &m.id).await.unwrap();
+    let (t, f) = fill(s, &m, "c", 0).await;
+    let progress = saga::advance(s, &pool(), &f.id).await.unwrap();
+    assert!(
+        matches!(progress, Progress::Waiting(MatchStatus::Assigned)),
+        "{progress:?}"
+    );
+    let result = mm_domain::MatchResult {
+        teams: vec![
+            mm_domain::TeamResult {
+                team: 0,
+                outcome: Some(mm_domain::Outcome::Win),
+                placement: None,
+            },
+            mm_domain::TeamResult {
+                team: 1,
+                outcome: Some(mm_domain::Outcome::Loss),
+                placement: None,
+            },
+        ],
+        ..Default::default()
+    };
+    let mut done = Transition::new(&[MatchStatus::Assigned], MatchStatus::Completed).due(now_ms());
+    done.result = Some(result.clone());
+    assert!(s.transition(&pool(), &m.id, done).await.unwrap());
+    saga::advance(s, &pool(), &m.id).await.unwrap();
+    let (record, _) = s.match_record(&pool(), &f.id).await.unwrap().unwrap();
+    assert_eq!(record.status, MatchStatus::Completed);
+    assert_eq!(record.result, Some(result));
+    assert!(record.settled);
+    assert_eq!(s.current_match(&t.owner).await.unwrap(), None);
+}
+
 macro_rules! on_both_stores {
     ($($name:ident),*) => {
         mod memory {
@@ -173,5 +286,7 @@ macro_rules! on_both_stores {
 
 on_both_stores!(
     a_slot_left_by_a_dead_driver_is_given_back_when_the_match_fails,
-    a_completed_match_keeps_its_slot_until_the_server_releases_it
+    a_completed_match_keeps_its_slot_until_the_server_releases_it,
+    a_fill_whose_match_ended_sends_its_player_back_with_their_wait,
+    a_joined_fill_ends_with_its_match
 );

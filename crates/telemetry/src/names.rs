@@ -46,6 +46,10 @@ pub const MATCHES_ENDED: &str = "matchmaker_matches_ended_total";
 pub const SAGA_STEPS: &str = "matchmaker_saga_steps_total";
 pub const SAGA_STEP_DURATION: &str = "matchmaker_saga_step_duration_seconds";
 
+// Backfill.
+pub const BACKFILL_FILLS: &str = "matchmaker_backfill_fills_total";
+pub const BACKFILL_JOINS: &str = "matchmaker_backfill_joins_total";
+
 // Game servers.
 pub const GAME_SERVERS_LOST: &str = "matchmaker_game_servers_lost_total";
 pub const ALLOCATIONS: &str = "matchmaker_allocations_total";
@@ -209,6 +213,16 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         SAGA_STEP_DURATION,
         Kind::Histogram,
         "Time to run one match saga step, by step.",
+    ),
+    (
+        BACKFILL_FILLS,
+        Kind::Counter,
+        "Fills committed into running matches' open seats, and players in them, by mode (label what: fills, players).",
+    ),
+    (
+        BACKFILL_JOINS,
+        Kind::Counter,
+        "Fills reaching their running match, by outcome (joined; closed: the match ended first; moved: another driver did it).",
     ),
     (
         GAME_SERVERS_LOST,

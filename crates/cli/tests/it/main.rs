@@ -2,6 +2,7 @@
 //! real HTTP and WebSocket clients.
 
 mod auth;
+mod backfill;
 mod bad_input;
 mod bench;
 mod browser;
@@ -83,6 +84,12 @@ teams = 2
 team_size = 1
 ready_check = false
 placement_timeout = "1s"
+
+[modes.fill]
+teams = 2
+team_size = 2
+ready_check = false
+backfill = "manual"
 "#;
 
 /// The test modes file, written once per test process.

@@ -25,6 +25,9 @@ fn mode(teams: usize, team_size: usize) -> Mode {
         rules: Vec::new(),
         give_up_after: None,
         from_claims: Vec::new(),
+        backfill: crate::BackfillPolicy::Off,
+        backfill_ready_check_ms: None,
+        backfill_ttl_ms: crate::mode::DEFAULT_BACKFILL_TTL,
     }
 }
 

@@ -53,6 +53,8 @@ fn game(id: &str, mode: &str, teams: &[&[(&str, Skill)]], winner: Option<usize>)
                 enqueued_at: 0,
                 team,
                 skills: vec![*s],
+                attributes: Default::default(),
+                player_attributes: Vec::new(),
             })
         })
         .collect();

@@ -4,6 +4,7 @@
 
 mod attributes;
 mod auth;
+mod backfill;
 mod blocks;
 mod body;
 pub(crate) mod error;
@@ -139,6 +140,7 @@ fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(matches::get_one))
         .routes(routes!(matches::accept))
         .routes(routes!(matches::decline))
+        .routes(routes!(backfill::open, backfill::get_one, backfill::close))
         .routes(routes!(ws::upgrade))
         .routes(routes!(health))
         .routes(routes!(ready))

@@ -856,6 +856,8 @@ mod tests {
                     enqueued_at: 0,
                     team: 0,
                     skills: Vec::new(),
+                    attributes: Default::default(),
+                    player_attributes: Vec::new(),
                 })
                 .collect(),
             created_at: now_ms() - age,

@@ -126,7 +126,9 @@ impl Backfills for RedisStore {
                 return Ok(JoinOutcome::Closed);
             };
             let mut joined = running.matched.clone();
-            joined.tickets.extend(record.matched.tickets.iter().cloned());
+            joined
+                .tickets
+                .extend(record.matched.tickets.iter().cloned());
             let reply: Vec<String> = self
                 .scripts
                 .backfill_join

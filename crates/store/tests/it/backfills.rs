@@ -211,7 +211,14 @@ async fn a_seat_is_filled_once_and_the_filler_joins(h: Harness) {
         .unwrap();
     assert!(lost.is_empty(), "a seat filled twice");
     // The seat is taken and the generation moved on; the loser's ticket goes back.
-    assert_eq!(s.backfill(&pool(), &m.id).await.unwrap().unwrap().generation, 2);
+    assert_eq!(
+        s.backfill(&pool(), &m.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .generation,
+        2
+    );
     assert!(s.open_backfills(&pool()).await.unwrap().is_empty());
     assert_eq!(s.release("w2", &pool(), None).await.unwrap(), 1);
     // Reopened with a seat: a fill that read the old generation is still refused.
@@ -265,8 +272,8 @@ async fn a_fill_cannot_join_a_match_that_ended(h: Harness) {
         .unwrap();
     assert_eq!(done.len(), 1);
     s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
-    let over = Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed)
-        .reason(reasons::SERVER_LOST);
+    let over =
+        Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed).reason(reasons::SERVER_LOST);
     assert!(s.transition(&pool(), &m.id, over).await.unwrap());
     assert_eq!(
         s.join_fill(&pool(), &fc.id).await.unwrap(),
@@ -309,7 +316,10 @@ async fn a_fill_that_ends_early_gives_its_seats_back_once(h: Harness) {
         .reason(reasons::DECLINED);
     assert!(s.transition(&pool(), &fc.id, declined).await.unwrap());
     assert!(s.return_seats(&pool(), &fc).await.unwrap());
-    assert!(!s.return_seats(&pool(), &fc).await.unwrap(), "given back twice");
+    assert!(
+        !s.return_seats(&pool(), &fc).await.unwrap(),
+        "given back twice"
+    );
     let b = s.backfill(&pool(), &m.id).await.unwrap().unwrap();
     assert_eq!((b.open, b.generation), (vec![1, 0], 3));
 }

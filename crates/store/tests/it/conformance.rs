@@ -23,6 +23,8 @@ pub(crate) fn make_match(claimed: &[&Claimed]) -> Match {
                 enqueued_at: c.ticket.enqueued_at,
                 team: 0,
                 skills: Vec::new(),
+                attributes: Default::default(),
+                player_attributes: Vec::new(),
             })
             .collect(),
         created_at: now_ms(),

@@ -41,6 +41,8 @@ fn pair_matches(claimed: &[Claimed]) -> Vec<Match> {
                     enqueued_at: c.ticket.enqueued_at,
                     team: 0,
                     skills: Vec::new(),
+                    attributes: Default::default(),
+                    player_attributes: Vec::new(),
                 })
                 .collect(),
             created_at: now_ms(),

@@ -55,6 +55,8 @@ pub(crate) fn make_match(pool: &Pool, tickets: &[&Ticket]) -> Match {
                 enqueued_at: t.enqueued_at,
                 team: i % 2,
                 skills: Vec::new(),
+                attributes: Default::default(),
+                player_attributes: Vec::new(),
             })
             .collect(),
         created_at: now_ms(),

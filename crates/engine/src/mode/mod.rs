@@ -9,7 +9,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The modes shipped with matchmaker (`1v1`, `5v5`, `br100`).
-pub const DEFAULT_MODES: &str = include_str!("modes.toml");
+pub const DEFAULT_MODES: &str = include_str!("../modes.toml");
 
 /// Default share of the window a match of fresh tickets may use.
 pub const DEFAULT_PATIENCE: f64 = 0.85;
@@ -96,7 +96,32 @@ pub struct Mode {
     pub give_up_after: Option<Millis>,
     /// Attributes taken from the player's token, which the client may not set.
     pub from_claims: Vec<String>,
+    /// Whether running matches' empty seats are filled (`backfill`).
+    pub backfill: BackfillPolicy,
+    /// The ready check of players filling seats (`backfill_ready_check`; by
+    /// default the mode's own).
+    pub backfill_ready_check_ms: Option<Millis>,
+    /// How long a backfill stays open unless its game server refreshes it
+    /// (`backfill_ttl`).
+    pub backfill_ttl_ms: Millis,
 }
+
+/// Whether a mode fills the empty seats of its running matches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackfillPolicy {
+    /// Never (the default).
+    #[default]
+    Off,
+    /// When the game server (or a trusted backend) opens a backfill.
+    Manual,
+    /// Also opened by the matchmaker: when a match is placed below full and
+    /// when the server reports that a player left.
+    Auto,
+}
+
+/// Default time a backfill stays open without a refresh.
+pub const DEFAULT_BACKFILL_TTL: Millis = 10_000;
 
 /// Default time players have to accept a match.
 pub const DEFAULT_READY_CHECK: Millis = 30_000;
@@ -109,6 +134,16 @@ impl Mode {
     /// Players in a full match.
     pub fn max_players(&self) -> usize {
         self.teams * self.team_size
+    }
+
+    /// How a fill (players joining a running match) proceeds: the backfill's
+    /// ready check, then the running match's game server.
+    pub fn fill_lifecycle(&self) -> Lifecycle {
+        Lifecycle {
+            ready_check_ms: self.backfill_ready_check_ms,
+            placement: Placement::Servers,
+            ..self.lifecycle
+        }
     }
 
     /// Checks that the numbers make sense together.
@@ -197,6 +232,14 @@ impl Mode {
         {
             return bad("give_up_after must be between 1s and 24h".into());
         }
+        if self.backfill != BackfillPolicy::Off && self.lifecycle.placement != Placement::Servers {
+            return bad(
+                "backfill needs placement = \"servers\": it fills matches on game servers".into(),
+            );
+        }
+        if !(1_000..=600_000).contains(&self.backfill_ttl_ms) {
+            return bad("backfill_ttl must be between 1s and 10m".into());
+        }
         if let Some(a) = self.from_claims.iter().find(|a| !mm_domain::valid_name(a)) {
             return bad(format!(
                 "from_claims: {a:?} must be 1-32 characters of a-z, 0-9 or '_'"
@@ -252,6 +295,9 @@ struct RawMode {
     give_up_after: Option<String>,
     #[serde(default)]
     from_claims: Vec<String>,
+    backfill: Option<BackfillPolicy>,
+    backfill_ready_check: Option<Switch>,
+    backfill_ttl: Option<String>,
 }
 
 /// `rating = { model = "elo" | "weng_lin", ... }`.
@@ -459,6 +505,18 @@ fn millis(mode: &str, key: &str, v: Option<String>, default: Millis) -> Result<M
 
 impl RawMode {
     fn build(self, name: &str, default_window: WindowPolicy) -> Result<Mode, ModeError> {
+        let switch = |key: &str, v: Option<Switch>, default: Option<Millis>| match v {
+            None => Ok(default),
+            Some(Switch::On(true)) => Ok(Some(DEFAULT_READY_CHECK)),
+            Some(Switch::On(false)) => Ok(None),
+            Some(Switch::After(d)) => millis(name, key, Some(d), DEFAULT_READY_CHECK).map(Some),
+        };
+        let ready_check = switch("ready_check", self.ready_check, Some(DEFAULT_READY_CHECK))?;
+        let backfill_ready_check = switch(
+            "backfill_ready_check",
+            self.backfill_ready_check,
+            ready_check,
+        )?;
         let window = self
             .window
             .map(|w| WindowPolicy {
@@ -504,13 +562,7 @@ impl RawMode {
             overdue_after: millis(name, "overdue_after", self.overdue_after, overdue_default)?,
             patience: self.patience.unwrap_or(DEFAULT_PATIENCE),
             lifecycle: Lifecycle {
-                ready_check_ms: match self.ready_check {
-                    None | Some(Switch::On(true)) => Some(DEFAULT_READY_CHECK),
-                    Some(Switch::On(false)) => None,
-                    Some(Switch::After(d)) => {
-                        Some(millis(name, "ready_check", Some(d), DEFAULT_READY_CHECK)?)
-                    }
-                },
+                ready_check_ms: ready_check,
                 decline_ban_ms: millis(name, "decline_ban", self.decline_ban, DEFAULT_DECLINE_BAN)?,
                 disconnect_grace_ms: millis(
                     name,
@@ -541,6 +593,14 @@ impl RawMode {
                 Some(d) => Some(millis(name, "give_up_after", Some(d), 0)?),
             },
             from_claims: self.from_claims,
+            backfill: self.backfill.unwrap_or_default(),
+            backfill_ready_check_ms: backfill_ready_check,
+            backfill_ttl_ms: millis(
+                name,
+                "backfill_ttl",
+                self.backfill_ttl,
+                DEFAULT_BACKFILL_TTL,
+            )?,
         };
         mode.validate()?;
         Ok(mode)
@@ -597,184 +657,4 @@ impl Modes {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shipped_defaults_load() {
-        let m = Modes::defaults();
-        assert_eq!(m.names().collect::<Vec<_>>(), ["1v1", "5v5", "br100"]);
-        let five = m.get("5v5").unwrap();
-        assert_eq!((five.teams, five.team_size, five.min_players), (2, 5, 10));
-        assert_eq!(five.max_party, 5);
-        let br = m.get("br100").unwrap();
-        assert_eq!(
-            (br.max_players(), br.min_players, br.max_party),
-            (100, 60, 1)
-        );
-        assert_eq!(br.start_below_max_after, 60_000);
-        assert_eq!(
-            five.lifecycle,
-            Lifecycle {
-                ready_check_ms: Some(30_000),
-                decline_ban_ms: 60_000,
-                disconnect_grace_ms: 10_000,
-                placement: Placement::Servers,
-                placement_timeout_ms: 10_000,
-            }
-        );
-    }
-
-    #[test]
-    fn lifecycle_keys() {
-        let user = r#"
-            [modes.quick]
-            teams = 2
-            team_size = 1
-            ready_check = false
-            placement = "none"
-            [modes.slow]
-            teams = 2
-            team_size = 1
-            ready_check = "5s"
-            decline_ban = "2m"
-            disconnect_grace = "0s"
-        "#;
-        let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
-        let quick = m.get("quick").unwrap().lifecycle;
-        assert_eq!(quick.ready_check_ms, None);
-        assert_eq!(quick.placement, Placement::None);
-        let slow = m.get("slow").unwrap().lifecycle;
-        assert_eq!(
-            (
-                slow.ready_check_ms,
-                slow.decline_ban_ms,
-                slow.disconnect_grace_ms
-            ),
-            (Some(5_000), 120_000, 0)
-        );
-        for bad in [
-            "[modes.x]\nteams = 2\nteam_size = 1\nready_check = \"1ms\"",
-            "[modes.x]\nteams = 2\nteam_size = 1\nplacement = \"cloud\"",
-            "[modes.x]\nteams = 2\nteam_size = 1\ndecline_ban = \"soon\"",
-        ] {
-            assert!(
-                Modes::load(Some(bad), WindowPolicy::default()).is_err(),
-                "accepted {bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_user_file_adds_and_replaces_modes_without_code() {
-        let user = r#"
-            [modes.3v3]
-            teams = 2
-            team_size = 3
-            party_rating = "average"
-            [modes.duos]
-            teams = 50
-            team_size = 2
-            min_players = 40
-            party_rating = { average_plus_spread = 0.25 }
-            [modes.1v1]
-            teams = 2
-            team_size = 1
-            window = { initial = 10, per_second = 1, cap = 100 }
-        "#;
-        let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
-        assert_eq!(m.get("3v3").unwrap().max_party, 3);
-        assert_eq!(
-            m.get("duos").unwrap().party_rating,
-            PartyRating::AveragePlusSpread(0.25)
-        );
-        assert_eq!(m.get("1v1").unwrap().window.cap, 100.0);
-        assert!(m.get("5v5").is_some());
-    }
-
-    #[test]
-    fn bad_modes_are_refused_with_the_reason() {
-        for bad in [
-            "[modes.x]\nteams = 1\nteam_size = 5",
-            "[modes.x]\nteams = 2\nteam_size = 5\nmin_players = 7",
-            "[modes.x]\nteams = 2\nteam_size = 3\nmax_party = 4",
-            "[modes.x]\nteams = 2\nteam_size = 3\ncross_region_after = \"soon\"",
-            "[modes.X]\nteams = 2\nteam_size = 3",
-            "[modes.x]\nteams = 2\nteam_size = 3\ncolour = 1",
-            "[modes.x]\nteams = 2\nteam_size = 3\nwindow = { initial = 50, per_second = 1, cap = 10 }",
-        ] {
-            assert!(
-                Modes::load(Some(bad), WindowPolicy::default()).is_err(),
-                "accepted {bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn rating_policies_per_mode() {
-        let m = Modes::defaults();
-        assert_eq!(m.get("1v1").unwrap().rating, RatingPolicy::ELO);
-        assert_eq!(m.get("5v5").unwrap().rating, RatingPolicy::ELO);
-        assert_eq!(m.get("br100").unwrap().rating, RatingPolicy::WENG_LIN);
-        let user = r#"
-            [modes.ffa]
-            teams = 8
-            team_size = 1
-            [modes.duel]
-            teams = 2
-            team_size = 1
-            rating = { model = "elo", k = 16, abandon_penalty = 25, decay = { after = "14d", per_day = 5, floor = 1200 } }
-            [modes.ranked]
-            teams = 2
-            team_size = 3
-            rating = { model = "weng_lin", match_on = { conservative = 3 } }
-        "#;
-        let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
-        assert_eq!(m.get("ffa").unwrap().rating, RatingPolicy::WENG_LIN);
-        let duel = m.get("duel").unwrap().rating;
-        assert!(matches!(duel.model, RatingModel::Elo { k: 16.0, .. }));
-        assert_eq!(duel.abandon_penalty, 25.0);
-        assert_eq!(
-            duel.decay,
-            Some(Decay {
-                after_ms: 14 * 86_400_000,
-                per_day: 5.0,
-                floor: 1200.0
-            })
-        );
-        assert!(matches!(
-            m.get("ranked").unwrap().rating.model,
-            RatingModel::WengLin {
-                match_on: MatchOn::Conservative(3.0),
-                ..
-            }
-        ));
-        for bad in [
-            "rating = { model = \"glicko\" }",
-            "rating = { model = \"elo\", k = -1 }",
-            "rating = { model = \"elo\", scale = 60 }",
-            "rating = { model = \"weng_lin\", k = 32 }",
-            "rating = { model = \"elo\", min = 2000, max = 1000 }",
-            "rating = { model = \"elo\", decay = { after = \"soon\", per_day = 1, floor = 0 } }",
-            "rating = { model = \"elo\", colour = 1 }",
-        ] {
-            let text = format!("[modes.x]\nteams = 2\nteam_size = 1\n{bad}");
-            assert!(
-                Modes::load(Some(&text), WindowPolicy::default()).is_err(),
-                "accepted {bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn party_rating_policies() {
-        let r = [1000.0, 1400.0, 1600.0];
-        assert_eq!(PartyRating::Highest.rate(&r), 1600.0);
-        assert_eq!(PartyRating::Average.rate(&r), 1333.3333333333333);
-        assert_eq!(PartyRating::AveragePlusSpread(0.5).rate(&r), 1600.0);
-        assert_eq!(
-            PartyRating::AveragePlusSpread(0.1).rate(&r),
-            1333.3333333333333 + 60.0
-        );
-    }
-}
+mod tests;

@@ -12,9 +12,15 @@
 //! The worker starts each committed match's saga ([`crate::saga`]): it places a
 //! match without a ready check at once, and wakes up at a ready check's deadline
 //! to expire it (the supervisor does both for matches whose worker died).
+//!
+//! In a mode with backfill, a cycle first fills running matches' open seats
+//! from what it claimed ([`fill`]), then forms new matches from the rest.
 
 use crate::MAX_BACKOFF;
 use crate::saga;
+
+mod fill;
+pub(crate) use fill::fill_then_propose;
 use mm_domain::{
     Decided, Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool,
     RuleStep, TicketId, now_ms,
@@ -520,7 +526,7 @@ pub async fn cycle(
     metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
         .increment(claimed.len() as u64);
     publish_searching(store, &claimed).await;
-    let matches = propose_for(cfg, &claimed, pool, mode);
+    let matches = fill::fill_then_propose(store, cfg, &claimed, pool, mode).await;
     let committed: HashSet<MatchId> = store
         .complete(&cfg.id, pool, &matches, cfg.lease)
         .await?
@@ -624,6 +630,12 @@ pub(crate) fn record_matches(done: &[Match]) {
     for m in done {
         let mode = m.mode.clone();
         metrics::counter!(names::MATCHES_FORMED, "mode" => mode.clone()).increment(1);
+        if m.fills().is_some() {
+            metrics::counter!(names::BACKFILL_FILLS, "mode" => mode.clone(), "what" => "fills")
+                .increment(1);
+            metrics::counter!(names::BACKFILL_FILLS, "mode" => mode.clone(), "what" => "players")
+                .increment(m.player_count() as u64);
+        }
         let waited = metrics::histogram!(names::TIME_TO_MATCH, "mode" => mode.clone());
         for t in &m.tickets {
             waited.record(m.created_at.saturating_sub(t.enqueued_at) as f64 / 1000.0);
@@ -673,7 +685,7 @@ fn propose_seed000(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> 
 
 /// A match of the claimed tickets `members` (index, team), with what the rules
 /// `decided`.
-fn to_match(
+pub(crate) fn to_match(
     claimed: &[Claimed],
     pool: &Pool,
     mode: &Mode,
@@ -681,6 +693,7 @@ fn to_match(
     now: Millis,
     decided: Decided,
 ) -> Match {
+    let keep = mode.backfill != mm_engine::BackfillPolicy::Off && !mode.rules.is_empty();
     Match {
         id: MatchId::random(&uuid::Uuid::new_v4().simple().to_string()),
         mode: pool.mode.clone(),
@@ -696,6 +709,17 @@ fn to_match(
                     enqueued_at: t.enqueued_at,
                     team,
                     skills: t.skills.clone(),
+                    // Kept for the players who fill its seats later.
+                    attributes: if keep {
+                        t.attributes.clone()
+                    } else {
+                        Default::default()
+                    },
+                    player_attributes: if keep {
+                        t.player_attributes.clone()
+                    } else {
+                        Vec::new()
+                    },
                 }
             })
             .collect(),

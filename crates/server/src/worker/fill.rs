@@ -1,0 +1,195 @@
+//! Backfill in a worker's cycle (issue 34): before it forms new matches, a
+//! cycle serves its pool's open backfills from the tickets it holds. For each
+//! backfill it reads the running match, lets the engine pick the tickets that
+//! fit its seats, windows and rules ([`mm_engine::fill_with`], the match's
+//! tickets as one more row), and proposes one *fill*: a match of those tickets
+//! that names the running match and the backfill generation it read. The fill
+//! commits with the new matches, and only if the backfill is still at that
+//! generation ([`mm_store::Backfills`]); the tickets left form new matches as
+//! usual. Backfills never fill each other: only waiting tickets are candidates.
+
+use super::{WorkerConfig, propose_for, to_match};
+use mm_domain::{Decided, FillOf, Match, MatchStatus, MatchTicket, PlayerId, Pool, Value, now_ms};
+use mm_engine::{BackfillPolicy, Described, Entry, Mode, Traits};
+use mm_store::{Claimed, Store};
+
+/// A row the mode's rules read: a waiting ticket, or a running match's
+/// tickets together.
+enum Row<'a> {
+    Ticket(&'a mm_domain::Ticket),
+    Running(&'a [MatchTicket]),
+}
+
+impl Row<'_> {
+    /// The ticket holding player `i` of a running match, and the player's
+    /// index in it.
+    fn seat(tickets: &[MatchTicket], mut i: usize) -> Option<(&MatchTicket, usize)> {
+        for t in tickets {
+            if i < t.players.len() {
+                return Some((t, i));
+            }
+            i -= t.players.len();
+        }
+        None
+    }
+}
+
+impl Described for Row<'_> {
+    fn players(&self) -> usize {
+        match self {
+            Row::Ticket(t) => t.players.len(),
+            Row::Running(ts) => ts.iter().map(|t| t.players.len()).sum(),
+        }
+    }
+
+    fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
+        match self {
+            Row::Ticket(t) => t.attribute(i, attribute),
+            Row::Running(ts) => {
+                let (t, k) = Row::seat(ts, i)?;
+                t.player_attributes
+                    .get(k)
+                    .and_then(|a| a.get(attribute))
+                    .or_else(|| t.attributes.get(attribute))
+            }
+        }
+    }
+
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        match self {
+            Row::Ticket(t) => t.players.get(i),
+            Row::Running(ts) => Row::seat(ts, i).and_then(|(t, k)| t.players.get(k)),
+        }
+    }
+
+    // A running match's players' own block lists are not kept with the match;
+    // a waiting ticket's list names both who its players blocked and who
+    // blocked them, so checking it against the match's players is enough.
+    fn blocks(&self) -> &[PlayerId] {
+        match self {
+            Row::Ticket(t) => &t.blocks,
+            Row::Running(_) => &[],
+        }
+    }
+}
+
+/// The matches a cycle proposes from `claimed`: fills of the pool's open
+/// backfills first (when the mode has backfill), then new matches of the
+/// tickets left. A store error while reading backfills skips the fills: new
+/// matches still form.
+pub(crate) async fn fill_then_propose(
+    store: &dyn Store,
+    cfg: &WorkerConfig,
+    claimed: &[Claimed],
+    pool: &Pool,
+    mode: &Mode,
+) -> Vec<Match> {
+    if mode.backfill == BackfillPolicy::Off {
+        return propose_for(cfg, claimed, pool, mode);
+    }
+    let fills = match fills(store, claimed, pool, mode).await {
+        Ok(fills) => fills,
+        Err(e) => {
+            warn_store!(e, pool = %pool.name(), "could not read the open backfills; forming new matches only");
+            Vec::new()
+        }
+    };
+    if fills.is_empty() {
+        return propose_for(cfg, claimed, pool, mode);
+    }
+    let taken: std::collections::HashSet<&mm_domain::TicketId> = fills
+        .iter()
+        .flat_map(|m| m.tickets.iter().map(|t| &t.ticket_id))
+        .collect();
+    let rest: Vec<Claimed> = claimed
+        .iter()
+        .filter(|c| !taken.contains(&c.ticket.id))
+        .cloned()
+        .collect();
+    let mut matches = fills;
+    matches.extend(propose_for(cfg, &rest, pool, mode));
+    matches
+}
+
+/// One fill per open backfill of `pool` that some of `claimed` fit.
+async fn fills(
+    store: &dyn Store,
+    claimed: &[Claimed],
+    pool: &Pool,
+    mode: &Mode,
+) -> Result<Vec<Match>, mm_store::StoreError> {
+    let open = store.open_backfills(pool).await?;
+    if open.is_empty() || claimed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let now = now_ms();
+    let mut free: Vec<usize> = (0..claimed.len()).collect();
+    let mut out = Vec::new();
+    for b in open {
+        if free.is_empty() {
+            break;
+        }
+        let Some((running, _)) = store.match_record(pool, &b.match_id).await? else {
+            continue;
+        };
+        if running.status != MatchStatus::Assigned {
+            continue;
+        }
+        let m = &running.matched;
+        let teams = b.open.len().max(m.team_sizes().len());
+        let mut ratings = vec![Vec::new(); teams];
+        for t in &m.tickets {
+            ratings[t.team].extend(std::iter::repeat_n(t.rating, t.players.len()));
+        }
+        let request = mm_engine::Backfill {
+            teams: ratings,
+            open: (0..teams)
+                .map(|k| b.open.get(k).copied().unwrap_or(0) as usize)
+                .collect(),
+            opened_at: b.opened_at,
+        };
+        let entries: Vec<Entry> = free
+            .iter()
+            .map(|&i| {
+                let t = &claimed[i].ticket;
+                Entry {
+                    rating: t.rating,
+                    size: t.players.len(),
+                    enqueued_at: t.enqueued_at,
+                    eligible_at: t.eligible_at(&pool.region),
+                }
+            })
+            .collect();
+        let traits = if mode.rules.is_empty() {
+            Traits::none()
+        } else {
+            let rows: Vec<Row> = free
+                .iter()
+                .map(|&i| Row::Ticket(&claimed[i].ticket))
+                .chain(std::iter::once(Row::Running(&m.tickets)))
+                .collect();
+            Traits::new(&mode.rules, &rows)
+        };
+        let placed = mm_engine::fill_with(mode, &request, &entries, &traits, now);
+        if placed.is_empty() {
+            continue;
+        }
+        let members: Vec<(usize, usize)> =
+            placed.iter().map(|&(k, team)| (free[k], team)).collect();
+        let decided = Decided {
+            // The running match's choices stand (its map, say).
+            chosen: m.decided.chosen.clone(),
+            backfill: Some(FillOf {
+                match_id: b.match_id.clone(),
+                generation: b.generation,
+            }),
+            ..Decided::default()
+        };
+        let mut fill = to_match(claimed, pool, mode, &members, now, decided);
+        fill.lifecycle = mode.fill_lifecycle();
+        let used: std::collections::HashSet<usize> = members.iter().map(|&(i, _)| i).collect();
+        free.retain(|i| !used.contains(i));
+        out.push(fill);
+    }
+    Ok(out)
+}
