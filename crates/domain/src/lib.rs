@@ -19,9 +19,9 @@ pub use attributes::{
 pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PartyId, PlayerId, TicketId};
 pub use lifecycle::{
-    Answer, DEFAULT_PLACEMENT_TIMEOUT, Lifecycle, MatchRecord, MatchResult, MatchStatus, Outcome,
-    PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS, ServerAssignment, TeamResult,
-    TicketFate, reasons,
+    Answer, AutoBackfill, DEFAULT_PLACEMENT_TIMEOUT, Lifecycle, MatchRecord, MatchResult,
+    MatchStatus, Outcome, PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS,
+    ServerAssignment, TeamResult, TicketFate, reasons,
 };
 pub use matches::{Decided, FillOf, Match, MatchTicket, RuleStep};
 pub use orset::{OrSet, Tag};

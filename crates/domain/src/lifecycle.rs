@@ -28,6 +28,19 @@ pub struct Lifecycle {
     /// fails and its players go back to the queue.
     #[serde(default = "default_placement_timeout")]
     pub placement_timeout_ms: Millis,
+    /// Set when the mode has `backfill = "auto"`: a match placed below full
+    /// opens a backfill for its empty seats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_backfill: Option<AutoBackfill>,
+}
+
+/// What an automatic backfill opens: seats up to `team_size` per team, kept
+/// open for `ttl_ms` unless the game server refreshes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AutoBackfill {
+    pub teams: u32,
+    pub team_size: u32,
+    pub ttl_ms: Millis,
 }
 
 /// Default time placement waits for a free game server.
@@ -48,6 +61,7 @@ impl Default for Lifecycle {
             disconnect_grace_ms: 0,
             placement: Placement::None,
             placement_timeout_ms: DEFAULT_PLACEMENT_TIMEOUT,
+            auto_backfill: None,
         }
     }
 }

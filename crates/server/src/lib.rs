@@ -42,6 +42,7 @@ impl Unreachable for mm_store::StoreError {
     }
 }
 
+pub mod backfill;
 pub mod catalog;
 pub mod dashboard;
 pub mod ingress;

@@ -257,6 +257,7 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<b
             t.server = Some(a.server.clone());
             if store.transition(pool, &m.id, t).await? {
                 pause_if("assign", &m.id).await;
+                open_empty_seats(store, pool, m).await;
                 return Ok(true);
             }
             // The match moved on without us (failed meanwhile, or another driver
@@ -288,6 +289,32 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<b
         }
     }
     Ok(true)
+}
+
+/// In a `backfill = "auto"` mode, a match placed below full opens a backfill
+/// for its empty seats. A failure is logged: the game server can still open
+/// one (and a player leaving opens one too).
+async fn open_empty_seats(store: &dyn Store, pool: &Pool, m: &mm_domain::Match) {
+    let Some(auto) = m.lifecycle.auto_backfill else {
+        return;
+    };
+    let sizes = m.team_sizes();
+    let open: Vec<u32> = (0..auto.teams as usize)
+        .map(|k| {
+            auto.team_size
+                .saturating_sub(sizes.get(k).copied().unwrap_or(0))
+        })
+        .collect();
+    if open.iter().all(|&o| o == 0) {
+        return;
+    }
+    let ttl = Duration::from_millis(auto.ttl_ms);
+    match store.open_backfill(pool, &m.id, None, &open, ttl).await {
+        Ok(_) => tracing::info!(match_id = %m.id, ?open, "placed below full: backfill opened"),
+        Err(e) => {
+            warn_store!(e, match_id = %m.id, "could not open the backfill of a match placed below full")
+        }
+    }
 }
 
 /// A fill's pivot: it joins its running match and that match's server, or,

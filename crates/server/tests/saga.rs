@@ -150,6 +150,72 @@ async fn a_completed_match_keeps_its_slot_until_the_server_releases_it(s: &dyn S
     assert!(s.allocation(m.id.as_str()).await.unwrap().is_some());
 }
 
+/// In a `backfill = "auto"` mode a match placed below full opens a backfill
+/// for its empty seats.
+async fn a_match_placed_below_full_opens_its_empty_seats(s: &dyn Store) {
+    let m = placing_match(s).await;
+    // The same match as if its mode were 2v2 with automatic backfill (the
+    // lifecycle travels with the match).
+    let mut auto = m.clone();
+    auto.id = MatchId::new("m-below-full").unwrap();
+    auto.lifecycle.auto_backfill = Some(mm_domain::AutoBackfill {
+        teams: 2,
+        team_size: 2,
+        ttl_ms: 10_000,
+    });
+    let t = Ticket::solo(
+        TicketId::new("t-solo-c").unwrap(),
+        PlayerId::new("c").unwrap(),
+        "duel",
+        "eu",
+        1500.0,
+        now_ms(),
+    );
+    assert_eq!(s.enqueue(&t).await.unwrap(), EnqueueOutcome::Queued);
+    assert_eq!(
+        s.claim("w", &pool(), 10, 0.0, LEASE).await.unwrap().len(),
+        1
+    );
+    auto.tickets = vec![MatchTicket {
+        ticket_id: t.id.clone(),
+        players: t.players.clone(),
+        rating: t.rating,
+        enqueued_at: t.enqueued_at,
+        team: 0,
+        skills: Vec::new(),
+        attributes: Default::default(),
+        player_attributes: Vec::new(),
+    }];
+    let committed = s
+        .complete("w", &pool(), std::slice::from_ref(&auto), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(committed.len(), 1);
+    s.fan_out(&pool(), std::slice::from_ref(&auto))
+        .await
+        .unwrap();
+    let server = GameServer {
+        id: "gs".into(),
+        region: "eu".into(),
+        modes: vec!["duel".into()],
+        capacity: 2,
+        address: "10.0.0.1:7777".into(),
+    };
+    s.register_server(&server, Duration::from_secs(60))
+        .await
+        .unwrap();
+    saga::advance(s, &pool(), &auto.id).await.unwrap();
+    let b = s
+        .backfill(&pool(), &auto.id)
+        .await
+        .unwrap()
+        .expect("opened");
+    assert_eq!(b.open, vec![1, 2]);
+    // A full match (the plain duel) opens none.
+    saga::advance(s, &pool(), &m.id).await.unwrap();
+    assert_eq!(s.backfill(&pool(), &m.id).await.unwrap(), None);
+}
+
 /// A fill of one seat on team 0 of running match `m` by a ticket of player
 /// `player` queued `waited` ms ago, committed (placing: no ready check).
 async fn fill(s: &dyn Store, m: &Match, player: &str, waited: u64) -> (Ticket, Match) {
@@ -288,5 +354,6 @@ on_both_stores!(
     a_slot_left_by_a_dead_driver_is_given_back_when_the_match_fails,
     a_completed_match_keeps_its_slot_until_the_server_releases_it,
     a_fill_whose_match_ended_sends_its_player_back_with_their_wait,
-    a_joined_fill_ends_with_its_match
+    a_joined_fill_ends_with_its_match,
+    a_match_placed_below_full_opens_its_empty_seats
 );

@@ -20,7 +20,6 @@
 //! and gives it that match's server. A fill that ends before it joins gives its
 //! seats back ([`Backfills::return_seats`]).
 //!
-//! Not yet: the refresh by the server's heartbeat and the game-server plane.
 
 use crate::StoreError;
 use async_trait::async_trait;
@@ -85,6 +84,18 @@ pub trait Backfills: Send + Sync {
         id: &MatchId,
         server: Option<&str>,
     ) -> Result<BackfillOutcome, StoreError>;
+
+    /// Keeps the live backfill of match `id` open for `ttl` from now, without
+    /// changing it (no new generation): what a game server's heartbeat does
+    /// for its matches. Only the host's (`server`; `None` trusted). True if
+    /// there was one to refresh.
+    async fn refresh_backfill(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        ttl: Duration,
+    ) -> Result<bool, StoreError>;
 
     /// The live backfill of match `id`: open, not lapsed, its match assigned.
     async fn backfill(&self, pool: &Pool, id: &MatchId) -> Result<Option<Backfill>, StoreError>;

@@ -17,6 +17,7 @@ pub struct Scripts {
     pub backfill_open: Script,
     pub backfill_close: Script,
     pub backfill_list: Script,
+    pub backfill_refresh: Script,
     pub backfill_join: Script,
     pub backfill_return: Script,
     pub enqueue: Script,
@@ -119,6 +120,7 @@ impl Scripts {
             backfill_open: Script::new(include_str!("lua/backfill_open.lua")),
             backfill_close: Script::new(include_str!("lua/backfill_close.lua")),
             backfill_list: Script::new(include_str!("lua/backfill_list.lua")),
+            backfill_refresh: script!("backfill_refresh.lua"),
             backfill_join: script!("backfill_join.lua"),
             backfill_return: script!("backfill_return.lua"),
         }

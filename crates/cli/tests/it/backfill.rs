@@ -3,23 +3,34 @@
 //! fills it, is told the same server, and appears in the running match; the
 //! filler ends with the match and its result. The endpoints refuse players,
 //! bad seats and unknown matches with JSON errors. Embedded and on Redis.
+//! Then the game server's own calls over gRPC, in a `backfill = "auto"` mode:
+//! seats opened, changed and closed, a player leaving opens one, the filler
+//! shows in the server's heartbeat. (Another server's credential on these
+//! calls: `fleet_auth`.)
 
+use crate::fleet_auth::client;
 use crate::lifecycle::game_server;
 use crate::{Deployment, Socket};
+use mm_proto::v1 as pb;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tonic::Code;
 
 const SERVICE: &str = "service:backend";
 
 /// Queues `player` alone in mode `fill`.
 async fn queue(d: &Deployment, player: &str) {
+    queue_in(d, "fill", player).await;
+}
+
+async fn queue_in(d: &Deployment, mode: &str, player: &str) {
     let (status, t) = d
         .client(player)
         .send(
             Method::POST,
             "/v1/tickets",
-            Some(json!({"mode": "fill", "players": [player], "rating": 1500, "regions": ["eu"]})),
+            Some(json!({"mode": mode, "players": [player], "rating": 1500, "regions": ["eu"]})),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{t}");
@@ -151,4 +162,129 @@ async fn a_seat_is_filled_embedded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seat_is_filled_redis_processes() {
     fills_a_seat(&Deployment::redis_processes().await, "r").await;
+}
+
+fn seats(server: &str, mid: &str, open: &[u32]) -> pb::OpenBackfillRequest {
+    pb::OpenBackfillRequest {
+        server_id: server.into(),
+        match_id: mid.into(),
+        open: open.to_vec(),
+    }
+}
+
+/// The allocation of the first match placed on `server`, from its heartbeats.
+async fn placed(c: &mut mm_proto::Client, server: &str) -> pb::Allocation {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let beat = c
+            .heartbeat(pb::HeartbeatRequest {
+                server_id: server.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        if let Some(a) = beat.allocations.into_iter().next() {
+            return a;
+        }
+        assert!(Instant::now() < deadline, "no match was placed on {server}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_server_manages_its_backfill_over_grpc() {
+    let d = Deployment::embedded().await;
+    let mut gs = client(&d, None).await;
+    let server = "gs-grpc-bf";
+    gs.register(pb::RegisterRequest {
+        server_id: server.into(),
+        region: "eu".into(),
+        modes: vec!["refill".into()],
+        capacity: 2,
+        address: "10.9.9.9:7777".into(),
+    })
+    .await
+    .unwrap();
+    for p in ["g1", "g2", "g3", "g4"] {
+        queue_in(&d, "refill", p).await;
+    }
+    let a = placed(&mut gs, server).await;
+    let mid = a.match_id.clone();
+    assert!(a.filled.is_empty());
+
+    // Seats the mode cannot have; then open, change, read back.
+    let err = gs
+        .open_backfill(seats(server, &mid, &[3, 0]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    let b = gs
+        .open_backfill(seats(server, &mid, &[1, 0]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((b.open.clone(), b.generation), (vec![1, 0], 1));
+    let b = gs
+        .update_backfill(seats(server, &mid, &[0, 0]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((b.open.clone(), b.generation), (vec![0, 0], 2));
+
+    // A player leaves: in an auto mode, a seat opens on their team.
+    let leaver = a.teams[1].player_ids[0].clone();
+    let left = gs
+        .player_left(pb::PlayerLeftRequest {
+            server_id: server.into(),
+            match_id: mid.clone(),
+            player_id: leaver.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(left.seat_opened);
+    let b = left.backfill.unwrap();
+    assert_eq!((b.open, b.generation), (vec![0, 1], 3));
+    let err = gs
+        .player_left(pb::PlayerLeftRequest {
+            server_id: server.into(),
+            match_id: mid.clone(),
+            player_id: "nobody-here".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+
+    // The next player fills it; the server's heartbeat names them.
+    let mut ws = d.socket("g5").await;
+    queue_in(&d, "refill", "g5").await;
+    let joined = ws.wait_for("match.assigned", Duration::from_secs(10)).await;
+    assert_eq!(joined["server"]["address"], "10.9.9.9:7777", "{joined}");
+    let beat = gs
+        .heartbeat(pb::HeartbeatRequest {
+            server_id: server.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let a = beat.allocations.iter().find(|x| x.match_id == mid).unwrap();
+    assert_eq!(a.filled.len(), 1, "{a:?}");
+    assert_eq!(
+        (a.filled[0].player_id.as_str(), a.filled[0].team),
+        ("g5", 1)
+    );
+    assert_eq!(a.filled[0].fill_id, joined["match_id"].as_str().unwrap());
+
+    // Closed: no update until it is opened again.
+    gs.close_backfill(pb::CloseBackfillRequest {
+        server_id: server.into(),
+        match_id: mid.clone(),
+    })
+    .await
+    .unwrap();
+    let err = gs
+        .update_backfill(seats(server, &mid, &[1, 0]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err:?}");
 }

@@ -126,7 +126,46 @@ async fn every_method(c: &mut Client, server: &str, match_id: &str) -> Vec<(&'st
                 .map(|_| ()),
             ),
         ),
+        (
+            "OpenBackfill",
+            code(c.open_backfill(seats(server, match_id)).await.map(|_| ())),
+        ),
+        (
+            "UpdateBackfill",
+            code(c.update_backfill(seats(server, match_id)).await.map(|_| ())),
+        ),
+        (
+            "CloseBackfill",
+            code(
+                c.close_backfill(pb::CloseBackfillRequest {
+                    server_id: server.into(),
+                    match_id: match_id.into(),
+                })
+                .await
+                .map(|_| ()),
+            ),
+        ),
+        (
+            "PlayerLeft",
+            code(
+                c.player_left(pb::PlayerLeftRequest {
+                    server_id: server.into(),
+                    match_id: match_id.into(),
+                    player_id: "fa".into(),
+                })
+                .await
+                .map(|_| ()),
+            ),
+        ),
     ]
+}
+
+fn seats(server: &str, match_id: &str) -> pb::OpenBackfillRequest {
+    pb::OpenBackfillRequest {
+        server_id: server.into(),
+        match_id: match_id.into(),
+        open: vec![1, 0],
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -90,6 +90,12 @@ teams = 2
 team_size = 2
 ready_check = false
 backfill = "manual"
+
+[modes.refill]
+teams = 2
+team_size = 2
+ready_check = false
+backfill = "auto"
 "#;
 
 /// The test modes file, written once per test process.

@@ -505,6 +505,18 @@ fn millis(mode: &str, key: &str, v: Option<String>, default: Millis) -> Result<M
 
 impl RawMode {
     fn build(self, name: &str, default_window: WindowPolicy) -> Result<Mode, ModeError> {
+        let mut mode = self.build_plain(name, default_window)?;
+        if mode.backfill == BackfillPolicy::Auto {
+            mode.lifecycle.auto_backfill = Some(mm_domain::AutoBackfill {
+                teams: mode.teams as u32,
+                team_size: mode.team_size as u32,
+                ttl_ms: mode.backfill_ttl_ms,
+            });
+        }
+        Ok(mode)
+    }
+
+    fn build_plain(self, name: &str, default_window: WindowPolicy) -> Result<Mode, ModeError> {
         let switch = |key: &str, v: Option<Switch>, default: Option<Millis>| match v {
             None => Ok(default),
             Some(Switch::On(true)) => Ok(Some(DEFAULT_READY_CHECK)),
@@ -577,6 +589,7 @@ impl RawMode {
                     self.placement_timeout,
                     mm_domain::DEFAULT_PLACEMENT_TIMEOUT,
                 )?,
+                auto_backfill: None,
             },
             rating,
             rules: self

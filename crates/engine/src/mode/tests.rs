@@ -23,6 +23,7 @@ fn shipped_defaults_load() {
             disconnect_grace_ms: 10_000,
             placement: Placement::Servers,
             placement_timeout_ms: 10_000,
+            auto_backfill: None,
         }
     );
 }

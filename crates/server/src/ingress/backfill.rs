@@ -14,12 +14,12 @@
 use super::extract::ApiJson;
 use super::openapi::Errors;
 use super::{Actor, ApiError, AppState};
+use crate::backfill::SeatsError;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use mm_domain::{MatchId, MatchRecord, Millis, Pool};
-use mm_engine::{BackfillPolicy, Mode};
-use mm_store::{Backfill, BackfillOutcome, MAX_BACKFILL_TEAMS, Store};
+use mm_store::{Backfill, BackfillOutcome, Store};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -91,48 +91,16 @@ pub(crate) async fn locate(
     Ok(store.match_record(&pool, id).await?.map(|(r, _)| (pool, r)))
 }
 
-/// Checks `open` against the match's mode: backfill on, at least one team, no
-/// more teams than the mode has, no more seats than a team holds.
-pub(crate) fn check_seats(mode: &Mode, open: &[u32]) -> Result<(), ApiError> {
-    if mode.backfill == BackfillPolicy::Off {
-        return Err(ApiError::conflict(
-            "backfill_off",
-            format!(
-                "mode {} does not fill running matches (set backfill = \"manual\" or \"auto\")",
-                mode.name
-            ),
-        ));
-    }
-    let bad = |m: String| ApiError::bad_request("invalid_seats", m);
-    if open.is_empty() {
-        return Err(bad(
-            "open must name the open seats of at least one team (DELETE closes the backfill)"
-                .into(),
-        ));
-    }
-    if open.len() > mode.teams.min(MAX_BACKFILL_TEAMS) {
-        return Err(bad(format!(
-            "open names {} teams; mode {} has {}",
-            open.len(),
-            mode.name,
-            mode.teams
-        )));
-    }
-    if let Some((team, n)) = open
-        .iter()
-        .enumerate()
-        .find(|(_, n)| **n as usize > mode.team_size)
-    {
-        return Err(bad(format!(
-            "team {team} cannot have {n} open seats: mode {} has {} players per team",
-            mode.name, mode.team_size
-        )));
-    }
-    Ok(())
+/// Checks `open` against the match's mode ([`crate::backfill::check_seats`]).
+fn check_seats(mode: &mm_engine::Mode, open: &[u32]) -> Result<(), ApiError> {
+    crate::backfill::check_seats(mode, open).map_err(|e| match e {
+        SeatsError::Off(_) => ApiError::conflict("backfill_off", e.to_string()),
+        SeatsError::Invalid(m) => ApiError::bad_request("invalid_seats", m),
+    })
 }
 
 /// A store's answer to an open or a close, as the API answers it.
-pub(crate) fn outcome(o: BackfillOutcome, id: &MatchId) -> Result<Option<Backfill>, ApiError> {
+fn outcome(o: BackfillOutcome, id: &MatchId) -> Result<Option<Backfill>, ApiError> {
     match o {
         BackfillOutcome::Open(b) => Ok(Some(b)),
         BackfillOutcome::Closed => Ok(None),

@@ -128,6 +128,25 @@ impl Backfills for MemoryStore {
         }
     }
 
+    async fn refresh_backfill(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        if refusal(ps, id, server).is_some() || live(ps, id, now).is_none() {
+            return Ok(false);
+        }
+        if let Some((b, _)) = ps.backfills.get_mut(id) {
+            b.expires_at = now + ttl.as_millis() as Millis;
+        }
+        Ok(true)
+    }
+
     async fn backfill(&self, pool: &Pool, id: &MatchId) -> Result<Option<Backfill>, StoreError> {
         let now = now_ms();
         let inner = self.lock();

@@ -1,6 +1,6 @@
 //! [`Backfills`] on Redis: one hash of backfills per pool, beside the matches'
 //! lifecycle hashes in the pool's slot (`backfill_open.lua`,
-//! `backfill_close.lua`, `backfill_list.lua`, `backfill_join.lua`,
+//! `backfill_close.lua`, `backfill_list.lua`, `backfill_refresh.lua`, `backfill_join.lua`,
 //! `backfill_return.lua`; a fill's commit is checked in `complete.lua`).
 
 use super::RedisStore;
@@ -96,6 +96,27 @@ impl Backfills for RedisStore {
             .invoke_async(&mut self.conn())
             .await?;
         outcome(reply)
+    }
+
+    async fn refresh_backfill(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let done: i64 = self
+            .scripts
+            .backfill_refresh
+            .key(keys.life(id.as_str()))
+            .key(&keys.backfills)
+            .arg(id.as_str())
+            .arg(server.unwrap_or(""))
+            .arg(ttl.as_millis() as u64)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(done == 1)
     }
 
     async fn backfill(&self, pool: &Pool, id: &MatchId) -> Result<Option<Backfill>, StoreError> {

@@ -81,7 +81,25 @@ async fn only_the_host_opens_while_the_match_runs(h: Harness) {
         s.backfill(&pool(), &m.id).await.unwrap(),
         Some(second.clone())
     );
-    assert_eq!(s.open_backfills(&pool()).await.unwrap(), vec![second]);
+    assert_eq!(
+        s.open_backfills(&pool()).await.unwrap(),
+        vec![second.clone()]
+    );
+    // The host's refresh keeps it as it is, for longer; another server's
+    // does nothing.
+    assert!(
+        !s.refresh_backfill(&pool(), &m.id, Some("gs-2"), TTL * 2)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.refresh_backfill(&pool(), &m.id, Some("gs-1"), TTL * 2)
+            .await
+            .unwrap()
+    );
+    let kept = s.backfill(&pool(), &m.id).await.unwrap().unwrap();
+    assert_eq!((kept.generation, &kept.open), (2, &second.open));
+    assert!(kept.expires_at > second.expires_at);
     // Closed by another server: refused; by the host: gone, one generation on.
     assert_eq!(
         s.close_backfill(&pool(), &m.id, Some("gs-2"))
@@ -146,6 +164,12 @@ async fn an_unrefreshed_backfill_lapses(h: Harness) {
     );
     assert!(s.backfill(&pool(), &m.id).await.unwrap().is_some());
     tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(
+        !s.refresh_backfill(&pool(), &m.id, Some("gs-1"), short)
+            .await
+            .unwrap(),
+        "a lapsed backfill is not revived"
+    );
     assert_eq!(s.backfill(&pool(), &m.id).await.unwrap(), None);
     assert!(s.open_backfills(&pool()).await.unwrap().is_empty());
     // Opened again after it lapsed: a new opening time, a later generation.

@@ -47,6 +47,7 @@ pub(crate) fn lifecycle(ready_check: bool, placement: Placement) -> Lifecycle {
         disconnect_grace_ms: 10_000,
         placement,
         placement_timeout_ms: 10_000,
+        auto_backfill: None,
     }
 }
 

@@ -8,9 +8,11 @@
 //! checked against [`FleetCredentials`]): a fleet token acts only for the servers
 //! it binds, and a server only on the matches allocated to it; `Allocate` needs an
 //! allocator token. Without credentials configured (dev mode, loopback only) any
-//! caller may do anything.
+//! caller may do anything. Backfill calls are in [`backfill`].
 
 use crate::{Catalog, saga};
+
+mod backfill;
 use mm_auth::{FleetCredentials, Grant};
 use mm_domain::{
     Match, MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, RatingJob,
@@ -212,6 +214,7 @@ fn to_pb(a: &Allocation) -> pb::Allocation {
             })
             .collect(),
         allocated_at_ms: a.allocated_at,
+        filled: Vec::new(),
     }
 }
 
@@ -310,9 +313,15 @@ impl ServerManager for Service {
             None => Err(Status::not_found(
                 "unknown server (never registered, or removed after missing heartbeats): register again",
             )),
-            Some(allocations) => Ok(Response::new(pb::HeartbeatResponse {
-                allocations: allocations.iter().map(to_pb).collect(),
-            })),
+            Some(allocations) => {
+                let mut out = Vec::with_capacity(allocations.len());
+                for a in &allocations {
+                    let mut one = to_pb(a);
+                    one.filled = self.backfill_part(&r.server_id, a).await;
+                    out.push(one);
+                }
+                Ok(Response::new(pb::HeartbeatResponse { allocations: out }))
+            }
         }
     }
 
@@ -396,6 +405,43 @@ impl ServerManager for Service {
             .await
             .map_err(internal)?;
         Ok(Response::new(pb::ReleaseResponse {}))
+    }
+
+    async fn open_backfill(
+        &self,
+        request: Request<pb::OpenBackfillRequest>,
+    ) -> Result<Response<pb::BackfillResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
+        Ok(Response::new(
+            self.open_seats(request.into_inner(), false).await?,
+        ))
+    }
+
+    async fn update_backfill(
+        &self,
+        request: Request<pb::OpenBackfillRequest>,
+    ) -> Result<Response<pb::BackfillResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
+        Ok(Response::new(
+            self.open_seats(request.into_inner(), true).await?,
+        ))
+    }
+
+    async fn close_backfill(
+        &self,
+        request: Request<pb::CloseBackfillRequest>,
+    ) -> Result<Response<pb::CloseBackfillResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
+        self.close_seats(request.into_inner()).await?;
+        Ok(Response::new(pb::CloseBackfillResponse {}))
+    }
+
+    async fn player_left(
+        &self,
+        request: Request<pb::PlayerLeftRequest>,
+    ) -> Result<Response<pb::PlayerLeftResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
+        Ok(Response::new(self.left(request.into_inner()).await?))
     }
 
     async fn allocate(
