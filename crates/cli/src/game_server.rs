@@ -5,12 +5,19 @@
 //! team) and releases the slot. If the manager forgot it (it missed heartbeats), it
 //! registers again. Each match it starts and finishes is printed as a JSON line on
 //! stdout, which is what the tests read.
+//!
+//! Backfill: with `--leave-rate`, players leave its matches at random (that many
+//! per match per minute of play); it reports each with `PlayerLeft`, which opens
+//! a seat in a `backfill = "auto"` mode, and otherwise opens the seat itself
+//! (`OpenBackfill`, in a `"manual"` mode). It acknowledges the players who fill
+//! seats (heartbeats name them) and reports results for everyone who played,
+//! the leavers as `abandoned`.
 
 use anyhow::{Context, Result};
 use clap::Args;
 use mm_proto::v1 as pb;
 use mm_proto::{Client, Credential};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::transport::Endpoint;
@@ -42,6 +49,9 @@ pub struct GameServerArgs {
     /// How long each match lasts before its result is reported.
     #[arg(long, env = "MATCH_DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
     pub match_duration: Duration,
+    /// Players leaving each match, per minute of play (0: nobody leaves).
+    #[arg(long, env = "LEAVE_RATE", default_value_t = 0.0)]
+    pub leave_rate: f64,
     /// The fleet token sent with every call (one of FLEET_CREDENTIALS_FILE's, bound
     /// to this server's id); not needed when the manager runs in dev mode.
     #[arg(long, env = "GAME_SERVER_TOKEN", hide_env_values = true)]
@@ -163,21 +173,125 @@ fn result_of(server_id: &str, a: &pb::Allocation) -> pb::ReportResultRequest {
     }
 }
 
-async fn play(mut client: Client, id: String, a: pb::Allocation, d: Duration) {
+/// Who is in a running match: its players with their teams (joined by
+/// backfill too), and those who left.
+#[derive(Default)]
+struct Roster {
+    players: Vec<(String, u32)>,
+    left: HashSet<String>,
+    /// Fills acknowledged.
+    acked: HashSet<String>,
+}
+
+type Rosters = Arc<Mutex<HashMap<String, Roster>>>;
+
+fn lock(r: &Rosters) -> std::sync::MutexGuard<'_, HashMap<String, Roster>> {
+    r.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One player of match `a` leaves: the manager is told, and a seat opens
+/// (by the mode's automatic backfill, or here).
+async fn leave(client: &mut Client, id: &str, a: &pb::Allocation, rosters: &Rosters) {
+    let pick = {
+        let mut all = lock(rosters);
+        let Some(r) = all.get_mut(&a.match_id) else {
+            return;
+        };
+        let here: Vec<(String, u32)> = r
+            .players
+            .iter()
+            .filter(|(p, _)| !r.left.contains(p))
+            .cloned()
+            .collect();
+        let Some(one) = here.get(rand::random_range(0..here.len().max(1))).cloned() else {
+            return;
+        };
+        r.left.insert(one.0.clone());
+        one
+    };
+    let (player, team) = pick;
+    println!(
+        "{}",
+        serde_json::json!({"event": "player_left", "match_id": a.match_id, "player_id": player, "team": team})
+    );
+    let left = client
+        .player_left(pb::PlayerLeftRequest {
+            server_id: id.to_string(),
+            match_id: a.match_id.clone(),
+            player_id: player.clone(),
+        })
+        .await;
+    let (opened, current) = match left {
+        Ok(r) => {
+            let r = r.into_inner();
+            (
+                r.seat_opened,
+                r.backfill.map(|b| b.open).unwrap_or_default(),
+            )
+        }
+        Err(e) => {
+            eprintln!("player_left {}: {e}", a.match_id);
+            return;
+        }
+    };
+    if opened {
+        return;
+    }
+    // Not an automatic mode: open the seat here, one more on the leaver's team
+    // than the backfill has open now.
+    let mut open = current;
+    open.resize(a.teams.len().max(team as usize + 1), 0);
+    open[team as usize] += 1;
+    if let Err(e) = client
+        .open_backfill(pb::OpenBackfillRequest {
+            server_id: id.to_string(),
+            match_id: a.match_id.clone(),
+            open,
+        })
+        .await
+    {
+        eprintln!("open_backfill {}: {e}", a.match_id);
+    }
+}
+
+async fn play(
+    mut client: Client,
+    id: String,
+    a: pb::Allocation,
+    d: Duration,
+    leave_rate: f64,
+    rosters: Rosters,
+) {
     let players: Vec<&String> = a.teams.iter().flat_map(|t| &t.player_ids).collect();
     println!(
         "{}",
         serde_json::json!({"event": "match_started", "match_id": a.match_id, "players": players,
                            "chosen": a.chosen, "roles": a.roles})
     );
-    tokio::time::sleep(d).await;
+    let end = tokio::time::Instant::now() + d;
+    while leave_rate > 0.0 && !a.match_id.is_empty() {
+        // Leaves come as a Poisson process: exponential gaps.
+        let u: f64 = rand::random_range(f64::EPSILON..1.0);
+        let gap = Duration::from_secs_f64(-u.ln() * 60.0 / leave_rate);
+        let at = tokio::time::Instant::now() + gap;
+        if at >= end {
+            break;
+        }
+        tokio::time::sleep_until(at).await;
+        leave(&mut client, &id, &a, &rosters).await;
+    }
+    tokio::time::sleep_until(end).await;
     // A slot taken through Allocate is a session with no match to report.
     let outside = a.match_id.is_empty();
     let reported = if outside {
         Ok(())
     } else {
+        let mut report = result_of(&id, &a);
+        if let Some(r) = lock(&rosters).get(&a.match_id) {
+            report.abandoned = r.left.iter().cloned().collect();
+        }
         client
-            .report_result(result_of(&id, &a))
+            .report_result(report)
             .await
             .map(|_| ())
             .inspect_err(|e| eprintln!("report_result {}: {e}", a.match_id))
@@ -192,10 +306,54 @@ async fn play(mut client: Client, id: String, a: pb::Allocation, d: Duration) {
     if let Err(e) = &released {
         eprintln!("release {}{}: {e}", a.match_id, a.allocation_id);
     }
+    let roster = lock(&rosters).remove(&a.match_id);
+    let (played, left) = roster.map_or((0, 0), |r| (r.players.len(), r.left.len()));
     println!(
         "{}",
-        serde_json::json!({"event": "match_finished", "match_id": a.match_id, "allocation_id": a.allocation_id, "reported": !outside && reported.is_ok(), "released": released.is_ok()})
+        serde_json::json!({"event": "match_finished", "match_id": a.match_id, "allocation_id": a.allocation_id, "reported": !outside && reported.is_ok(), "released": released.is_ok(), "players": played, "left": left})
     );
+}
+
+/// Takes the players who filled seats of match `a` (its heartbeat names them):
+/// adds them to its roster and acknowledges each fill once.
+async fn take_fillers(client: &mut Client, id: &str, a: &pb::Allocation, rosters: &Rosters) {
+    let mut new: Vec<(String, Vec<String>)> = Vec::new();
+    {
+        let mut all = lock(rosters);
+        let Some(r) = all.get_mut(&a.match_id) else {
+            return;
+        };
+        for seat in &a.filled {
+            if r.acked.contains(&seat.fill_id) {
+                continue;
+            }
+            r.players.push((seat.player_id.clone(), seat.team));
+            match new.iter_mut().find(|(f, _)| *f == seat.fill_id) {
+                Some((_, ps)) => ps.push(seat.player_id.clone()),
+                None => new.push((seat.fill_id.clone(), vec![seat.player_id.clone()])),
+            }
+        }
+        for (fill, _) in &new {
+            r.acked.insert(fill.clone());
+        }
+    }
+    for (fill, players) in new {
+        let acked = client
+            .ack_backfill(pb::AckBackfillRequest {
+                server_id: id.to_string(),
+                match_id: a.match_id.clone(),
+                fill_id: fill.clone(),
+                accept: true,
+            })
+            .await;
+        if let Err(e) = &acked {
+            eprintln!("ack_backfill {fill}: {e}");
+        }
+        println!(
+            "{}",
+            serde_json::json!({"event": "backfill_joined", "match_id": a.match_id, "fill_id": fill, "players": players, "acknowledged": acked.is_ok()})
+        );
+    }
 }
 
 pub async fn run(args: GameServerArgs) -> Result<()> {
@@ -207,6 +365,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
     let mut client = connect(&args.manager, args.token.as_deref(), args.tls()?).await?;
     let mut every = register(&mut client, &args, &id).await?;
     let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let rosters: Rosters = Arc::default();
     loop {
         tokio::select! {
             () = stop.recv() => break,
@@ -233,8 +392,30 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(format!("{}|{}", a.match_id, a.allocation_id));
+            if new && !a.match_id.is_empty() {
+                let players = a
+                    .teams
+                    .iter()
+                    .flat_map(|t| t.player_ids.iter().map(move |p| (p.clone(), t.index)))
+                    .collect();
+                lock(&rosters).insert(
+                    a.match_id.clone(),
+                    Roster {
+                        players,
+                        ..Roster::default()
+                    },
+                );
+            }
+            take_fillers(&mut client, &id, &a, &rosters).await;
             if new {
-                tokio::spawn(play(client.clone(), id.clone(), a, args.match_duration));
+                tokio::spawn(play(
+                    client.clone(),
+                    id.clone(),
+                    a,
+                    args.match_duration,
+                    args.leave_rate,
+                    rosters.clone(),
+                ));
             }
         }
     }

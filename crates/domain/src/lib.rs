@@ -19,7 +19,7 @@ pub use attributes::{
 pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PartyId, PlayerId, TicketId};
 pub use lifecycle::{
-    Answer, AutoBackfill, DEFAULT_PLACEMENT_TIMEOUT, Lifecycle, MatchRecord, MatchResult,
+    Answer, AutoBackfill, DEFAULT_PLACEMENT_TIMEOUT, Joined, Lifecycle, MatchRecord, MatchResult,
     MatchStatus, Outcome, PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS,
     ServerAssignment, TeamResult, TicketFate, reasons,
 };

@@ -169,6 +169,12 @@ pub mod reasons {
     pub const SERVER_LOST: &str = "server_lost";
     /// The game server released the match without reporting a result.
     pub const RELEASED: &str = "released_without_result";
+    /// The game server refused a fill's players (`AckBackfill` with accept
+    /// false); they went back to the queue.
+    pub const BACKFILL_REFUSED: &str = "backfill_refused";
+    /// The game server did not acknowledge a fill's players in time; they went
+    /// back to the queue.
+    pub const BACKFILL_UNACKNOWLEDGED: &str = "backfill_unacknowledged";
     /// Another match of the same players was cancelled or failed; the ticket went
     /// back to the queue.
     pub const REQUEUED: &str = "requeued";
@@ -271,6 +277,23 @@ pub struct MatchRecord {
     /// joined; they end when it ends.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fills: Vec<crate::MatchId>,
+    /// For a fill that joined its running match: when, and how far the game
+    /// server has taken its players.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joined: Option<Joined>,
+}
+
+/// A fill's life after it joined its running match: its players are told at
+/// once, and the game server must acknowledge them within the fill's
+/// placement timeout, or they go back to the queue with their wait.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Joined {
+    /// When the fill joined (ms since the epoch).
+    pub at: Millis,
+    /// Its players were told (`match.assigned`).
+    pub notified: bool,
+    /// The game server acknowledged its players.
+    pub acknowledged: bool,
 }
 
 impl MatchRecord {
@@ -303,6 +326,7 @@ impl MatchRecord {
                 MatchStatus::RequiresAcceptance | MatchStatus::Placing
             ),
             fills: Vec::new(),
+            joined: None,
         };
         (record, due)
     }

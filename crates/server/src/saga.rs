@@ -20,13 +20,19 @@
 //! ([`mm_store::Backfills::join_fill`]) instead of allocating one. A fill that
 //! cannot join (the match ended meanwhile) fails with `backfill_closed` and its
 //! players go back to the queue; one that ends before joining gives its seats
-//! back. A joined fill ends when its match ends, with the match's result.
+//! back. Its players are told as soon as it joins; the server must then
+//! acknowledge them within the fill's placement timeout (`AckBackfill`), or
+//! they leave the match and go back to the queue with their wait. A joined
+//! fill ends when its match ends, with the match's result.
 
 use mm_domain::{
     Answer, Event, EventEnvelope, MatchId, MatchRecord, MatchStatus, PLACEMENT_RETRY_MS, Pool,
     TicketFate, now_ms, reasons,
 };
-use mm_store::{AllocateOutcome, Allocation, JoinOutcome, Store, StoreError, Transition};
+use mm_store::{
+    AllocateOutcome, Allocation, FillMark, JoinOutcome, Store, StoreError, Transition,
+    UnjoinOutcome,
+};
 use mm_telemetry::names;
 use std::time::Duration;
 
@@ -156,25 +162,10 @@ async fn step(
             }
         }
         MatchStatus::Assigned => {
-            if let Some(server) = &record.server {
-                let events: Vec<EventEnvelope> = record
-                    .matched
-                    .tickets
-                    .iter()
-                    .flat_map(|t| {
-                        t.players.iter().map(|p| EventEnvelope {
-                            player: p.clone(),
-                            event: Event::Assigned {
-                                ticket_id: t.ticket_id.clone(),
-                                match_id: id.clone(),
-                                server: server.clone(),
-                                matched: record.matched.clone(),
-                            },
-                        })
-                    })
-                    .collect();
-                store.publish(&events).await?;
+            if let Some(joined) = record.joined.filter(|_| record.matched.fills().is_some()) {
+                return fill_assigned(store, pool, id, &record, joined, now).await;
             }
+            store.publish(&assigned_events(&record)).await?;
             store.step_done(pool, id, MatchStatus::Assigned).await?;
             return Ok(Some(Progress::Waiting(MatchStatus::Assigned)));
         }
@@ -291,6 +282,76 @@ async fn place(store: &dyn Store, pool: &Pool, record: &MatchRecord) -> Result<b
     Ok(true)
 }
 
+/// What the players of an assigned match are told: where to connect.
+fn assigned_events(record: &MatchRecord) -> Vec<EventEnvelope> {
+    let Some(server) = &record.server else {
+        return Vec::new();
+    };
+    let id = &record.matched.id;
+    record
+        .matched
+        .tickets
+        .iter()
+        .flat_map(|t| {
+            t.players.iter().map(|p| EventEnvelope {
+                player: p.clone(),
+                event: Event::Assigned {
+                    ticket_id: t.ticket_id.clone(),
+                    match_id: id.clone(),
+                    server: server.clone(),
+                    matched: record.matched.clone(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// A fill that joined its running match: its players are told at once; then
+/// the game server must acknowledge them within the fill's placement timeout,
+/// or the fill leaves the match and its players go back to the queue with
+/// their wait.
+async fn fill_assigned(
+    store: &dyn Store,
+    pool: &Pool,
+    id: &MatchId,
+    record: &MatchRecord,
+    joined: mm_domain::Joined,
+    now: mm_domain::Millis,
+) -> Result<Option<Progress>, StoreError> {
+    if !joined.notified {
+        store.publish(&assigned_events(record)).await?;
+        store.mark_fill(pool, id, FillMark::Notified).await?;
+    }
+    let waiting = Ok(Some(Progress::Waiting(MatchStatus::Assigned)));
+    if joined.acknowledged {
+        store.step_done(pool, id, MatchStatus::Assigned).await?;
+        return waiting;
+    }
+    let deadline = joined.at + record.matched.lifecycle.placement_timeout_ms;
+    if now < deadline {
+        store.reschedule(pool, id, deadline).await?;
+        return waiting;
+    }
+    tracing::info!(match_id = %id, "the game server did not acknowledge a fill's players in time; they go back to the queue");
+    match store
+        .unjoin_fill(pool, id, reasons::BACKFILL_UNACKNOWLEDGED)
+        .await?
+    {
+        // Failed now: the next pass unwinds it.
+        UnjoinOutcome::Done => {
+            metrics::counter!(names::BACKFILL_JOINS, "outcome" => "unacknowledged").increment(1);
+            Ok(None)
+        }
+        // Acknowledged meanwhile: look again.
+        UnjoinOutcome::Moved => Ok(None),
+        // Its match is over: the fill ends with it (see `end_fills`).
+        UnjoinOutcome::Closed => {
+            store.step_done(pool, id, MatchStatus::Assigned).await?;
+            waiting
+        }
+    }
+}
+
 /// In a `backfill = "auto"` mode, a match placed below full opens a backfill
 /// for its empty seats. A failure is logged: the game server can still open
 /// one (and a player leaving opens one too).
@@ -350,7 +411,13 @@ async fn end_fills(
     record: &MatchRecord,
     now: mm_domain::Millis,
 ) -> Result<(), StoreError> {
-    if record.matched.fills().is_some() && record.server.is_none() {
+    // A fill its server refused (or never acknowledged) leaves the seats
+    // closed: the server opens them again if it wants them filled.
+    let refused = matches!(
+        record.reason.as_deref(),
+        Some(reasons::BACKFILL_REFUSED | reasons::BACKFILL_UNACKNOWLEDGED)
+    );
+    if record.matched.fills().is_some() && record.server.is_none() && !refused {
         store.return_seats(pool, &record.matched).await?;
     }
     for fill in &record.fills {

@@ -110,10 +110,49 @@ pub trait Backfills: Send + Sync {
     /// match is no longer `assigned`.
     async fn join_fill(&self, pool: &Pool, fill: &MatchId) -> Result<JoinOutcome, StoreError>;
 
+    /// Marks joined fill `fill` (status `assigned`): its players were told,
+    /// or its game server acknowledged them (which makes its saga due now).
+    /// False if it is not a joined, assigned fill.
+    async fn mark_fill(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        mark: FillMark,
+    ) -> Result<bool, StoreError>;
+
+    /// Takes joined fill `fill` back out of its running match (the game
+    /// server refused its players or did not acknowledge them): the match
+    /// loses its tickets, and the fill fails with `reason` and no server, so
+    /// its players go back to the queue with their wait; due now.
+    async fn unjoin_fill(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        reason: &str,
+    ) -> Result<UnjoinOutcome, StoreError>;
+
     /// Gives the seats of `fill`, a fill that ended without joining, back to
     /// its match's backfill if that is still open (raising its generation).
     /// Once per fill however often it is called; true if this call gave them.
     async fn return_seats(&self, pool: &Pool, fill: &Match) -> Result<bool, StoreError>;
+}
+
+/// What [`Backfills::mark_fill`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FillMark {
+    Notified,
+    Acknowledged,
+}
+
+/// How [`Backfills::unjoin_fill`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnjoinOutcome {
+    /// Out of the match: its players go back to the queue.
+    Done,
+    /// The running match is over: the fill ends with it.
+    Closed,
+    /// Not a joined, assigned fill that is not yet acknowledged.
+    Moved,
 }
 
 /// How [`Backfills::join_fill`] ended.

@@ -44,7 +44,9 @@ mod wake;
 pub use api::{
     CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
 };
-pub use backfill::{Backfill, BackfillOutcome, Backfills, JoinOutcome, MAX_BACKFILL_TEAMS};
+pub use backfill::{
+    Backfill, BackfillOutcome, Backfills, FillMark, JoinOutcome, MAX_BACKFILL_TEAMS, UnjoinOutcome,
+};
 pub use blocks::{Blocked, Blocks, MAX_BLOCKS, MemoryBlocks};
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};

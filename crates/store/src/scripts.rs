@@ -19,6 +19,8 @@ pub struct Scripts {
     pub backfill_list: Script,
     pub backfill_refresh: Script,
     pub backfill_join: Script,
+    pub backfill_mark: Script,
+    pub backfill_unjoin: Script,
     pub backfill_return: Script,
     pub enqueue: Script,
     pub claim: Script,
@@ -122,6 +124,8 @@ impl Scripts {
             backfill_list: Script::new(include_str!("lua/backfill_list.lua")),
             backfill_refresh: script!("backfill_refresh.lua"),
             backfill_join: script!("backfill_join.lua"),
+            backfill_mark: script!("backfill_mark.lua"),
+            backfill_unjoin: script!("backfill_unjoin.lua"),
             backfill_return: script!("backfill_return.lua"),
         }
     }

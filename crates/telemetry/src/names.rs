@@ -222,7 +222,7 @@ pub const ALL: &[(&str, Kind, &str)] = &[
     (
         BACKFILL_JOINS,
         Kind::Counter,
-        "Fills reaching their running match, by outcome (joined; closed: the match ended first; moved: another driver did it).",
+        "Fills reaching their running match, by outcome (joined; closed: the match ended first; moved: another driver did it; refused or unacknowledged by the game server: players requeued).",
     ),
     (
         GAME_SERVERS_LOST,

@@ -164,6 +164,15 @@ async fn a_seat_is_filled_redis_processes() {
     fills_a_seat(&Deployment::redis_processes().await, "r").await;
 }
 
+fn ack(server: &str, mid: &str, fill: &str, accept: bool) -> pb::AckBackfillRequest {
+    pb::AckBackfillRequest {
+        server_id: server.into(),
+        match_id: mid.into(),
+        fill_id: fill.into(),
+        accept,
+    }
+}
+
 fn seats(server: &str, mid: &str, open: &[u32]) -> pb::OpenBackfillRequest {
     pb::OpenBackfillRequest {
         server_id: server.into(),
@@ -209,6 +218,18 @@ async fn a_game_server_manages_its_backfill_over_grpc() {
         queue_in(&d, "refill", p).await;
     }
     let a = placed(&mut gs, server).await;
+    // Alive for the rest of the test (the test's own heartbeats are too rare).
+    let mut beats = gs.clone();
+    let alive = tokio::spawn(async move {
+        loop {
+            let _ = beats
+                .heartbeat(pb::HeartbeatRequest {
+                    server_id: "gs-grpc-bf".into(),
+                })
+                .await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
     let mid = a.match_id.clone();
     assert!(a.filled.is_empty());
 
@@ -274,6 +295,75 @@ async fn a_game_server_manages_its_backfill_over_grpc() {
         ("g5", 1)
     );
     assert_eq!(a.filled[0].fill_id, joined["match_id"].as_str().unwrap());
+    let fill = a.filled[0].fill_id.clone();
+    gs.ack_backfill(ack(server, &mid, &fill, true))
+        .await
+        .unwrap();
+    let (_, f) = d.client("g5").get(&format!("/v1/matches/{fill}")).await;
+    assert_eq!(f["joined"]["acknowledged"], true, "{f}");
+    assert_eq!(f["joined"]["notified"], true, "{f}");
+    // Acknowledged twice: fine. Refused after that: too late.
+    gs.ack_backfill(ack(server, &mid, &fill, true))
+        .await
+        .unwrap();
+    let err = gs
+        .ack_backfill(ack(server, &mid, &fill, false))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err:?}");
+
+    // A seat the server refuses: the filler goes back to the queue with
+    // their wait, and is not in the match.
+    gs.open_backfill(seats(server, &mid, &[1, 0]))
+        .await
+        .unwrap();
+    let mut w6 = d.socket("g6").await;
+    queue_in(&d, "refill", "g6").await;
+    let j6 = w6.wait_for("match.assigned", Duration::from_secs(10)).await;
+    let ticket6 = j6["ticket_id"].as_str().unwrap().to_string();
+    let (_, before) = d.client("g6").get(&format!("/v1/tickets/{ticket6}")).await;
+    let fill6 = j6["match_id"].as_str().unwrap().to_string();
+    gs.ack_backfill(ack(server, &mid, &fill6, false))
+        .await
+        .unwrap();
+    let failed = w6.wait_for("match.failed", Duration::from_secs(5)).await;
+    assert_eq!(
+        (failed["reason"].as_str(), failed["requeued"].as_bool()),
+        (Some("backfill_refused"), Some(true)),
+        "{failed}"
+    );
+    let (_, after) = d.client("g6").get(&format!("/v1/tickets/{ticket6}")).await;
+    assert_eq!(after["enqueued_at"], before["enqueued_at"], "{after}");
+    assert_ne!(after["status"], "matched", "{after}");
+    let (_, m) = d.client("g1").get(&format!("/v1/matches/{mid}")).await;
+    let names: Vec<&str> = m["match"]["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["players"][0].as_str())
+        .collect();
+    assert!(!names.contains(&"g6") && names.contains(&"g5"), "{m}");
+    let (_, c) = d
+        .client("g6")
+        .delete(&format!("/v1/tickets/{ticket6}"))
+        .await;
+    assert_eq!(c["status"], "cancelled", "{c}");
+
+    // A filler the server never acknowledges goes back after the mode's
+    // placement timeout (2 s here).
+    gs.open_backfill(seats(server, &mid, &[1, 0]))
+        .await
+        .unwrap();
+    let mut w7 = d.socket("g7").await;
+    queue_in(&d, "refill", "g7").await;
+    w7.wait_for("match.assigned", Duration::from_secs(10)).await;
+    let failed = w7.wait_for("match.failed", Duration::from_secs(10)).await;
+    assert_eq!(
+        (failed["reason"].as_str(), failed["requeued"].as_bool()),
+        (Some("backfill_unacknowledged"), Some(true)),
+        "{failed}"
+    );
+    alive.abort();
 
     // Closed: no update until it is opened again.
     gs.close_backfill(pb::CloseBackfillRequest {
@@ -287,4 +377,64 @@ async fn a_game_server_manages_its_backfill_over_grpc() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition, "{err:?}");
+}
+
+/// The example game server with players leaving (`LEAVE_RATE`) in an auto
+/// mode: seats open as they leave, waiting players fill them, the server
+/// acknowledges them and reports a result for everyone, the leavers as
+/// abandoned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_game_server_refills_its_matches() {
+    let d = Deployment::embedded().await;
+    let mut cmd = std::process::Command::new(crate::BIN);
+    cmd.arg("example-game-server")
+        .env("SERVER_MANAGER_URL", &d.grpc)
+        .env("GAME_SERVER_ID", "gs-leavers")
+        .env("GAME_SERVER_REGION", "eu")
+        .env("GAME_SERVER_MODES", "refill")
+        .env("GAME_SERVER_CAPACITY", "1")
+        .env("GAME_SERVER_ADDRESS", "10.7.7.7:7777")
+        .env("MATCH_DURATION", "8s")
+        // About 12 leaves in a match: at least two (one per waiting player)
+        // all but surely.
+        .env("LEAVE_RATE", "90");
+    let gs = mm_testkit::Proc::spawn("gs-leavers", cmd, d.logs.path());
+    for p in ["l1", "l2", "l3", "l4"] {
+        queue_in(&d, "refill", p).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !gs.log().contains("match_started") {
+        assert!(Instant::now() < deadline, "{}", gs.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Two players wait to fill seats (too few for a match of their own).
+    let mut fillers = Vec::new();
+    for p in ["l5", "l6"] {
+        fillers.push(d.socket(p).await);
+        queue_in(&d, "refill", p).await;
+    }
+    for ws in &mut fillers {
+        let joined = ws.wait_for("match.assigned", Duration::from_secs(20)).await;
+        assert_eq!(joined["server"]["address"], "10.7.7.7:7777", "{joined}");
+        let done = ws
+            .wait_for("match.completed", Duration::from_secs(20))
+            .await;
+        assert!(done["result"]["teams"].is_array(), "{done}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gs.log().contains("match_finished") {
+        assert!(Instant::now() < deadline, "{}", gs.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = gs.log();
+    assert!(log.contains("\"backfill_joined\""), "{log}");
+    assert!(log.contains("\"acknowledged\":true"), "{log}");
+    let finished: Value = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "match_finished")
+        .unwrap();
+    assert_eq!(finished["reported"], true, "{finished}");
+    assert!(finished["players"].as_u64().unwrap() >= 6, "{finished}");
+    assert!(finished["left"].as_u64().unwrap() >= 2, "{finished}");
 }

@@ -96,6 +96,7 @@ teams = 2
 team_size = 2
 ready_check = false
 backfill = "auto"
+placement_timeout = "2s"
 "#;
 
 /// The test modes file, written once per test process.

@@ -10,7 +10,7 @@ use crate::backfill::{SeatsError, check_seats, one_more_seat};
 use mm_domain::{MatchId, MatchRecord, PlayerId, Pool};
 use mm_engine::{BackfillPolicy, Mode};
 use mm_proto::v1 as pb;
-use mm_store::{Allocation, Backfill, BackfillOutcome};
+use mm_store::{Allocation, Backfill, BackfillOutcome, FillMark, UnjoinOutcome};
 use std::time::Duration;
 use tonic::Status;
 
@@ -141,6 +141,59 @@ impl Service {
             seat_opened: b.is_some(),
             backfill: b.as_ref().map(view),
         })
+    }
+
+    /// `AckBackfill`: the server takes fill `fill_id`'s players, or sends them
+    /// back to the queue.
+    pub(super) async fn ack(&self, r: pb::AckBackfillRequest) -> Result<(), Status> {
+        let (pool, id) = self.held(&r.server_id, &r.match_id).await?;
+        super::check_id("fill_id", &r.fill_id)?;
+        let denied = || not_on("fill", &r.fill_id, &r.server_id);
+        let fill = MatchId::new(r.fill_id.clone()).map_err(|_| denied())?;
+        let (record, _) = self
+            .store
+            .match_record(&pool, &fill)
+            .await
+            .map_err(internal)?
+            .ok_or_else(denied)?;
+        if record.matched.fills().map(|f| &f.match_id) != Some(&id) || record.joined.is_none() {
+            return Err(denied());
+        }
+        let over = || {
+            Status::failed_precondition(format!(
+                "fill {fill} was already acknowledged, sent back, or ended with its match"
+            ))
+        };
+        if r.accept {
+            let joined = record.joined.unwrap_or_default();
+            if joined.acknowledged {
+                return Ok(());
+            }
+            if !self
+                .store
+                .mark_fill(&pool, &fill, FillMark::Acknowledged)
+                .await
+                .map_err(internal)?
+            {
+                return Err(over());
+            }
+        } else {
+            match self
+                .store
+                .unjoin_fill(&pool, &fill, mm_domain::reasons::BACKFILL_REFUSED)
+                .await
+                .map_err(internal)?
+            {
+                UnjoinOutcome::Done => {
+                    metrics::counter!(mm_telemetry::names::BACKFILL_JOINS, "outcome" => "refused")
+                        .increment(1);
+                    tracing::info!(match_id = %id, fill = %fill, "the game server refused a fill's players; they go back to the queue");
+                }
+                UnjoinOutcome::Closed | UnjoinOutcome::Moved => return Err(over()),
+            }
+        }
+        self.step(&pool, &fill).await;
+        Ok(())
     }
 
     /// For a heartbeat of `server`: keeps the backfill of allocation `a` open

@@ -444,6 +444,15 @@ impl ServerManager for Service {
         Ok(Response::new(self.left(request.into_inner()).await?))
     }
 
+    async fn ack_backfill(
+        &self,
+        request: Request<pb::AckBackfillRequest>,
+    ) -> Result<Response<pb::AckBackfillResponse>, Status> {
+        self.as_server(&request, &request.get_ref().server_id)?;
+        self.ack(request.into_inner()).await?;
+        Ok(Response::new(pb::AckBackfillResponse {}))
+    }
+
     async fn allocate(
         &self,
         request: Request<pb::AllocateRequest>,

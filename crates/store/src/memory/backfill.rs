@@ -4,7 +4,9 @@
 //! `complete.lua`), each under the store's one lock.
 
 use super::{MemoryStore, PoolState};
-use crate::{Backfill, BackfillOutcome, Backfills, JoinOutcome, StoreError};
+use crate::{
+    Backfill, BackfillOutcome, Backfills, FillMark, JoinOutcome, StoreError, UnjoinOutcome,
+};
 use async_trait::async_trait;
 use mm_domain::{Match, MatchId, MatchStatus, Millis, Pool, now_ms};
 use std::time::Duration;
@@ -192,9 +194,88 @@ impl Backfills for MemoryStore {
         if let Some(r) = ps.lives.get_mut(fill) {
             r.status = MatchStatus::Assigned;
             r.server = Some(server.clone());
+            r.joined = Some(mm_domain::Joined {
+                at: now,
+                ..Default::default()
+            });
         }
         ps.due.insert(fill.clone(), now);
         Ok(JoinOutcome::Joined(server))
+    }
+
+    async fn mark_fill(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        mark: FillMark,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let Some(r) = ps.lives.get_mut(fill) else {
+            return Ok(false);
+        };
+        let Some(joined) = r
+            .joined
+            .as_mut()
+            .filter(|_| r.status == MatchStatus::Assigned)
+        else {
+            return Ok(false);
+        };
+        match mark {
+            FillMark::Notified => joined.notified = true,
+            FillMark::Acknowledged => {
+                joined.acknowledged = true;
+                ps.due.insert(fill.clone(), now);
+            }
+        }
+        Ok(true)
+    }
+
+    async fn unjoin_fill(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        reason: &str,
+    ) -> Result<UnjoinOutcome, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        let Some(r) = ps.lives.get(fill) else {
+            return Ok(UnjoinOutcome::Moved);
+        };
+        let (Some(of), Some(joined)) = (r.matched.fills().cloned(), r.joined) else {
+            return Ok(UnjoinOutcome::Moved);
+        };
+        if r.status != MatchStatus::Assigned || joined.acknowledged {
+            return Ok(UnjoinOutcome::Moved);
+        }
+        let tickets: Vec<mm_domain::TicketId> = r
+            .matched
+            .tickets
+            .iter()
+            .map(|t| t.ticket_id.clone())
+            .collect();
+        match ps.lives.get_mut(&of.match_id) {
+            Some(running) if running.status == MatchStatus::Assigned => {
+                running
+                    .matched
+                    .tickets
+                    .retain(|t| !tickets.contains(&t.ticket_id));
+                running.fills.retain(|f| f != fill);
+                if let Some(m) = ps.matches.get_mut(&of.match_id) {
+                    *m = running.matched.clone();
+                }
+            }
+            _ => return Ok(UnjoinOutcome::Closed),
+        }
+        if let Some(r) = ps.lives.get_mut(fill) {
+            r.status = MatchStatus::Failed;
+            r.reason = Some(reason.to_string());
+            r.server = None;
+        }
+        ps.due.insert(fill.clone(), now);
+        Ok(UnjoinOutcome::Done)
     }
 
     async fn return_seats(&self, pool: &Pool, fill: &Match) -> Result<bool, StoreError> {

@@ -5,7 +5,10 @@
 
 use super::RedisStore;
 use crate::keys::PoolKeys;
-use crate::{Backfill, BackfillOutcome, Backfills, JoinOutcome, Lifecycle, StoreError};
+use crate::{
+    Backfill, BackfillOutcome, Backfills, FillMark, JoinOutcome, Lifecycle, StoreError,
+    UnjoinOutcome,
+};
 use async_trait::async_trait;
 use mm_domain::{Match, MatchId, MatchStatus, Pool};
 use std::time::Duration;
@@ -28,6 +31,15 @@ fn outcome(reply: Vec<String>) -> Result<BackfillOutcome, StoreError> {
             .ok_or_else(corrupt),
         _ => Err(corrupt()),
     }
+}
+
+/// A match's joined fills as its lifecycle hash keeps them ('fl').
+fn fills_field(fills: &[MatchId]) -> String {
+    fills
+        .iter()
+        .map(MatchId::as_str)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl RedisStore {
@@ -131,8 +143,8 @@ impl Backfills for RedisStore {
 
     async fn join_fill(&self, pool: &Pool, fill: &MatchId) -> Result<JoinOutcome, StoreError> {
         let keys = PoolKeys::new(pool);
-        // Fenced by the count of fills joined: a race with another fill of the
-        // same match reads again.
+        // Fenced by the match's list of joined fills: a race with another
+        // fill of the same match reads again.
         for _ in 0..16 {
             let Some((record, _)) = self.read_record(pool, fill).await? else {
                 return Ok(JoinOutcome::Moved);
@@ -160,7 +172,7 @@ impl Backfills for RedisStore {
                 .key(keys.archived(of.match_id.as_str()))
                 .arg(fill.as_str())
                 .arg(of.match_id.as_str())
-                .arg(running.fills.len())
+                .arg(fills_field(&running.fills))
                 .arg(serde_json::to_string(&joined)?)
                 .invoke_async(&mut self.conn())
                 .await?;
@@ -181,6 +193,85 @@ impl Backfills for RedisStore {
         }
         Err(StoreError::Corrupt(format!(
             "fill {fill} lost the race to join its match 16 times"
+        )))
+    }
+
+    async fn mark_fill(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        mark: FillMark,
+    ) -> Result<bool, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let done: i64 = self
+            .scripts
+            .backfill_mark
+            .key(keys.life(fill.as_str()))
+            .key(&keys.due)
+            .arg(fill.as_str())
+            .arg(match mark {
+                FillMark::Notified => "nt",
+                FillMark::Acknowledged => "ak",
+            })
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(done == 1)
+    }
+
+    async fn unjoin_fill(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        reason: &str,
+    ) -> Result<UnjoinOutcome, StoreError> {
+        let keys = PoolKeys::new(pool);
+        for _ in 0..16 {
+            let Some((record, _)) = self.read_record(pool, fill).await? else {
+                return Ok(UnjoinOutcome::Moved);
+            };
+            let Some(of) = record.matched.fills().cloned() else {
+                return Ok(UnjoinOutcome::Moved);
+            };
+            let Some((running, _)) = self.match_record(pool, &of.match_id).await? else {
+                return Ok(UnjoinOutcome::Closed);
+            };
+            let ours: Vec<&mm_domain::TicketId> = record
+                .matched
+                .tickets
+                .iter()
+                .map(|t| &t.ticket_id)
+                .collect();
+            let mut kept = running.matched.clone();
+            kept.tickets.retain(|t| !ours.contains(&&t.ticket_id));
+            let reply: Vec<String> = self
+                .scripts
+                .backfill_unjoin
+                .key(keys.life(fill.as_str()))
+                .key(keys.life(of.match_id.as_str()))
+                .key(&keys.matches)
+                .key(&keys.due)
+                .key(keys.archived(of.match_id.as_str()))
+                .arg(fill.as_str())
+                .arg(of.match_id.as_str())
+                .arg(fills_field(&running.fills))
+                .arg(serde_json::to_string(&kept)?)
+                .arg(reason)
+                .invoke_async(&mut self.conn())
+                .await?;
+            match reply.first().map(String::as_str) {
+                Some("done") => return Ok(UnjoinOutcome::Done),
+                Some("closed") => return Ok(UnjoinOutcome::Closed),
+                Some("moved") => return Ok(UnjoinOutcome::Moved),
+                Some("stale") => continue,
+                _ => {
+                    return Err(StoreError::Corrupt(format!(
+                        "backfill_unjoin answered {reply:?}"
+                    )));
+                }
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "fill {fill} lost the race to leave its match 16 times"
         )))
     }
 

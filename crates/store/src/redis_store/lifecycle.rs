@@ -55,6 +55,7 @@ impl RedisStore {
             // A match from before lifecycles were stored is simply over.
             settled: life.is_empty(),
             fills: Vec::new(),
+            joined: None,
         };
         for (field, value) in life {
             match field.as_str() {
@@ -68,6 +69,17 @@ impl RedisStore {
                 "srv" => record.server = Some(serde_json::from_str(&value)?),
                 "res" => record.result = Some(serde_json::from_str(&value)?),
                 "set" => record.settled = true,
+                "jat" => {
+                    record.joined.get_or_insert_with(Default::default).at =
+                        value.parse().unwrap_or(0)
+                }
+                "nt" => record.joined.get_or_insert_with(Default::default).notified = true,
+                "ak" => {
+                    record
+                        .joined
+                        .get_or_insert_with(Default::default)
+                        .acknowledged = true
+                }
                 "fl" => {
                     record.fills = value
                         .split(',')

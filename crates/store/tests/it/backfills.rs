@@ -11,7 +11,9 @@ use crate::several::make_match;
 use mm_domain::{
     FillOf, Match, MatchId, MatchStatus, Placement, ServerAssignment, Ticket, reasons,
 };
-use mm_store::{BackfillOutcome, EnqueueOutcome, JoinOutcome, Store, Transition};
+use mm_store::{
+    BackfillOutcome, EnqueueOutcome, FillMark, JoinOutcome, Store, Transition, UnjoinOutcome,
+};
 use std::time::Duration;
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -348,7 +350,96 @@ async fn a_fill_that_ends_early_gives_its_seats_back_once(h: Harness) {
     assert_eq!((b.open, b.generation), (vec![1, 0], 3));
 }
 
+async fn a_refused_fill_leaves_its_match_and_an_acknowledged_one_stays(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let m = running(s).await;
+    let (c, d) = (ticket(&["c1"], 0), ticket(&["d1"], 0));
+    claimed_by(s, "w1", &c).await;
+    let fc = fill_of(&m, &c, 1, false);
+    let done = s
+        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
+    assert!(matches!(
+        s.join_fill(&pool(), &fc.id).await.unwrap(),
+        JoinOutcome::Joined(_)
+    ));
+    assert!(
+        s.mark_fill(&pool(), &fc.id, FillMark::Notified)
+            .await
+            .unwrap()
+    );
+    let (rec, _) = s.match_record(&pool(), &fc.id).await.unwrap().unwrap();
+    let joined = rec.joined.expect("joined");
+    assert!(joined.notified && !joined.acknowledged && joined.at > 0);
+    // Refused: out of the match, failed with no server (its players requeue).
+    assert_eq!(
+        s.unjoin_fill(&pool(), &fc.id, reasons::BACKFILL_REFUSED)
+            .await
+            .unwrap(),
+        UnjoinOutcome::Done
+    );
+    let (parent, _) = s.match_record(&pool(), &m.id).await.unwrap().unwrap();
+    assert_eq!(parent.matched.player_count(), 2);
+    assert!(parent.fills.is_empty());
+    let (rec, _) = s.match_record(&pool(), &fc.id).await.unwrap().unwrap();
+    assert_eq!(
+        (rec.status, rec.server, rec.reason.as_deref()),
+        (MatchStatus::Failed, None, Some(reasons::BACKFILL_REFUSED))
+    );
+    assert_eq!(
+        s.unjoin_fill(&pool(), &fc.id, reasons::BACKFILL_REFUSED)
+            .await
+            .unwrap(),
+        UnjoinOutcome::Moved
+    );
+    assert!(
+        !s.mark_fill(&pool(), &fc.id, FillMark::Acknowledged)
+            .await
+            .unwrap()
+    );
+    // Another fill, acknowledged: it stays.
+    s.open_backfill(&pool(), &m.id, None, &[1, 0], TTL)
+        .await
+        .unwrap();
+    let generation = s
+        .backfill(&pool(), &m.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .generation;
+    claimed_by(s, "w2", &d).await;
+    let fd = fill_of(&m, &d, generation, false);
+    let done = s
+        .complete("w2", &pool(), std::slice::from_ref(&fd), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    s.fan_out(&pool(), std::slice::from_ref(&fd)).await.unwrap();
+    assert!(matches!(
+        s.join_fill(&pool(), &fd.id).await.unwrap(),
+        JoinOutcome::Joined(_)
+    ));
+    assert!(
+        s.mark_fill(&pool(), &fd.id, FillMark::Acknowledged)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        s.unjoin_fill(&pool(), &fd.id, reasons::BACKFILL_UNACKNOWLEDGED)
+            .await
+            .unwrap(),
+        UnjoinOutcome::Moved
+    );
+    let (parent, _) = s.match_record(&pool(), &m.id).await.unwrap().unwrap();
+    assert_eq!(parent.fills, vec![fd.id.clone()]);
+    assert_eq!(parent.matched.player_count(), 3);
+}
+
 crate::every_deployment!(
+    a_refused_fill_leaves_its_match_and_an_acknowledged_one_stays,
     only_the_host_opens_while_the_match_runs,
     an_unrefreshed_backfill_lapses,
     a_seat_is_filled_once_and_the_filler_joins,
