@@ -81,6 +81,13 @@ pub struct DrainArgs {
     /// (with `--leader`, that pair again with pool leaders).
     #[arg(long)]
     pub rules: bool,
+    /// Also drain twice on the bench mode with its matches placed on a game
+    /// server (one the command registers, with a slot for every match): with
+    /// `backfill = "manual"` and without. No backfill is open, so the pair
+    /// measures what serving backfills costs ordinary tickets (a read of the
+    /// pool's open backfills each cycle); the target is at least 0.9x.
+    #[arg(long)]
+    pub backfill: bool,
     /// With `--rules`: draw the tickets' attributes from this TOML (the
     /// format of `simulate --attributes`) instead of the scenario's.
     #[arg(long, requires = "rules")]
@@ -148,6 +155,10 @@ enum Pipeline {
         rules: bool,
         leader: bool,
     },
+    /// Ours with the matches placed on a game server, backfill on or off.
+    Placed {
+        backfill: bool,
+    },
     Seed000Settings,
     Seed000Port(Poll),
 }
@@ -162,6 +173,9 @@ const FIVE_RATIO: &str = "5v5 rules / no rules";
 const FIVE_RATIO_90: &str = "5v5 rules / no rules, to 90%";
 const FIVE_RATIO_LEADER: &str = "5v5 rules / no rules, leaders";
 const FIVE_RATIO_LEADER_90: &str = "5v5 rules / no rules, leaders, to 90%";
+const PLACED: &str = "ours, placed";
+const PLACED_BACKFILL: &str = "ours, placed, backfill";
+const BACKFILL_RATIO: &str = "backfill on / off";
 
 /// What one run measured.
 struct Outcome {
@@ -237,6 +251,12 @@ pub async fn run(args: DrainArgs) -> Result<()> {
                 }
             }
         }
+        if args.backfill {
+            for (name, backfill) in [(PLACED, false), (PLACED_BACKFILL, true)] {
+                let pipeline = Pipeline::Placed { backfill };
+                outcomes.push(drain_once(&args, &format!("{name}{suffix}"), pipeline).await?);
+            }
+        }
         for b in args.baselines.chosen() {
             let (name, pipeline) = match b {
                 Baseline::Port => (PORT, Pipeline::Seed000Port(Poll::Ticker)),
@@ -269,8 +289,10 @@ fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
             (o, format!("ours{rest}"), "ours / seed-000 port")
         } else if let Some(rest) = o.label.strip_prefix(SETTINGS) {
             (o, format!("ours{rest}"), "ours / seed-000 settings")
-        } else if o.label.starts_with(FIVE_RULES) {
+        } else if o.label.starts_with(FIVE_RULES) || o.label.starts_with(PLACED_BACKFILL) {
             continue;
+        } else if let Some(rest) = o.label.strip_prefix(PLACED) {
+            (o, format!("{PLACED_BACKFILL}{rest}"), BACKFILL_RATIO)
         } else if let Some(rest) = o.label.strip_prefix(FIVE) {
             let name = if rest.starts_with(", leader") {
                 FIVE_RATIO_LEADER
@@ -486,9 +508,10 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         _ => Watch::ours(&url, &pool, &format!("bench-{tag}-")).await?,
     };
     let batch = match pipeline {
-        Pipeline::Ours { .. } | Pipeline::Leader | Pipeline::FiveVsFive { .. } => {
-            args.claim_batch_size
-        }
+        Pipeline::Ours { .. }
+        | Pipeline::Leader
+        | Pipeline::FiveVsFive { .. }
+        | Pipeline::Placed { .. } => args.claim_batch_size,
         _ => seed000::BATCH,
     };
     let tickets = match pipeline {
@@ -515,6 +538,10 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     match pipeline {
         Pipeline::FiveVsFive { rules, .. } => {
             std::fs::write(&modes_file, rules::mode_toml(&pool.mode, rules)?)?
+        }
+        Pipeline::Placed { backfill } => {
+            std::fs::write(&modes_file, placed_mode(backfill))?;
+            register_server(&url, &pool, tickets).await?;
         }
         _ => std::fs::write(&modes_file, BENCH_MODE)?,
     }
@@ -656,6 +683,39 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
 }
 
 /// The Redis a drain runs on, and its pool there.
+/// The bench mode with its matches placed on game servers, backfill on or off.
+fn placed_mode(backfill: bool) -> String {
+    let on = if backfill {
+        "backfill = \"manual\"\n"
+    } else {
+        ""
+    };
+    BENCH_MODE.replace(
+        "placement = \"none\"\n",
+        &format!("placement = \"servers\"\nplacement_timeout = \"5m\"\n{on}"),
+    )
+}
+
+/// Registers a game server for `pool` with a slot for each of `tickets`
+/// (more than the matches they make), live for an hour.
+async fn register_server(url: &str, pool: &Pool, tickets: usize) -> Result<()> {
+    use mm_store::Fleet;
+    let store = mm_store::RedisStore::connect(url).await?;
+    store
+        .register_server(
+            &mm_store::GameServer {
+                id: format!("bench-gs-{}", pool.region),
+                region: pool.region.clone(),
+                modes: vec![pool.mode.clone()],
+                capacity: tickets as u32,
+                address: "10.0.0.1:7777".into(),
+            },
+            Duration::from_secs(3600),
+        )
+        .await?;
+    Ok(())
+}
+
 pub(super) struct RunRedis {
     /// The redis-server the command started, if it was not given one.
     pub server: Option<RedisServer>,

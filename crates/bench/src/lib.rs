@@ -4,6 +4,7 @@
 //! honest figure.
 
 mod allocate;
+mod backfill;
 mod callers;
 mod chart;
 mod contention;
@@ -209,6 +210,8 @@ pub enum Scenario {
     Throughput(throughput::ThroughputArgs),
     /// Finished matches to ratings in PostgreSQL: updates/s against seed 004's transaction per match, and result-to-readable latency at load.
     Ratings(ratings::RatingsArgs),
+    /// Seats of running matches open at 100/s with 1,000 players waiting: time from a seat opening to its filler's match.assigned, against a new match's time to its players at the same load.
+    Backfill(backfill::BackfillArgs),
     /// A long run of players queuing, accepting, declining and cancelling on Redis: every process's memory and Redis's key count over time (flat once warm).
     Soak(soak::SoakArgs),
     /// A worker of the seed-000 port (the benches start it).
@@ -230,6 +233,7 @@ pub async fn run(scenario: Scenario) -> Result<()> {
         Scenario::Throughput(args) => throughput::run(args).await,
         Scenario::Ratings(args) => ratings::run(args).await,
         Scenario::Soak(args) => soak::run(args).await,
+        Scenario::Backfill(args) => backfill::run(args).await,
         Scenario::Seed000Worker(args) => seed000::worker::run_worker(args).await,
         Scenario::Seed000Supervisor(args) => seed000::worker::run_supervisor(args).await,
     }

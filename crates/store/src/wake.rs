@@ -1,14 +1,15 @@
 //! Wake-ups (seed 002's "agent enqueued" event): a new ticket wakes the workers
 //! serving its pool at once instead of at their next poll (which stays as the
 //! safety net), and so does a ticket put back in the queue by a reclaim or by a
-//! match that was not played. On Redis, `enqueue.lua` (and `reclaim.lua`,
-//! `unwind_entry.lua`) publishes the pool's name on
-//! [`crate::keys::WAKE_CHANNEL`] only when the pool is *armed*: every claim arms it
-//! (`claim.lua`), the first ticket after a claim disarms it and publishes, so a
-//! busy pool costs one message per claim, not one per ticket. A process's
+//! match that was not played, and a backfill opened with a seat to fill. On
+//! Redis, `enqueue.lua` (and `reclaim.lua`, `unwind_entry.lua`) publishes the
+//! pool's name on [`crate::keys::WAKE_CHANNEL`] only when the pool is *armed*:
+//! every claim arms it (`claim.lua`), the first ticket after a claim disarms it
+//! and publishes, so a busy pool costs one message per claim, not one per
+//! ticket; `backfill_open.lua` publishes whenever a seat is open. A process's
 //! subscription to the channel (made when its first worker asks, resubscribed
 //! when lost, waking every worker then) hands the names to [`Wakes`]. In memory,
-//! enqueueing wakes directly.
+//! enqueueing and opening a backfill wake directly.
 //!
 //! A wake-up is a hint: one lost (a subscription being restored, a receiver that
 //! lagged) costs at most one poll interval, never a ticket.

@@ -195,6 +195,58 @@ fn drain_with_rules_runs_the_5v5_with_and_without() {
 }
 
 #[test]
+fn drain_with_backfill_runs_placed_with_and_without() {
+    let out = bench(
+        &[
+            "drain",
+            "--tickets",
+            "1000",
+            "--workers",
+            "1",
+            "--timeout",
+            "10s",
+            "--no-baseline",
+            "--backfill",
+        ],
+        &["drain.csv"],
+    );
+    for label in ["ours, placed  ", "ours, placed, backfill "] {
+        let cols: Vec<&str> = row(&out, label).split_whitespace().collect();
+        let n = cols.len();
+        let (matched, left): (u64, u64) =
+            (cols[n - 7].parse().unwrap(), cols[n - 6].parse().unwrap());
+        assert_eq!(matched + left, 1000, "{out}");
+        assert!(matched >= 900, "{out}");
+    }
+    assert!(out.contains("(drain rate): "), "{out}");
+}
+
+#[test]
+fn backfill_fills_every_seat_it_opens() {
+    let out = bench(
+        &[
+            "backfill",
+            "--matches",
+            "20",
+            "--waiting",
+            "100",
+            "--rate",
+            "200",
+            "--new-every",
+            "5",
+        ],
+        &["backfill.csv"],
+    );
+    assert!(
+        out.contains(
+            "seats opened 100 at 200/s, filled 100, unfilled after 10 s 0; new matches 20, heard 20"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("matched no open seat"), "{out}");
+}
+
+#[test]
 fn recovery_loses_and_duplicates_nothing() {
     // Killed the first time it is seen holding tickets: the drain cannot end first.
     // The leader run kills the pool's leader.

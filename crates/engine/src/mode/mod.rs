@@ -142,6 +142,8 @@ impl Mode {
         Lifecycle {
             ready_check_ms: self.backfill_ready_check_ms,
             placement: Placement::Servers,
+            // A fill joins a match on its server: it has no seats of its own.
+            auto_backfill: None,
             ..self.lifecycle
         }
     }

@@ -104,6 +104,11 @@ impl Backfills for MemoryStore {
             expires_at: now + ttl.as_millis() as Millis,
         };
         ps.backfills.insert(id.clone(), (b.clone(), false));
+        drop(inner);
+        if open.iter().any(|&o| o > 0) {
+            // Filled at once, not at the workers' next poll.
+            self.wakes.wake(&pool.name());
+        }
         Ok(BackfillOutcome::Open(b))
     }
 

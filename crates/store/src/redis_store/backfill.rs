@@ -86,6 +86,8 @@ impl Backfills for RedisStore {
             .arg(server.unwrap_or(""))
             .arg(serde_json::to_string(open)?)
             .arg(ttl.as_millis() as u64)
+            .arg(crate::keys::WAKE_CHANNEL)
+            .arg(pool.name())
             .invoke_async(&mut self.conn())
             .await?;
         outcome(reply)
