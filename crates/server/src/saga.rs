@@ -50,8 +50,10 @@ pub enum Progress {
 }
 
 /// Crash testing: with `MATCHMAKER_FAILPOINT=saga-pause-after-STEP` (STEP one of
-/// `allocate`, `assign`, `unwind`) the process driving a saga stops for good right
-/// after that step, so a test can SIGKILL it exactly there.
+/// `commit` (the worker, before it drives a match it committed), `allocate`,
+/// `assign`, `join` (a fill joined its match), `unwind`) the process driving a
+/// saga stops for good right after that step, so a test can SIGKILL it exactly
+/// there.
 fn failpoint(step: &str) -> bool {
     static AT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     AT.get_or_init(|| {
@@ -63,7 +65,7 @@ fn failpoint(step: &str) -> bool {
         == Some(step)
 }
 
-async fn pause_if(step: &str, id: &MatchId) {
+pub(crate) async fn pause_if(step: &str, id: &MatchId) {
     if failpoint(step) {
         tracing::warn!(match_id = %id, step, "failpoint: saga paused for good");
         std::future::pending::<()>().await;

@@ -438,3 +438,142 @@ async fn the_example_game_server_refills_its_matches() {
     assert!(finished["players"].as_u64().unwrap() >= 6, "{finished}");
     assert!(finished["left"].as_u64().unwrap() >= 2, "{finished}");
 }
+
+/// Waits until `p` has stopped at its saga failpoint `n` times.
+async fn paused_times(p: &mm_testkit::Proc, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while p.log().matches("saga paused for good").count() < n {
+        assert!(
+            Instant::now() < deadline,
+            "failpoint not reached {n} times:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// SIGKILL of the worker right after it committed a fill, and right after the
+/// fill joined its match: the supervisor finishes the fill's saga, the filler
+/// is told the server once, joins the running match once, and the game server
+/// acknowledges them. Nobody is lost or placed twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_mid_fill_loses_nobody() {
+    for step in ["commit", "join"] {
+        let failpoint = format!("saga-pause-after-{step}");
+        let mut d = Deployment::redis_processes_with(&[("MATCHMAKER_FAILPOINT", &failpoint)]).await;
+        let gs = game_server(&d, &format!("gs-kill-{step}"), "60s").await;
+        let players: Vec<String> = (1..=4).map(|i| format!("k{step}{i}")).collect();
+        let mut first = d.socket(&players[0]).await;
+        for p in &players {
+            queue(&d, p).await;
+        }
+        // With `commit`, the worker also stops on the running match's saga;
+        // the supervisor places it.
+        let assigned = first
+            .wait_for("match.assigned", Duration::from_secs(20))
+            .await;
+        let mid = assigned["match_id"].as_str().unwrap().to_string();
+        let (status, b) = d
+            .client(SERVICE)
+            .send(
+                Method::POST,
+                &format!("/v1/matches/{mid}/backfill"),
+                Some(json!({"open": [1, 0]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{b}");
+        let filler = format!("k{step}f");
+        let mut ws = d.socket(&filler).await;
+        queue(&d, &filler).await;
+        let worker = d.proc("worker");
+        paused_times(worker, if step == "commit" { 2 } else { 1 }).await;
+        worker.kill();
+        let joined = ws.wait_for("match.assigned", Duration::from_secs(15)).await;
+        assert_eq!(joined["match"]["backfill"]["match_id"], mid, "{joined}");
+        // Told once: no second assignment follows.
+        let again = ws.next_event(Duration::from_millis(500)).await;
+        assert!(
+            again.as_ref().is_none_or(|e| e["type"] != "match.assigned"),
+            "{again:?}"
+        );
+        let (_, m) = d
+            .client(&players[0])
+            .get(&format!("/v1/matches/{mid}"))
+            .await;
+        let tickets = m["match"]["tickets"].as_array().unwrap();
+        assert_eq!(tickets.len(), 5, "{m}");
+        assert_eq!(m["fills"].as_array().map(Vec::len), Some(1), "{m}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !gs.log().contains("\"acknowledged\":true") {
+            assert!(Instant::now() < deadline, "{}", gs.log());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            gs.log().matches("backfill_joined").count(),
+            1,
+            "{}",
+            gs.log()
+        );
+    }
+}
+
+/// A mode with a ready check: the filler gets one of their own
+/// (`backfill_ready_check` defaults to the mode's), and joins once they accept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filler_accepts_a_ready_check_first() {
+    let d = Deployment::embedded().await;
+    let _gs = game_server(&d, "gs-bf-check", "30s").await;
+    let (mut wa, mut wb) = (d.socket("ca").await, d.socket("cb").await);
+    for p in ["ca", "cb"] {
+        queue_in(&d, "fillcheck", p).await;
+    }
+    for (p, w) in [("ca", &mut wa), ("cb", &mut wb)] {
+        let rc = w
+            .wait_for("match.ready_check", Duration::from_secs(10))
+            .await;
+        let (status, m) = d
+            .client(p)
+            .send(
+                Method::POST,
+                &format!("/v1/matches/{}/accept", rc["match_id"].as_str().unwrap()),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{m}");
+    }
+    let assigned = wa.wait_for("match.assigned", Duration::from_secs(10)).await;
+    let mid = assigned["match_id"].as_str().unwrap().to_string();
+    let (status, b) = d
+        .client(SERVICE)
+        .send(
+            Method::POST,
+            &format!("/v1/matches/{mid}/backfill"),
+            Some(json!({"open": [0, 1]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    let mut wc = d.socket("cc").await;
+    queue_in(&d, "fillcheck", "cc").await;
+    let rc = wc
+        .wait_for("match.ready_check", Duration::from_secs(10))
+        .await;
+    assert_eq!(rc["match"]["backfill"]["match_id"], mid, "{rc}");
+    let fill = rc["match_id"].as_str().unwrap().to_string();
+    let (_, m) = d.client("ca").get(&format!("/v1/matches/{mid}")).await;
+    assert_eq!(
+        m["match"]["tickets"].as_array().unwrap().len(),
+        2,
+        "not before the accept: {m}"
+    );
+    let (status, m) = d
+        .client("cc")
+        .send(Method::POST, &format!("/v1/matches/{fill}/accept"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{m}");
+    let joined = wc.wait_for("match.assigned", Duration::from_secs(10)).await;
+    assert_eq!(joined["match_id"], fill.as_str());
+    let (_, m) = d.client("ca").get(&format!("/v1/matches/{mid}")).await;
+    let tickets = m["match"]["tickets"].as_array().unwrap();
+    assert_eq!(tickets.len(), 3, "{m}");
+    assert_eq!(tickets[2]["team"], 1, "{m}");
+}

@@ -21,7 +21,7 @@ pub async fn game_server(d: &Deployment, name: &str, match_duration: &str) -> Pr
         .env("SERVER_MANAGER_URL", &d.grpc)
         .env("GAME_SERVER_ID", name)
         .env("GAME_SERVER_REGION", "eu")
-        .env("GAME_SERVER_MODES", "duel,duo,rush,fill")
+        .env("GAME_SERVER_MODES", "duel,duo,rush,fill,fillcheck")
         .env("GAME_SERVER_CAPACITY", "4")
         .env("GAME_SERVER_ADDRESS", ADDRESS)
         .env("MATCH_DURATION", match_duration);

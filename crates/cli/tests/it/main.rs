@@ -91,6 +91,12 @@ team_size = 2
 ready_check = false
 backfill = "manual"
 
+[modes.fillcheck]
+teams = 2
+team_size = 1
+ready_check = "5s"
+backfill = "manual"
+
 [modes.refill]
 teams = 2
 team_size = 2

@@ -468,6 +468,7 @@ pub(crate) fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>)
         let Some(wait) = wake else { continue };
         let (store, pool) = (store.clone(), pool.clone());
         tokio::spawn(async move {
+            saga::pause_if("commit", &m.id).await;
             let at = m.created_at + wait;
             tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await;
             if let Err(e) = saga::drive(&*store, &pool, &m.id).await {
