@@ -43,6 +43,56 @@ fn fills_field(fills: &[MatchId]) -> String {
 }
 
 impl RedisStore {
+    /// Runs `script` (`backfill_join.lua` or `backfill_unjoin.lua`) on fill
+    /// `fill` and its running match, with the match's new JSON built by
+    /// `rewrite(running match, fill)` and `extra` as its last argument. The
+    /// script is fenced by the match's list of joined fills: a race with
+    /// another fill of the same match reads again. Answers the script's reply,
+    /// or `["moved"]` (no such fill) or `["closed"]` (no running match).
+    async fn rewrite_running(
+        &self,
+        pool: &Pool,
+        fill: &MatchId,
+        script: &redis::Script,
+        extra: Option<&str>,
+        rewrite: impl Fn(&Match, &Match) -> Match,
+    ) -> Result<Vec<String>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let answer = |a: &str| Ok(vec![a.to_string()]);
+        for _ in 0..16 {
+            let Some((record, _)) = self.read_record(pool, fill).await? else {
+                return answer("moved");
+            };
+            let Some(of) = record.matched.fills().cloned() else {
+                return answer("moved");
+            };
+            let Some((running, _)) = self.match_record(pool, &of.match_id).await? else {
+                return answer("closed");
+            };
+            let json = serde_json::to_string(&rewrite(&running.matched, &record.matched))?;
+            let mut inv = script.prepare_invoke();
+            inv.key(keys.life(fill.as_str()))
+                .key(keys.life(of.match_id.as_str()))
+                .key(&keys.matches)
+                .key(&keys.due)
+                .key(keys.archived(of.match_id.as_str()))
+                .arg(fill.as_str())
+                .arg(of.match_id.as_str())
+                .arg(fills_field(&running.fills))
+                .arg(json);
+            if let Some(extra) = extra {
+                inv.arg(extra);
+            }
+            let reply: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+            if reply.first().map(String::as_str) != Some("stale") {
+                return Ok(reply);
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "fill {fill} lost the race for its match's list of fills 16 times"
+        )))
+    }
+
     async fn list_backfills(
         &self,
         pool: &Pool,
@@ -144,58 +194,30 @@ impl Backfills for RedisStore {
     }
 
     async fn join_fill(&self, pool: &Pool, fill: &MatchId) -> Result<JoinOutcome, StoreError> {
-        let keys = PoolKeys::new(pool);
-        // Fenced by the match's list of joined fills: a race with another
-        // fill of the same match reads again.
-        for _ in 0..16 {
-            let Some((record, _)) = self.read_record(pool, fill).await? else {
-                return Ok(JoinOutcome::Moved);
-            };
-            let Some(of) = record.matched.fills().cloned() else {
-                return Ok(JoinOutcome::Moved);
-            };
-            if record.status != MatchStatus::Placing {
-                return Ok(JoinOutcome::Moved);
+        let reply = self
+            .rewrite_running(
+                pool,
+                fill,
+                &self.scripts.backfill_join,
+                None,
+                |running, f| {
+                    let mut joined = running.clone();
+                    joined.tickets.extend(f.tickets.iter().cloned());
+                    joined
+                },
+            )
+            .await?;
+        match reply.first().map(String::as_str) {
+            Some("joined") => {
+                let server = reply.get(1).map_or("{}", String::as_str);
+                Ok(JoinOutcome::Joined(serde_json::from_str(server)?))
             }
-            let Some((running, _)) = self.match_record(pool, &of.match_id).await? else {
-                return Ok(JoinOutcome::Closed);
-            };
-            let mut joined = running.matched.clone();
-            joined
-                .tickets
-                .extend(record.matched.tickets.iter().cloned());
-            let reply: Vec<String> = self
-                .scripts
-                .backfill_join
-                .key(keys.life(fill.as_str()))
-                .key(keys.life(of.match_id.as_str()))
-                .key(&keys.matches)
-                .key(&keys.due)
-                .key(keys.archived(of.match_id.as_str()))
-                .arg(fill.as_str())
-                .arg(of.match_id.as_str())
-                .arg(fills_field(&running.fills))
-                .arg(serde_json::to_string(&joined)?)
-                .invoke_async(&mut self.conn())
-                .await?;
-            match reply.first().map(String::as_str) {
-                Some("joined") => {
-                    let server = reply.get(1).map_or("{}", String::as_str);
-                    return Ok(JoinOutcome::Joined(serde_json::from_str(server)?));
-                }
-                Some("closed") => return Ok(JoinOutcome::Closed),
-                Some("moved") => return Ok(JoinOutcome::Moved),
-                Some("stale") => continue,
-                _ => {
-                    return Err(StoreError::Corrupt(format!(
-                        "backfill_join answered {reply:?}"
-                    )));
-                }
-            }
+            Some("closed") => Ok(JoinOutcome::Closed),
+            Some("moved") => Ok(JoinOutcome::Moved),
+            _ => Err(StoreError::Corrupt(format!(
+                "backfill_join answered {reply:?}"
+            ))),
         }
-        Err(StoreError::Corrupt(format!(
-            "fill {fill} lost the race to join its match 16 times"
-        )))
     }
 
     async fn mark_fill(
@@ -226,55 +248,29 @@ impl Backfills for RedisStore {
         fill: &MatchId,
         reason: &str,
     ) -> Result<UnjoinOutcome, StoreError> {
-        let keys = PoolKeys::new(pool);
-        for _ in 0..16 {
-            let Some((record, _)) = self.read_record(pool, fill).await? else {
-                return Ok(UnjoinOutcome::Moved);
-            };
-            let Some(of) = record.matched.fills().cloned() else {
-                return Ok(UnjoinOutcome::Moved);
-            };
-            let Some((running, _)) = self.match_record(pool, &of.match_id).await? else {
-                return Ok(UnjoinOutcome::Closed);
-            };
-            let ours: Vec<&mm_domain::TicketId> = record
-                .matched
-                .tickets
-                .iter()
-                .map(|t| &t.ticket_id)
-                .collect();
-            let mut kept = running.matched.clone();
-            kept.tickets.retain(|t| !ours.contains(&&t.ticket_id));
-            let reply: Vec<String> = self
-                .scripts
-                .backfill_unjoin
-                .key(keys.life(fill.as_str()))
-                .key(keys.life(of.match_id.as_str()))
-                .key(&keys.matches)
-                .key(&keys.due)
-                .key(keys.archived(of.match_id.as_str()))
-                .arg(fill.as_str())
-                .arg(of.match_id.as_str())
-                .arg(fills_field(&running.fills))
-                .arg(serde_json::to_string(&kept)?)
-                .arg(reason)
-                .invoke_async(&mut self.conn())
-                .await?;
-            match reply.first().map(String::as_str) {
-                Some("done") => return Ok(UnjoinOutcome::Done),
-                Some("closed") => return Ok(UnjoinOutcome::Closed),
-                Some("moved") => return Ok(UnjoinOutcome::Moved),
-                Some("stale") => continue,
-                _ => {
-                    return Err(StoreError::Corrupt(format!(
-                        "backfill_unjoin answered {reply:?}"
-                    )));
-                }
-            }
+        let reply = self
+            .rewrite_running(
+                pool,
+                fill,
+                &self.scripts.backfill_unjoin,
+                Some(reason),
+                |running, f| {
+                    let ours: Vec<&mm_domain::TicketId> =
+                        f.tickets.iter().map(|t| &t.ticket_id).collect();
+                    let mut kept = running.clone();
+                    kept.tickets.retain(|t| !ours.contains(&&t.ticket_id));
+                    kept
+                },
+            )
+            .await?;
+        match reply.first().map(String::as_str) {
+            Some("done") => Ok(UnjoinOutcome::Done),
+            Some("closed") => Ok(UnjoinOutcome::Closed),
+            Some("moved") => Ok(UnjoinOutcome::Moved),
+            _ => Err(StoreError::Corrupt(format!(
+                "backfill_unjoin answered {reply:?}"
+            ))),
         }
-        Err(StoreError::Corrupt(format!(
-            "fill {fill} lost the race to leave its match 16 times"
-        )))
     }
 
     async fn return_seats(&self, pool: &Pool, fill: &Match) -> Result<bool, StoreError> {

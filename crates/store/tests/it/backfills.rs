@@ -205,6 +205,24 @@ async fn claimed_by(s: &dyn Store, worker: &str, t: &Ticket) {
     assert_eq!(got.len(), 1);
 }
 
+/// Commits fill `f` of tickets `worker` holds, and settles it.
+async fn committed(s: &dyn Store, worker: &str, f: &Match) {
+    let done = s
+        .complete(worker, &pool(), std::slice::from_ref(f), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(done, vec![f.id.clone()]);
+    s.fan_out(&pool(), std::slice::from_ref(f)).await.unwrap();
+}
+
+/// Joins committed fill `f` to its match.
+async fn join_ok(s: &dyn Store, f: &Match) {
+    assert!(matches!(
+        s.join_fill(&pool(), &f.id).await.unwrap(),
+        JoinOutcome::Joined(_)
+    ));
+}
+
 /// A fill of `running`'s team 0 by `t`, read at `generation`.
 fn fill_of(running: &Match, t: &Ticket, generation: u64, ready_check: bool) -> Match {
     let mut m = make_match(&pool(), &[t]);
@@ -292,12 +310,7 @@ async fn a_fill_cannot_join_a_match_that_ended(h: Harness) {
     let c = ticket(&["c1"], 0);
     claimed_by(s, "w1", &c).await;
     let fc = fill_of(&m, &c, 1, false);
-    let done = s
-        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
-        .await
-        .unwrap();
-    assert_eq!(done.len(), 1);
-    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
+    committed(s, "w1", &fc).await;
     let over =
         Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed).reason(reasons::SERVER_LOST);
     assert!(s.transition(&pool(), &m.id, over).await.unwrap());
@@ -325,12 +338,7 @@ async fn a_fill_that_ends_early_gives_its_seats_back_once(h: Harness) {
     let c = ticket(&["c1"], 0);
     claimed_by(s, "w1", &c).await;
     let fc = fill_of(&m, &c, 1, true);
-    let done = s
-        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
-        .await
-        .unwrap();
-    assert_eq!(done.len(), 1);
-    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
+    committed(s, "w1", &fc).await;
     let (rec, _) = s.match_record(&pool(), &fc.id).await.unwrap().unwrap();
     assert_eq!(rec.status, MatchStatus::RequiresAcceptance);
     // Not placing yet: it does not join.
@@ -356,16 +364,8 @@ async fn a_refused_fill_leaves_its_match_and_an_acknowledged_one_stays(h: Harnes
     let (c, d) = (ticket(&["c1"], 0), ticket(&["d1"], 0));
     claimed_by(s, "w1", &c).await;
     let fc = fill_of(&m, &c, 1, false);
-    let done = s
-        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
-        .await
-        .unwrap();
-    assert_eq!(done.len(), 1);
-    s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
-    assert!(matches!(
-        s.join_fill(&pool(), &fc.id).await.unwrap(),
-        JoinOutcome::Joined(_)
-    ));
+    committed(s, "w1", &fc).await;
+    join_ok(s, &fc).await;
     assert!(
         s.mark_fill(&pool(), &fc.id, FillMark::Notified)
             .await
@@ -412,16 +412,8 @@ async fn a_refused_fill_leaves_its_match_and_an_acknowledged_one_stays(h: Harnes
         .generation;
     claimed_by(s, "w2", &d).await;
     let fd = fill_of(&m, &d, generation, false);
-    let done = s
-        .complete("w2", &pool(), std::slice::from_ref(&fd), LEASE)
-        .await
-        .unwrap();
-    assert_eq!(done.len(), 1);
-    s.fan_out(&pool(), std::slice::from_ref(&fd)).await.unwrap();
-    assert!(matches!(
-        s.join_fill(&pool(), &fd.id).await.unwrap(),
-        JoinOutcome::Joined(_)
-    ));
+    committed(s, "w2", &fd).await;
+    join_ok(s, &fd).await;
     assert!(
         s.mark_fill(&pool(), &fd.id, FillMark::Acknowledged)
             .await
