@@ -577,3 +577,97 @@ async fn a_filler_accepts_a_ready_check_first() {
     assert_eq!(tickets.len(), 3, "{m}");
     assert_eq!(tickets[2]["team"], 1, "{m}");
 }
+
+/// SIGKILL of the server manager and of the supervisor mid-fill, each started
+/// again: a game server heartbeating through the restart keeps its match; a
+/// seat opened after it fills; a filler never acknowledged is sent back to the
+/// queue by the new supervisor, with their wait; one acknowledged through the
+/// new server manager stays. Nobody is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_supervisor_and_server_manager_mid_fill_lose_nobody() {
+    let mut d = Deployment::redis_processes_env(&[("*", "SERVER_HEARTBEAT_TIMEOUT", "5s")]).await;
+    let mut gs = client(&d, None).await;
+    let server = "gs-kill-sm";
+    gs.register(pb::RegisterRequest {
+        server_id: server.into(),
+        region: "eu".into(),
+        modes: vec!["refill".into()],
+        capacity: 2,
+        address: "10.8.8.8:7777".into(),
+    })
+    .await
+    .unwrap();
+    let mut beats = gs.clone();
+    let alive = tokio::spawn(async move {
+        loop {
+            let _ = beats
+                .heartbeat(pb::HeartbeatRequest {
+                    server_id: "gs-kill-sm".into(),
+                })
+                .await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    for p in ["s1", "s2", "s3", "s4"] {
+        queue_in(&d, "refill", p).await;
+    }
+    let a = placed(&mut gs, server).await;
+    let mid = a.match_id.clone();
+
+    // The server manager dies and comes back on the same port.
+    d.proc("server-manager").kill();
+    d.respawn("server-manager", &[("SERVER_HEARTBEAT_TIMEOUT", "5s")])
+        .await;
+    let mut gs = client(&d, None).await;
+    let left = gs
+        .player_left(pb::PlayerLeftRequest {
+            server_id: server.into(),
+            match_id: mid.clone(),
+            player_id: a.teams[0].player_ids[0].clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(left.seat_opened);
+
+    // A filler; the supervisor dies and comes back; nobody acknowledges the
+    // filler, so the new supervisor sends them back after 2 s.
+    let mut w5 = d.socket("s5").await;
+    queue_in(&d, "refill", "s5").await;
+    let j5 = w5.wait_for("match.assigned", Duration::from_secs(10)).await;
+    let ticket5 = j5["ticket_id"].as_str().unwrap().to_string();
+    let (_, before) = d.client("s5").get(&format!("/v1/tickets/{ticket5}")).await;
+    d.proc("supervisor").kill();
+    d.respawn("supervisor", &[("SERVER_HEARTBEAT_TIMEOUT", "5s")])
+        .await;
+    let failed = w5.wait_for("match.failed", Duration::from_secs(15)).await;
+    assert_eq!(
+        (failed["reason"].as_str(), failed["requeued"].as_bool()),
+        (Some("backfill_unacknowledged"), Some(true)),
+        "{failed}"
+    );
+    let (_, after) = d.client("s5").get(&format!("/v1/tickets/{ticket5}")).await;
+    assert_eq!(after["enqueued_at"], before["enqueued_at"], "{after}");
+    // Back in the queue, so it fills the seat again (given back: the seat
+    // stays closed after an unacknowledged fill, so the server opens it).
+    gs.open_backfill(seats(server, &mid, &[1, 0]))
+        .await
+        .unwrap();
+    let again = w5.wait_for("match.assigned", Duration::from_secs(10)).await;
+    let fill = again["match_id"].as_str().unwrap().to_string();
+    gs.ack_backfill(ack(server, &mid, &fill, true))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (_, m) = d.client("s1").get(&format!("/v1/matches/{mid}")).await;
+    assert_eq!(m["status"], "assigned", "{m}");
+    let names: Vec<&str> = m["match"]["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["players"][0].as_str())
+        .collect();
+    assert_eq!(names.iter().filter(|n| **n == "s5").count(), 1, "{m}");
+    assert_eq!(names.len(), 5, "{m}");
+    alive.abort();
+}

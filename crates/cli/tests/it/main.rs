@@ -231,6 +231,41 @@ impl Deployment {
         d
     }
 
+    /// Starts process `name` (`worker`, `supervisor`, `server-manager`) again
+    /// on the deployment's redis-server (single node), with `env` added, and
+    /// waits until it runs. The old one should be dead (a server manager
+    /// takes the same gRPC port).
+    pub async fn respawn(&mut self, name: &str, env: &[(&str, &str)]) {
+        let url = self
+            .redis
+            .as_ref()
+            .expect("a deployment on one redis-server")
+            .url();
+        let mut cmd = Command::new(BIN);
+        cmd.arg(name)
+            .env("REDIS_URL", url)
+            .env("REDIS_CLUSTER", "false")
+            .env("DATABASE_URL", &self.database_url);
+        fast_env(&mut cmd);
+        if name == "server-manager" {
+            cmd.env("GRPC_LISTEN_ADDR", self.grpc.trim_start_matches("http://"));
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let p = Proc::spawn(&format!("{name}-again"), cmd, self.logs.path());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !p.log().contains("started") && !p.log().contains("listening") {
+            assert!(
+                Instant::now() < deadline,
+                "{name} did not start:\n{}",
+                p.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.procs.push(p);
+    }
+
     /// The process named `name` (`ingress`, `worker`, `supervisor`, ...).
     pub fn proc(&mut self, name: &str) -> &mut Proc {
         let i = self.procs.iter().position(|p| p.name() == name);
