@@ -281,6 +281,9 @@ pub struct MatchRecord {
     /// server has taken its players.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joined: Option<Joined>,
+    /// Players the game server reported leaving the running match, and when.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub left: BTreeMap<PlayerId, Millis>,
 }
 
 /// A fill's life after it joined its running match: its players are told at
@@ -327,6 +330,7 @@ impl MatchRecord {
             ),
             fills: Vec::new(),
             joined: None,
+            left: BTreeMap::new(),
         };
         (record, due)
     }

@@ -13,12 +13,16 @@
 //! they apply within a match (see [`fill_with`]). Backfills never fill each
 //! other: only tickets are candidates.
 //!
-//! Not yet: a `roles` rule's open seats (the roles the leavers held) and party
-//! balance are not checked here.
+//! With a `roles` rule, a ticket joins a team only if its players can take
+//! roles the team still misses: the rule's need (at the step of the longest
+//! wait) less the roles its remaining players hold ([`Backfill::held_roles`]).
+//! [`fill_roles`] then names each filler's role. Party balance is not checked
+//! here.
 
 use crate::Mode;
 use crate::engine::Entry;
-use crate::rules::{Grown, Traits};
+use crate::rules::roles::{Need, assign};
+use crate::rules::{Grown, RolesAt, Traits};
 use mm_domain::Millis;
 
 /// A running match's open seats, as the engine reads them.
@@ -30,6 +34,9 @@ pub struct Backfill {
     pub open: Vec<usize>,
     /// When the backfill opened: its window grows from here.
     pub opened_at: Millis,
+    /// Per team, the roles its remaining players hold (a `roles` rule's names;
+    /// empty when the mode has none, or nobody holds one).
+    pub held_roles: Vec<Vec<String>>,
 }
 
 impl Backfill {
@@ -109,17 +116,32 @@ pub fn fill_with(
         .map(|t| (t.iter().sum(), t.len()))
         .collect();
     let mut placed = Vec::new();
+    // Per team, the role sets of the fillers placed on it.
+    let mut fillers: Vec<Vec<u16>> = vec![Vec::new(); teams];
     for (_, _, i) in candidates {
         let e = &entries[i];
-        let Some(team) = best_team(&sums, &open, e) else {
+        let wait = backfill_wait.max(now.saturating_sub(e.enqueued_at));
+        let roles = if ruled { traits.roles_at(wait) } else { None };
+        let fits = |team: usize| match &roles {
+            Some(ra) => {
+                let mut sets = fillers[team].clone();
+                sets.extend_from_slice(ra.of(i));
+                let held = backfill.held_roles.get(team).map_or(&[][..], Vec::as_slice);
+                roles_left(ra, held, &sets).is_some()
+            }
+            None => true,
+        };
+        let Some(team) = teams_by_fit(&sums, &open, e).into_iter().find(|&t| fits(t)) else {
             continue;
         };
         if ruled {
-            let wait = backfill_wait.max(now.saturating_sub(e.enqueued_at));
             if !traits.admits(&grown, i, wait) {
                 continue;
             }
             traits.add(&mut grown, i);
+        }
+        if let Some(ra) = &roles {
+            fillers[team].extend_from_slice(ra.of(i));
         }
         open[team] -= e.size;
         sums[team].0 += e.rating * e.size as f64;
@@ -132,10 +154,78 @@ pub fn fill_with(
     placed
 }
 
-/// The team with room for ticket `e` that leaves the smallest gap between the
-/// highest and the lowest team average; ties to the team with more open
+/// The roles `fillers` (players' role sets) take on a team whose remaining
+/// players hold `held`: an index into `ra.need` per filler, or `None` when
+/// they cannot all take a role the team still misses.
+fn roles_left(ra: &RolesAt<'_>, held: &[String], fillers: &[u16]) -> Option<Vec<usize>> {
+    let mut need: Vec<Need> = ra.need.to_vec();
+    for h in held {
+        if let Some(n) = need
+            .iter_mut()
+            .find(|n| n.count > 0 && ra.names.get(n.bit) == Some(h))
+        {
+            n.count -= 1;
+        }
+    }
+    let slots: usize = need.iter().map(|n| n.count).sum();
+    if fillers.len() > slots {
+        return None;
+    }
+    // Stand-ins who accept anything take the slots nobody fills.
+    let mut players = fillers.to_vec();
+    players.resize(slots, u16::MAX);
+    let mut roles = assign(&players, &need)?;
+    roles.truncate(fillers.len());
+    Some(roles)
+}
+
+/// Each filler's role, for the tickets [`fill_with`] placed (`placed`, with the
+/// same arguments): (entry, player index in it, role name). Empty without a
+/// `roles` rule.
+pub fn fill_roles(
+    backfill: &Backfill,
+    entries: &[Entry],
+    traits: &Traits,
+    placed: &[(usize, usize)],
+    now: Millis,
+) -> Vec<(usize, usize, String)> {
+    let wait = placed
+        .iter()
+        .map(|&(i, _)| now.saturating_sub(entries[i].enqueued_at))
+        .max()
+        .unwrap_or(0)
+        .max(now.saturating_sub(backfill.opened_at));
+    let Some(ra) = traits.roles_at(wait) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for team in 0..backfill.open.len() {
+        let on: Vec<usize> = placed
+            .iter()
+            .filter(|&&(_, t)| t == team)
+            .map(|&(i, _)| i)
+            .collect();
+        let sets: Vec<u16> = on.iter().flat_map(|&i| ra.of(i).iter().copied()).collect();
+        let held = backfill.held_roles.get(team).map_or(&[][..], Vec::as_slice);
+        let Some(roles) = roles_left(&ra, held, &sets) else {
+            continue;
+        };
+        let mut k = 0;
+        for &i in &on {
+            for p in 0..ra.of(i).len() {
+                let name = ra.names[ra.need[roles[k]].bit].clone();
+                out.push((i, p, name));
+                k += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The teams with room for ticket `e`, best first: the smallest gap between
+/// the highest and the lowest team average; ties to the team with more open
 /// seats, then the lower index.
-fn best_team(sums: &[(f64, usize)], open: &[usize], e: &Entry) -> Option<usize> {
+fn teams_by_fit(sums: &[(f64, usize)], open: &[usize], e: &Entry) -> Vec<usize> {
     let gap_with = |team: usize| {
         let averages = sums.iter().enumerate().filter_map(|(t, &(sum, n))| {
             let (sum, n) = if t == team {
@@ -150,15 +240,16 @@ fn best_team(sums: &[(f64, usize)], open: &[usize], e: &Entry) -> Option<usize> 
         });
         hi - lo
     };
-    (0..open.len())
+    let mut fit: Vec<(f64, usize)> = (0..open.len())
         .filter(|&t| open[t] >= e.size)
         .map(|t| (gap_with(t), t))
-        .min_by(|a, b| {
-            a.0.total_cmp(&b.0)
-                .then(open[b.1].cmp(&open[a.1]))
-                .then(a.1.cmp(&b.1))
-        })
-        .map(|(_, t)| t)
+        .collect();
+    fit.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(open[b.1].cmp(&open[a.1]))
+            .then(a.1.cmp(&b.1))
+    });
+    fit.into_iter().map(|(_, t)| t).collect()
 }
 
 #[cfg(test)]

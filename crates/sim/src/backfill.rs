@@ -211,6 +211,7 @@ impl Running {
                 teams: live.teams.clone(),
                 open: live.seats.iter().map(Vec::len).collect(),
                 opened_at: live.seats.iter().flatten().copied().min().unwrap_or(now),
+                held_roles: Vec::new(),
             };
             let average = request.average();
             let traits = rules(tickets, &live.tickets);

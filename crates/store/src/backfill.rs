@@ -23,7 +23,7 @@
 
 use crate::StoreError;
 use async_trait::async_trait;
-use mm_domain::{Match, MatchId, MatchStatus, Millis, Pool, ServerAssignment};
+use mm_domain::{Match, MatchId, MatchStatus, Millis, PlayerId, Pool, ServerAssignment};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -84,6 +84,18 @@ pub trait Backfills: Send + Sync {
         id: &MatchId,
         server: Option<&str>,
     ) -> Result<BackfillOutcome, StoreError>;
+
+    /// Records that `player` left running match `id` (only while it is
+    /// `assigned`; with `server`, only its host): the match's record lists
+    /// them (`left`), and a fill no longer counts them on their team. False
+    /// when refused.
+    async fn player_left(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        player: &PlayerId,
+    ) -> Result<bool, StoreError>;
 
     /// Keeps the live backfill of match `id` open for `ttl` from now, without
     /// changing it (no new generation): what a game server's heartbeat does

@@ -266,6 +266,11 @@ async fn a_game_server_manages_its_backfill_over_grpc() {
     assert!(left.seat_opened);
     let b = left.backfill.unwrap();
     assert_eq!((b.open, b.generation), (vec![0, 1], 3));
+    let (_, m) = d.client("g1").get(&format!("/v1/matches/{mid}")).await;
+    assert!(
+        m["left"][leaver.as_str()].is_u64(),
+        "the leaver is recorded: {m}"
+    );
     let err = gs
         .player_left(pb::PlayerLeftRequest {
             server_id: server.into(),

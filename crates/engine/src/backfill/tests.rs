@@ -16,6 +16,7 @@ fn one_seat() -> Backfill {
         teams: vec![vec![1500.0; 4], vec![1500.0; 5]],
         open: vec![1, 0],
         opened_at: 0,
+        held_roles: Vec::new(),
     }
 }
 
@@ -55,6 +56,7 @@ fn a_party_is_never_split_and_goes_where_it_fits() {
         teams: vec![vec![1500.0; 4], vec![1500.0; 3]],
         open: vec![1, 2],
         opened_at: 0,
+        held_roles: Vec::new(),
     };
     let duo = Entry {
         size: 2,
@@ -76,6 +78,7 @@ fn fillers_go_where_the_team_averages_stay_closest() {
         teams: vec![vec![1450.0; 4], vec![1550.0; 4]],
         open: vec![1, 1],
         opened_at: 0,
+        held_roles: Vec::new(),
     };
     let entries = [Entry::solo(1540.0, 0), Entry::solo(1460.0, 0)];
     let placed = fill(&five(), &b, &entries, 10_000);
@@ -98,6 +101,7 @@ fn a_full_or_empty_match_takes_nobody() {
         teams: vec![vec![], vec![]],
         open: vec![5, 5],
         opened_at: 0,
+        held_roles: Vec::new(),
     };
     assert!(fill(&five(), &empty, &entries, 1_000).is_empty());
 }
@@ -172,6 +176,82 @@ rules = [{ kind = "equal", attribute = "build" }]
     assert_eq!(placed, vec![(3, 0)]);
 }
 
+/// A row for a roles rule: one player and the roles they accept.
+struct Roles(Vec<PlayerId>, Value);
+
+impl Described for Roles {
+    fn players(&self) -> usize {
+        self.0.len()
+    }
+    fn value(&self, _: usize, attribute: &str) -> Option<&Value> {
+        (attribute == "roles").then_some(&self.1)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.0.get(i)
+    }
+}
+
+fn roles(players: &[&str], accepted: &[&str]) -> Roles {
+    Roles(
+        players.iter().map(|n| PlayerId::new(*n).unwrap()).collect(),
+        Value::List(accepted.iter().map(|r| r.to_string()).collect()),
+    )
+}
+
+#[test]
+fn a_filler_takes_a_role_its_team_misses() {
+    let mut m = Modes::load(
+        Some(
+            r#"
+[modes.5v5]
+teams = 2
+team_size = 5
+rules = [{ kind = "roles", attribute = "roles", need = { tank = 1, healer = 1, damage = 3 } }]
+"#,
+        ),
+        crate::WindowPolicy::default(),
+    )
+    .unwrap()
+    .get("5v5")
+    .unwrap()
+    .clone();
+    m.rules.truncate(1);
+    // Team 0's tank left: a healer and three damage remain.
+    let mut b = one_seat();
+    b.held_roles = vec![
+        vec![
+            "healer".into(),
+            "damage".into(),
+            "damage".into(),
+            "damage".into(),
+        ],
+        vec![
+            "tank".into(),
+            "healer".into(),
+            "damage".into(),
+            "damage".into(),
+            "damage".into(),
+        ],
+    ];
+    let entries = [Entry::solo(1500.0, 0), Entry::solo(1520.0, 0)];
+    let rows = [
+        roles(&["dps"], &["damage"]),
+        roles(&["tanky"], &["damage", "tank"]),
+        roles(&["ann", "bob"], &["tank", "healer", "damage"]),
+    ];
+    let traits = Traits::new(&m.rules, &rows);
+    // The closest can only deal damage: the tank takes the seat.
+    let placed = fill_with(&m, &b, &entries, &traits, 1_000);
+    assert_eq!(placed, vec![(1, 0)]);
+    assert_eq!(
+        fill_roles(&b, &entries, &traits, &placed, 1_000),
+        vec![(1, 0, "tank".to_string())]
+    );
+    // Nobody holds a role (none recorded): any needed role will do.
+    b.held_roles = Vec::new();
+    assert_eq!(fill_with(&m, &b, &entries, &traits, 1_000), vec![(0, 0)]);
+}
+
 proptest! {
     #[test]
     fn never_overfills_splits_or_places_twice(
@@ -185,6 +265,7 @@ proptest! {
             open: vec![5 - team0.len(), 5 - team1.len()],
             teams: vec![team0, team1],
             opened_at: opened,
+            held_roles: Vec::new(),
         };
         let now = 60_000;
         let entries: Vec<Entry> = pool

@@ -122,6 +122,10 @@ impl Service {
                 Status::invalid_argument(format!("player {player} is not in match {id}"))
             })?;
         tracing::info!(match_id = %id, player = %player, team, "a player left a running match");
+        self.store
+            .player_left(&pool, &id, Some(&r.server_id), &player)
+            .await
+            .map_err(internal)?;
         let current = self.store.backfill(&pool, &id).await.map_err(internal)?;
         if mode.backfill != BackfillPolicy::Auto {
             return Ok(pb::PlayerLeftResponse {
@@ -255,6 +259,7 @@ fn seats_of(f: &MatchRecord) -> impl Iterator<Item = pb::FilledSeat> + '_ {
             player_id: p.to_string(),
             team: t.team as u32,
             fill_id: f.matched.id.to_string(),
+            role: f.matched.decided.roles.get(p).cloned().unwrap_or_default(),
         })
     })
 }

@@ -7,6 +7,9 @@
 //! commits with the new matches, and only if the backfill is still at that
 //! generation ([`mm_store::Backfills`]); the tickets left form new matches as
 //! usual. Backfills never fill each other: only waiting tickets are candidates.
+//! Players the server reported leaving count neither in their team's average
+//! nor as holding their role; a filler's role (with a `roles` rule) is one its
+//! team misses, recorded in the fill.
 
 use super::{WorkerConfig, propose_for, to_match};
 use mm_domain::{Decided, FillOf, Match, MatchStatus, MatchTicket, PlayerId, Pool, Value, now_ms};
@@ -137,9 +140,16 @@ async fn fills(
         }
         let m = &running.matched;
         let teams = b.open.len().max(m.team_sizes().len());
+        // The players still in it: not those the server reported leaving.
         let mut ratings = vec![Vec::new(); teams];
+        let mut held_roles = vec![Vec::new(); teams];
         for t in &m.tickets {
-            ratings[t.team].extend(std::iter::repeat_n(t.rating, t.players.len()));
+            for p in t.players.iter().filter(|p| !running.left.contains_key(*p)) {
+                ratings[t.team].push(t.rating);
+                if let Some(role) = m.decided.roles.get(p) {
+                    held_roles[t.team].push(role.clone());
+                }
+            }
         }
         let request = mm_engine::Backfill {
             teams: ratings,
@@ -147,6 +157,7 @@ async fn fills(
                 .map(|k| b.open.get(k).copied().unwrap_or(0) as usize)
                 .collect(),
             opened_at: b.opened_at,
+            held_roles,
         };
         let entries: Vec<Entry> = free
             .iter()
@@ -176,9 +187,17 @@ async fn fills(
         }
         let members: Vec<(usize, usize)> =
             placed.iter().map(|&(k, team)| (free[k], team)).collect();
+        let roles = mm_engine::backfill::fill_roles(&request, &entries, &traits, &placed, now)
+            .into_iter()
+            .filter_map(|(k, p, role)| {
+                let player = claimed[free[k]].ticket.players.get(p)?;
+                Some((player.clone(), role))
+            })
+            .collect();
         let decided = Decided {
             // The running match's choices stand (its map, say).
             chosen: m.decided.chosen.clone(),
+            roles,
             backfill: Some(FillOf {
                 match_id: b.match_id.clone(),
                 generation: b.generation,

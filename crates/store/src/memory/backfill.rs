@@ -135,6 +135,25 @@ impl Backfills for MemoryStore {
         }
     }
 
+    async fn player_left(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        player: &mm_domain::PlayerId,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let ps = inner.pool(pool);
+        if refusal(ps, id, server).is_some() {
+            return Ok(false);
+        }
+        if let Some(r) = ps.lives.get_mut(id) {
+            r.left.entry(player.clone()).or_insert(now);
+        }
+        Ok(true)
+    }
+
     async fn refresh_backfill(
         &self,
         pool: &Pool,
@@ -185,9 +204,11 @@ impl Backfills for MemoryStore {
             return Ok(JoinOutcome::Moved);
         }
         let tickets = record.matched.tickets.clone();
+        let roles = record.matched.decided.roles.clone();
         let server = match ps.lives.get_mut(&of.match_id) {
             Some(running) if running.status == MatchStatus::Assigned => {
                 running.matched.tickets.extend(tickets);
+                running.matched.decided.roles.extend(roles);
                 running.fills.push(fill.clone());
                 if let Some(m) = ps.matches.get_mut(&of.match_id) {
                     *m = running.matched.clone();
@@ -261,12 +282,18 @@ impl Backfills for MemoryStore {
             .iter()
             .map(|t| t.ticket_id.clone())
             .collect();
+        let roles = r.matched.decided.roles.clone();
         match ps.lives.get_mut(&of.match_id) {
             Some(running) if running.status == MatchStatus::Assigned => {
                 running
                     .matched
                     .tickets
                     .retain(|t| !tickets.contains(&t.ticket_id));
+                running
+                    .matched
+                    .decided
+                    .roles
+                    .retain(|p, _| !roles.contains_key(p));
                 running.fills.retain(|f| f != fill);
                 if let Some(m) = ps.matches.get_mut(&of.match_id) {
                     *m = running.matched.clone();

@@ -1,6 +1,6 @@
 //! [`Backfills`] on Redis: one hash of backfills per pool, beside the matches'
 //! lifecycle hashes in the pool's slot (`backfill_open.lua`,
-//! `backfill_close.lua`, `backfill_list.lua`, `backfill_refresh.lua`, `backfill_join.lua`,
+//! `backfill_close.lua`, `backfill_list.lua`, `backfill_refresh.lua`, `backfill_left.lua`, `backfill_join.lua`,
 //! `backfill_return.lua`; a fill's commit is checked in `complete.lua`).
 
 use super::RedisStore;
@@ -162,6 +162,25 @@ impl Backfills for RedisStore {
         outcome(reply)
     }
 
+    async fn player_left(
+        &self,
+        pool: &Pool,
+        id: &MatchId,
+        server: Option<&str>,
+        player: &mm_domain::PlayerId,
+    ) -> Result<bool, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let done: i64 = self
+            .scripts
+            .backfill_left
+            .key(keys.life(id.as_str()))
+            .arg(server.unwrap_or(""))
+            .arg(player.as_str())
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(done == 1)
+    }
+
     async fn refresh_backfill(
         &self,
         pool: &Pool,
@@ -259,6 +278,9 @@ impl Backfills for RedisStore {
                         f.tickets.iter().map(|t| &t.ticket_id).collect();
                     let mut kept = running.clone();
                     kept.tickets.retain(|t| !ours.contains(&&t.ticket_id));
+                    kept.decided
+                        .roles
+                        .retain(|p, _| !f.decided.roles.contains_key(p));
                     kept
                 },
             )

@@ -56,6 +56,7 @@ impl RedisStore {
             settled: life.is_empty(),
             fills: Vec::new(),
             joined: None,
+            left: BTreeMap::new(),
         };
         for (field, value) in life {
             match field.as_str() {
@@ -96,6 +97,10 @@ impl RedisStore {
                         if let Ok(p) = PlayerId::new(p) {
                             record.answers.insert(p, answer);
                         }
+                    } else if let Some(p) = field.strip_prefix("l:")
+                        && let (Ok(p), Ok(at)) = (PlayerId::new(p), value.parse())
+                    {
+                        record.left.insert(p, at);
                     } else if let Some(p) = field.strip_prefix("g:")
                         && let (Ok(p), Ok(at)) = (PlayerId::new(p), value.parse())
                     {

@@ -430,7 +430,32 @@ async fn a_refused_fill_leaves_its_match_and_an_acknowledged_one_stays(h: Harnes
     assert_eq!(parent.matched.player_count(), 3);
 }
 
+async fn a_player_who_left_is_recorded_by_the_host(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let m = running(s).await;
+    let a1 = mm_domain::PlayerId::new("a1").unwrap();
+    assert!(
+        !s.player_left(&pool(), &m.id, Some("gs-2"), &a1)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.player_left(&pool(), &m.id, Some("gs-1"), &a1)
+            .await
+            .unwrap()
+    );
+    assert!(s.player_left(&pool(), &m.id, None, &a1).await.unwrap());
+    let (rec, _) = s.match_record(&pool(), &m.id).await.unwrap().unwrap();
+    assert_eq!(rec.left.keys().collect::<Vec<_>>(), vec![&a1]);
+    let over =
+        Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed).reason(reasons::SERVER_LOST);
+    assert!(s.transition(&pool(), &m.id, over).await.unwrap());
+    let b1 = mm_domain::PlayerId::new("b1").unwrap();
+    assert!(!s.player_left(&pool(), &m.id, None, &b1).await.unwrap());
+}
+
 crate::every_deployment!(
+    a_player_who_left_is_recorded_by_the_host,
     a_refused_fill_leaves_its_match_and_an_acknowledged_one_stays,
     only_the_host_opens_while_the_match_runs,
     an_unrefreshed_backfill_lapses,
