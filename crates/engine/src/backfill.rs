@@ -16,8 +16,9 @@
 //! With a `roles` rule, a ticket joins a team only if its players can take
 //! roles the team still misses: the rule's need (at the step of the longest
 //! wait) less the roles its remaining players hold ([`Backfill::held_roles`]).
-//! [`fill_roles`] then names each filler's role. Party balance is not checked
-//! here.
+//! [`fill_roles`] then names each filler's role. With a `party_balance` rule,
+//! a party joins a team only if the teams' largest parties stay within the
+//! rule's gap (or no further apart than they already are).
 
 use crate::Mode;
 use crate::engine::Entry;
@@ -37,6 +38,9 @@ pub struct Backfill {
     /// Per team, the roles its remaining players hold (a `roles` rule's names;
     /// empty when the mode has none, or nobody holds one).
     pub held_roles: Vec<Vec<String>>,
+    /// Per team, its largest party still playing (empty: not known, and party
+    /// balance is not checked).
+    pub parties: Vec<usize>,
 }
 
 impl Backfill {
@@ -116,20 +120,26 @@ pub fn fill_with(
         .map(|t| (t.iter().sum(), t.len()))
         .collect();
     let mut placed = Vec::new();
-    // Per team, the role sets of the fillers placed on it.
+    // Per team, the role sets of the fillers placed on it, and its largest
+    // party with them.
     let mut fillers: Vec<Vec<u16>> = vec![Vec::new(); teams];
+    let mut parties: Vec<usize> = backfill.parties.clone();
     for (_, _, i) in candidates {
         let e = &entries[i];
         let wait = backfill_wait.max(now.saturating_sub(e.enqueued_at));
         let roles = if ruled { traits.roles_at(wait) } else { None };
-        let fits = |team: usize| match &roles {
-            Some(ra) => {
-                let mut sets = fillers[team].clone();
-                sets.extend_from_slice(ra.of(i));
-                let held = backfill.held_roles.get(team).map_or(&[][..], Vec::as_slice);
-                roles_left(ra, held, &sets).is_some()
-            }
-            None => true,
+        let gap = if ruled { traits.party_gap(wait) } else { None };
+        let fits = |team: usize| {
+            let roles_ok = match &roles {
+                Some(ra) => {
+                    let mut sets = fillers[team].clone();
+                    sets.extend_from_slice(ra.of(i));
+                    let held = backfill.held_roles.get(team).map_or(&[][..], Vec::as_slice);
+                    roles_left(ra, held, &sets).is_some()
+                }
+                None => true,
+            };
+            roles_ok && gap.is_none_or(|gap| parties_alike(&parties, team, e.size, gap))
         };
         let Some(team) = teams_by_fit(&sums, &open, e).into_iter().find(|&t| fits(t)) else {
             continue;
@@ -143,6 +153,9 @@ pub fn fill_with(
         if let Some(ra) = &roles {
             fillers[team].extend_from_slice(ra.of(i));
         }
+        if let Some(largest) = parties.get_mut(team) {
+            *largest = (*largest).max(e.size);
+        }
         open[team] -= e.size;
         sums[team].0 += e.rating * e.size as f64;
         sums[team].1 += e.size;
@@ -152,6 +165,20 @@ pub fn fill_with(
         }
     }
     placed
+}
+
+/// Whether a party of `size` joining `team` keeps the teams' largest parties
+/// (`largest`) within `gap` of each other, or no further apart than they are.
+/// Unknown make-ups (`largest` empty) pass.
+fn parties_alike(largest: &[usize], team: usize, size: usize, gap: usize) -> bool {
+    if largest.len() <= team {
+        return true;
+    }
+    let spread =
+        |l: &[usize]| l.iter().max().copied().unwrap_or(0) - l.iter().min().copied().unwrap_or(0);
+    let mut after = largest.to_vec();
+    after[team] = after[team].max(size);
+    spread(&after) <= gap.max(spread(largest))
 }
 
 /// The roles `fillers` (players' role sets) take on a team whose remaining

@@ -212,6 +212,7 @@ impl Running {
                 open: live.seats.iter().map(Vec::len).collect(),
                 opened_at: live.seats.iter().flatten().copied().min().unwrap_or(now),
                 held_roles: Vec::new(),
+                parties: Vec::new(),
             };
             let average = request.average();
             let traits = rules(tickets, &live.tickets);

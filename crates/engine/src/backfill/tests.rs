@@ -17,6 +17,7 @@ fn one_seat() -> Backfill {
         open: vec![1, 0],
         opened_at: 0,
         held_roles: Vec::new(),
+        parties: Vec::new(),
     }
 }
 
@@ -57,6 +58,7 @@ fn a_party_is_never_split_and_goes_where_it_fits() {
         open: vec![1, 2],
         opened_at: 0,
         held_roles: Vec::new(),
+        parties: Vec::new(),
     };
     let duo = Entry {
         size: 2,
@@ -79,6 +81,7 @@ fn fillers_go_where_the_team_averages_stay_closest() {
         open: vec![1, 1],
         opened_at: 0,
         held_roles: Vec::new(),
+        parties: Vec::new(),
     };
     let entries = [Entry::solo(1540.0, 0), Entry::solo(1460.0, 0)];
     let placed = fill(&five(), &b, &entries, 10_000);
@@ -102,6 +105,7 @@ fn a_full_or_empty_match_takes_nobody() {
         open: vec![5, 5],
         opened_at: 0,
         held_roles: Vec::new(),
+        parties: Vec::new(),
     };
     assert!(fill(&five(), &empty, &entries, 1_000).is_empty());
 }
@@ -252,6 +256,41 @@ rules = [{ kind = "roles", attribute = "roles", need = { tank = 1, healer = 1, d
     assert_eq!(fill_with(&m, &b, &entries, &traits, 1_000), vec![(0, 0)]);
 }
 
+#[test]
+fn a_party_joins_only_if_the_teams_stay_alike() {
+    // The shipped 5v5 balances parties (largest parties at most 2 apart).
+    let m = five();
+    let traits = Traits::shape_only(&m.rules);
+    // Team 0 kept one solo and has four seats; team 1 is five solos.
+    let b = Backfill {
+        teams: vec![vec![1500.0], vec![1500.0; 5]],
+        open: vec![4, 0],
+        opened_at: 0,
+        held_roles: Vec::new(),
+        parties: vec![1, 1],
+    };
+    let four = Entry {
+        size: 4,
+        ..Entry::solo(1500.0, 0)
+    };
+    let entries = [four, Entry::solo(1510.0, 0), Entry::solo(1520.0, 0)];
+    // The four-stack is closest, but against solos it is too big: the solos
+    // go.
+    assert_eq!(
+        fill_with(&m, &b, &entries, &traits, 1_000),
+        vec![(1, 0), (2, 0)]
+    );
+    // Make-ups not known: the four-stack goes.
+    let unknown = Backfill {
+        parties: Vec::new(),
+        ..b
+    };
+    assert_eq!(
+        fill_with(&m, &unknown, &entries, &traits, 1_000),
+        vec![(0, 0)]
+    );
+}
+
 proptest! {
     #[test]
     fn never_overfills_splits_or_places_twice(
@@ -266,6 +305,7 @@ proptest! {
             teams: vec![team0, team1],
             opened_at: opened,
             held_roles: Vec::new(),
+            parties: Vec::new(),
         };
         let now = 60_000;
         let entries: Vec<Entry> = pool

@@ -8,8 +8,8 @@
 //! generation ([`mm_store::Backfills`]); the tickets left form new matches as
 //! usual. Backfills never fill each other: only waiting tickets are candidates.
 //! Players the server reported leaving count neither in their team's average
-//! nor as holding their role; a filler's role (with a `roles` rule) is one its
-//! team misses, recorded in the fill.
+//! nor as holding their role, nor in their party's size; a filler's role
+//! (with a `roles` rule) is one its team misses, recorded in the fill.
 
 use super::{WorkerConfig, propose_for, to_match};
 use mm_domain::{Decided, FillOf, Match, MatchStatus, MatchTicket, PlayerId, Pool, Value, now_ms};
@@ -143,13 +143,17 @@ async fn fills(
         // The players still in it: not those the server reported leaving.
         let mut ratings = vec![Vec::new(); teams];
         let mut held_roles = vec![Vec::new(); teams];
+        let mut parties = vec![0usize; teams];
         for t in &m.tickets {
+            let mut here = 0;
             for p in t.players.iter().filter(|p| !running.left.contains_key(*p)) {
                 ratings[t.team].push(t.rating);
                 if let Some(role) = m.decided.roles.get(p) {
                     held_roles[t.team].push(role.clone());
                 }
+                here += 1;
             }
+            parties[t.team] = parties[t.team].max(here);
         }
         let request = mm_engine::Backfill {
             teams: ratings,
@@ -158,6 +162,7 @@ async fn fills(
                 .collect(),
             opened_at: b.opened_at,
             held_roles,
+            parties,
         };
         let entries: Vec<Entry> = free
             .iter()
