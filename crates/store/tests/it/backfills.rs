@@ -241,19 +241,22 @@ async fn a_seat_is_filled_once_and_the_filler_joins(h: Harness) {
     let (c, d) = (ticket(&["c1"], 0), ticket(&["d1"], 0));
     claimed_by(s, "w1", &c).await;
     claimed_by(s, "w2", &d).await;
-    // Two workers read generation 1 and race for its one seat: one commits.
-    let (fc, fd) = (fill_of(&m, &c, 1, false), fill_of(&m, &d, 1, false));
-    let won = s
-        .complete("w1", &pool(), std::slice::from_ref(&fc), LEASE)
-        .await
-        .unwrap();
-    assert_eq!(won, vec![fc.id.clone()]);
+    // Two workers read generation 1 and race for its one seat, at once:
+    // exactly one commits.
+    let (a, b) = (fill_of(&m, &c, 1, false), fill_of(&m, &d, 1, false));
+    let p = pool();
+    let (won_a, won_b) = tokio::join!(
+        s.complete("w1", &p, std::slice::from_ref(&a), LEASE),
+        s.complete("w2", &p, std::slice::from_ref(&b), LEASE)
+    );
+    let (won_a, won_b) = (won_a.unwrap(), won_b.unwrap());
+    assert_eq!(won_a.len() + won_b.len(), 1, "a seat filled twice");
+    let (fc, loser, c, d) = if won_a.is_empty() {
+        (b, "w1", d, c)
+    } else {
+        (a, "w2", c, d)
+    };
     s.fan_out(&pool(), std::slice::from_ref(&fc)).await.unwrap();
-    let lost = s
-        .complete("w2", &pool(), std::slice::from_ref(&fd), LEASE)
-        .await
-        .unwrap();
-    assert!(lost.is_empty(), "a seat filled twice");
     // The seat is taken and the generation moved on; the loser's ticket goes back.
     assert_eq!(
         s.backfill(&pool(), &m.id)
@@ -264,15 +267,15 @@ async fn a_seat_is_filled_once_and_the_filler_joins(h: Harness) {
         2
     );
     assert!(s.open_backfills(&pool()).await.unwrap().is_empty());
-    assert_eq!(s.release("w2", &pool(), None).await.unwrap(), 1);
+    assert_eq!(s.release(loser, &pool(), None).await.unwrap(), 1);
     // Reopened with a seat: a fill that read the old generation is still refused.
     s.open_backfill(&pool(), &m.id, None, &[1, 0], TTL)
         .await
         .unwrap();
-    claimed_by(s, "w2", &d).await;
+    claimed_by(s, loser, &d).await;
     let stale = fill_of(&m, &d, 1, false);
     assert!(
-        s.complete("w2", &pool(), std::slice::from_ref(&stale), LEASE)
+        s.complete(loser, &pool(), std::slice::from_ref(&stale), LEASE)
             .await
             .unwrap()
             .is_empty()
