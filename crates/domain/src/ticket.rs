@@ -272,6 +272,11 @@ pub struct TicketView {
     /// `players`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub player_attributes: Vec<Attributes>,
+    /// While the ticket waits: how long tickets like it (rating, party size,
+    /// region) waited lately from queue to match, in all; `null` with too
+    /// little recent data, or once it no longer waits.
+    #[serde(default)]
+    pub estimated_wait_ms: Option<Millis>,
 }
 
 impl TicketView {
@@ -293,6 +298,7 @@ impl TicketView {
             reason: None,
             attributes: ticket.attributes.clone(),
             player_attributes: ticket.player_attributes.clone(),
+            estimated_wait_ms: None,
         }
     }
 }

@@ -13,6 +13,7 @@
 pub mod backfill;
 pub mod batch;
 pub mod engine;
+pub mod estimate;
 pub mod mode;
 pub mod region;
 pub mod rules;

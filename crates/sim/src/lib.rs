@@ -9,6 +9,7 @@
 
 pub mod attrs;
 pub mod backfill;
+pub mod estimates;
 mod form;
 pub mod report;
 pub mod run;

@@ -76,6 +76,8 @@ pub struct Report {
     pub rules: Vec<RuleFigures>,
     /// With players leaving running matches: what backfill did.
     pub backfill: Option<crate::backfill::BackfillFigures>,
+    /// How close the wait estimates given at queue time came.
+    pub estimates: Option<crate::estimates::EstimateFigures>,
 }
 
 impl Report {
@@ -265,6 +267,7 @@ impl Outcome {
                 })
                 .collect(),
             backfill: None,
+            estimates: None,
         }
     }
 
@@ -404,7 +407,11 @@ pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
         }
         s.push('\n');
     }
-    for (name, cells) in rule_rows(columns).into_iter().chain(backfill_rows(columns)) {
+    for (name, cells) in rule_rows(columns)
+        .into_iter()
+        .chain(backfill_rows(columns))
+        .chain(estimate_rows(columns))
+    {
         s.push_str(&format!("| {name} |"));
         for c in cells {
             s.push_str(&format!(" {c} |"));
@@ -412,6 +419,39 @@ pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The wait estimates' rows (issue 35).
+fn estimate_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
+    use crate::estimates::EstimateFigures;
+    type Row = (&'static str, fn(&EstimateFigures) -> String);
+    let rows: [Row; 3] = [
+        ("wait estimate: groups judged / queued without", |e| {
+            format!("{} / {}", e.judged, e.without)
+        }),
+        ("wait estimate: median error / median wait (s)", |e| {
+            format!("{:.2} / {:.2}", e.error_p50_s, e.wait_p50_s)
+        }),
+        ("wait estimate: median relative error; within 30%", |e| {
+            format!(
+                "{:.0}%; {:.0}%",
+                100.0 * e.relative_p50,
+                100.0 * e.within_30
+            )
+        }),
+    ];
+    if columns.iter().all(|(_, r)| r.estimates.is_none()) {
+        return Vec::new();
+    }
+    rows.iter()
+        .map(|(name, cell)| {
+            let cells = columns
+                .iter()
+                .map(|(_, r)| r.estimates.as_ref().map_or("-".into(), cell))
+                .collect();
+            (name.to_string(), cells)
+        })
+        .collect()
 }
 
 /// The rows a run with players leaving adds (`-` for a strategy without

@@ -10,6 +10,7 @@
 //! (a group's other tickets are withdrawn when one is matched).
 
 use crate::backfill::{Leaving, Running};
+use crate::estimates::Estimates;
 use crate::form::{entries, ours, seed000};
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
@@ -224,6 +225,8 @@ struct Sim<'a> {
     outcome: Outcome,
     /// The matches being played, when players leave them.
     running: Option<Running>,
+    /// The wait each group was told to expect, and what it waited.
+    estimates: Estimates,
 }
 
 /// Runs `engine` over the scenario's stream and summarises the outcome.
@@ -254,6 +257,7 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
         queues: vec![Vec::new(); pools],
         compilers: modes.iter().map(|m| Compiler::new(&m.rules)).collect(),
         outcome: Outcome::new(&arrivals),
+        estimates: Estimates::new(pools, arrivals.len()),
         running: scenario.leaving.map(|leaving| {
             // The baseline plays on but has no backfill.
             let backfill = leaving.backfill && !engine.seed000();
@@ -342,6 +346,7 @@ pub fn run(scenario: &Scenario, engine: Engine) -> Report {
     let backfill = sim.running.as_mut().and_then(Running::figures);
     let mut report = sim.outcome.finish(&arrivals);
     report.backfill = backfill;
+    report.estimates = sim.estimates.figures();
     report
 }
 
@@ -432,6 +437,9 @@ impl Sim<'_> {
                 )]
             };
             for (key, members, rating) in tickets {
+                // Told at queue time, from its best pool (once per group).
+                self.estimates
+                    .queued(group, pools[0], rating, members.len(), a.at_ms);
                 let id = self.tickets.len();
                 let mut ticket = SimTicket {
                     key,
@@ -602,6 +610,8 @@ impl Sim<'_> {
             let x = &self.tickets[t];
             self.outcome
                 .fill(id, team, x.group, &x.members, at, x.enqueued_at);
+            self.estimates
+                .matched(x.group, p, x.rating, x.size, x.enqueued_at, at);
         }
         placed.len()
     }
@@ -616,6 +626,11 @@ impl Sim<'_> {
                     self.finish(self.by_key[key][i]);
                 }
             }
+        }
+        for &t in teams.iter().flatten() {
+            let x = &self.tickets[t];
+            self.estimates
+                .matched(x.group, pool, x.rating, x.size, x.enqueued_at, at);
         }
         let tickets = &self.tickets;
         let id = self.outcome.record(teams, at, |t| {

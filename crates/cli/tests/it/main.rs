@@ -21,6 +21,7 @@ mod limits;
 mod metrics;
 mod ops;
 mod parties;
+mod queues;
 mod ratings;
 mod requeue;
 mod rules;

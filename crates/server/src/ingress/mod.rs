@@ -15,6 +15,7 @@ mod observe;
 mod openapi;
 mod parties;
 mod proxies;
+mod queues;
 mod ratings;
 mod tickets;
 mod ws;
@@ -58,6 +59,8 @@ pub struct AppState {
     pub complete_marks: bool,
     /// Leaderboard pages, read at most every `ratings::BOARD_TTL`.
     pub boards: Arc<ratings::Boards>,
+    /// Each pool's latest matches, for wait estimates and queue statistics.
+    pub waits: Arc<queues::WaitStats>,
     /// Calls allowed per player and per client address.
     pub limits: Arc<RateLimits>,
     /// Proxies whose forwarding headers name the client address.
@@ -83,6 +86,7 @@ impl AppState {
             client_ratings: false,
             complete_marks: false,
             boards: Arc::new(ratings::Boards::default()),
+            waits: Arc::new(queues::WaitStats::default()),
             limits: Arc::new(RateLimits::default()),
             proxies: Arc::new(TrustedProxies::default()),
             sockets: TaskTracker::new(),
@@ -124,6 +128,7 @@ fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(tickets::create))
         .routes(routes!(tickets::get_one, tickets::cancel))
         .routes(routes!(tickets::player_matches))
+        .routes(routes!(queues::get_one))
         .routes(routes!(matches::assignment))
         .routes(routes!(ratings::player))
         .routes(routes!(ratings::history))

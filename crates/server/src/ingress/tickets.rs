@@ -601,7 +601,9 @@ pub async fn get_one(
     Path(id): Path<String>,
 ) -> Result<Json<TicketView>, ApiError> {
     let id = ticket_id(id)?;
-    read(&state, &actor, &id).await
+    let Json(mut view) = read(&state, &actor, &id).await?;
+    super::queues::estimate_for(&state, &mut view).await;
+    Ok(Json(view))
 }
 
 /// `DELETE /v1/tickets/{id}` -> the cancelled ticket; 409 once it is in a match.
