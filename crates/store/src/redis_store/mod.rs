@@ -8,6 +8,7 @@ mod blocks;
 mod conn;
 mod cross;
 pub mod events;
+mod feed;
 mod fleet;
 mod history;
 mod leading;
@@ -27,7 +28,7 @@ use crate::scripts::Scripts;
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
 use async_trait::async_trait;
 use conn::Conn;
-use futures_util::StreamExt;
+use feed::Feed;
 use futures_util::future::try_join_all;
 use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchStatus, Millis, PlayerId, Pool, Ticket, TicketId,
@@ -355,25 +356,6 @@ impl RedisStore {
         Ok(secs * 1000 + micros / 1000)
     }
 
-    /// Subscribes once to `feed`'s channel and feeds it until the process ends,
-    /// resubscribing after a lost connection. Events and wake-ups have a
-    /// subscription each: a worker wants only the wake-ups, an ingress mostly the
-    /// events.
-    async fn ensure_feed(&self, feed: Feed) -> Result<(), StoreError> {
-        let cell = match feed {
-            Feed::Events(_) => &self.events_feed,
-            Feed::Wakes(_) => &self.wakes_feed,
-        };
-        cell.get_or_try_init(|| async {
-            let mut pubsub = self.client.get_async_pubsub().await?;
-            pubsub.subscribe(feed.channel()).await?;
-            tokio::spawn(listen(self.client.clone(), pubsub, feed));
-            Ok::<(), StoreError>(())
-        })
-        .await?;
-        Ok(())
-    }
-
     /// A ticket's entry in one pool: data, state and finish time, and the Redis
     /// clock, in one round trip.
     async fn pool_state(&self, pool: Pool, id: &TicketId) -> Result<Option<Stored>, StoreError> {
@@ -430,82 +412,6 @@ impl RedisStore {
             .flat_map(|p| p.split(','))
             .filter_map(Pool::parse)
             .collect())
-    }
-}
-
-/// What a subscription feeds.
-enum Feed {
-    /// Player events, to this process's sockets.
-    Events(Arc<Hub>),
-    /// Wake-ups, to this process's workers.
-    Wakes(Arc<crate::Wakes>),
-}
-
-impl Feed {
-    fn channel(&self) -> &'static str {
-        match self {
-            Feed::Events(_) => EVENTS_CHANNEL,
-            Feed::Wakes(_) => WAKE_CHANNEL,
-        }
-    }
-
-    fn deliver(&self, payload: &str) {
-        match self {
-            Feed::Events(hub) => match events::decode(payload) {
-                Ok(envelopes) => envelopes.into_iter().for_each(|e| hub.dispatch(e)),
-                Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
-            },
-            Feed::Wakes(wakes) => wakes.wake(payload),
-        }
-    }
-
-    /// Messages may have been missed: tickets may have arrived unannounced, so
-    /// every worker looks (their periodic poll covers the rest). Missed events are
-    /// notifications; a client reads its state again on reconnecting.
-    fn gap(&self) {
-        if let Feed::Wakes(wakes) = self {
-            wakes.wake_all();
-        }
-    }
-}
-
-async fn listen(client: redis::Client, pubsub: redis::aio::PubSub, feed: Feed) {
-    let channel = feed.channel();
-    let mut stream = pubsub.into_on_message();
-    loop {
-        while let Some(msg) = stream.next().await {
-            if let Ok(payload) = msg.get_payload::<String>() {
-                feed.deliver(&payload);
-            }
-        }
-        tracing::info!(channel, "lost a subscription; resubscribing");
-        feed.gap();
-        let mut tries = 0u32;
-        stream = loop {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            tries += 1;
-            let attempt = async {
-                let mut ps = client.get_async_pubsub().await?;
-                ps.subscribe(channel).await?;
-                Ok::<_, redis::RedisError>(ps)
-            };
-            match attempt.await {
-                Ok(ps) => {
-                    tracing::info!(channel, tries, "subscription restored");
-                    feed.gap();
-                    break ps.into_on_message();
-                }
-                // An unreachable store is the outage's to log, once.
-                Err(e) if crate::outage::unreachable(&e) => {
-                    crate::outage::failed(&e);
-                    tracing::debug!(error = %e, tries, "resubscribe failed");
-                }
-                Err(e) if tries == 1 => {
-                    tracing::warn!(error = %e, channel, "resubscribe failed; retrying every 500ms")
-                }
-                Err(e) => tracing::debug!(error = %e, tries, "resubscribe failed"),
-            }
-        };
     }
 }
 
