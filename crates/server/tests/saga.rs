@@ -15,6 +15,20 @@ fn pool() -> Pool {
     Pool::new("duel", "eu")
 }
 
+/// Ticket `t`'s place on `team` of a match.
+fn on_team(t: &Ticket, team: usize) -> MatchTicket {
+    MatchTicket {
+        ticket_id: t.id.clone(),
+        players: t.players.clone(),
+        rating: t.rating,
+        enqueued_at: t.enqueued_at,
+        team,
+        skills: Vec::new(),
+        attributes: Default::default(),
+        player_attributes: Vec::new(),
+    }
+}
+
 /// A committed 1v1 match with placement on game servers and no ready check.
 async fn placing_match(s: &dyn Store) -> Match {
     let now = now_ms();
@@ -45,16 +59,7 @@ async fn placing_match(s: &dyn Store) -> Match {
         tickets: tickets
             .iter()
             .enumerate()
-            .map(|(team, t)| MatchTicket {
-                ticket_id: t.id.clone(),
-                players: t.players.clone(),
-                rating: t.rating,
-                enqueued_at: t.enqueued_at,
-                team,
-                skills: Vec::new(),
-                attributes: Default::default(),
-                player_attributes: Vec::new(),
-            })
+            .map(|(team, t)| on_team(t, team))
             .collect(),
         created_at: now,
         lifecycle: Lifecycle {
@@ -176,16 +181,7 @@ async fn a_match_placed_below_full_opens_its_empty_seats(s: &dyn Store) {
         s.claim("w", &pool(), 10, 0.0, LEASE).await.unwrap().len(),
         1
     );
-    auto.tickets = vec![MatchTicket {
-        ticket_id: t.id.clone(),
-        players: t.players.clone(),
-        rating: t.rating,
-        enqueued_at: t.enqueued_at,
-        team: 0,
-        skills: Vec::new(),
-        attributes: Default::default(),
-        player_attributes: Vec::new(),
-    }];
+    auto.tickets = vec![on_team(&t, 0)];
     let committed = s
         .complete("w", &pool(), std::slice::from_ref(&auto), LEASE)
         .await
@@ -242,16 +238,7 @@ async fn fill(s: &dyn Store, m: &Match, player: &str, waited: u64) -> (Ticket, M
     );
     let mut f = m.clone();
     f.id = MatchId::new(format!("m-fill-{player}")).unwrap();
-    f.tickets = vec![MatchTicket {
-        ticket_id: t.id.clone(),
-        players: t.players.clone(),
-        rating: t.rating,
-        enqueued_at: t.enqueued_at,
-        team: 0,
-        skills: Vec::new(),
-        attributes: Default::default(),
-        player_attributes: Vec::new(),
-    }];
+    f.tickets = vec![on_team(&t, 0)];
     f.decided.backfill = Some(mm_domain::FillOf {
         match_id: m.id.clone(),
         generation: b.generation,

@@ -181,6 +181,37 @@ fn seats(server: &str, mid: &str, open: &[u32]) -> pb::OpenBackfillRequest {
     }
 }
 
+/// Registers game server `server` for mode `refill` through `gs`, and keeps
+/// it alive with a heartbeat every 200 ms until the task is aborted (the
+/// tests' own heartbeats are too rare).
+async fn serve_refill(
+    gs: &mut mm_proto::Client,
+    server: &str,
+    address: &str,
+) -> tokio::task::JoinHandle<()> {
+    gs.register(pb::RegisterRequest {
+        server_id: server.into(),
+        region: "eu".into(),
+        modes: vec!["refill".into()],
+        capacity: 2,
+        address: address.into(),
+    })
+    .await
+    .unwrap();
+    let mut beats = gs.clone();
+    let server = server.to_string();
+    tokio::spawn(async move {
+        loop {
+            let _ = beats
+                .heartbeat(pb::HeartbeatRequest {
+                    server_id: server.clone(),
+                })
+                .await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+}
+
 /// The allocation of the first match placed on `server`, from its heartbeats.
 async fn placed(c: &mut mm_proto::Client, server: &str) -> pb::Allocation {
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -205,31 +236,11 @@ async fn a_game_server_manages_its_backfill_over_grpc() {
     let d = Deployment::embedded().await;
     let mut gs = client(&d, None).await;
     let server = "gs-grpc-bf";
-    gs.register(pb::RegisterRequest {
-        server_id: server.into(),
-        region: "eu".into(),
-        modes: vec!["refill".into()],
-        capacity: 2,
-        address: "10.9.9.9:7777".into(),
-    })
-    .await
-    .unwrap();
+    let alive = serve_refill(&mut gs, server, "10.9.9.9:7777").await;
     for p in ["g1", "g2", "g3", "g4"] {
         queue_in(&d, "refill", p).await;
     }
     let a = placed(&mut gs, server).await;
-    // Alive for the rest of the test (the test's own heartbeats are too rare).
-    let mut beats = gs.clone();
-    let alive = tokio::spawn(async move {
-        loop {
-            let _ = beats
-                .heartbeat(pb::HeartbeatRequest {
-                    server_id: "gs-grpc-bf".into(),
-                })
-                .await;
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    });
     let mid = a.match_id.clone();
     assert!(a.filled.is_empty());
 
@@ -593,26 +604,7 @@ async fn killed_supervisor_and_server_manager_mid_fill_lose_nobody() {
     let mut d = Deployment::redis_processes_env(&[("*", "SERVER_HEARTBEAT_TIMEOUT", "5s")]).await;
     let mut gs = client(&d, None).await;
     let server = "gs-kill-sm";
-    gs.register(pb::RegisterRequest {
-        server_id: server.into(),
-        region: "eu".into(),
-        modes: vec!["refill".into()],
-        capacity: 2,
-        address: "10.8.8.8:7777".into(),
-    })
-    .await
-    .unwrap();
-    let mut beats = gs.clone();
-    let alive = tokio::spawn(async move {
-        loop {
-            let _ = beats
-                .heartbeat(pb::HeartbeatRequest {
-                    server_id: "gs-kill-sm".into(),
-                })
-                .await;
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    });
+    let alive = serve_refill(&mut gs, server, "10.8.8.8:7777").await;
     for p in ["s1", "s2", "s3", "s4"] {
         queue_in(&d, "refill", p).await;
     }

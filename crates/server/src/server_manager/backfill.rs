@@ -242,13 +242,18 @@ impl Service {
         let Some((record, _)) = self.store.match_record(pool, id).await? else {
             return Ok(Vec::new());
         };
-        let mut seats = Vec::new();
-        for fill in &record.fills {
-            if let Some((f, _)) = self.store.match_record(pool, fill).await? {
-                seats.extend(seats_of(&f));
-            }
-        }
-        Ok(seats)
+        let fills = futures_util::future::try_join_all(
+            record
+                .fills
+                .iter()
+                .map(|f| self.store.match_record(pool, f)),
+        )
+        .await?;
+        Ok(fills
+            .iter()
+            .flatten()
+            .flat_map(|(f, _)| seats_of(f))
+            .collect())
     }
 }
 

@@ -314,12 +314,18 @@ impl ServerManager for Service {
                 "unknown server (never registered, or removed after missing heartbeats): register again",
             )),
             Some(allocations) => {
-                let mut out = Vec::with_capacity(allocations.len());
-                for a in &allocations {
-                    let mut one = to_pb(a);
-                    one.filled = self.backfill_part(&r.server_id, a).await;
-                    out.push(one);
-                }
+                // Each match's backfill part at once, not one after another.
+                let filled = futures_util::future::join_all(
+                    allocations
+                        .iter()
+                        .map(|a| self.backfill_part(&r.server_id, a)),
+                )
+                .await;
+                let out = allocations
+                    .iter()
+                    .zip(filled)
+                    .map(|(a, filled)| pb::Allocation { filled, ..to_pb(a) })
+                    .collect();
                 Ok(Response::new(pb::HeartbeatResponse { allocations: out }))
             }
         }

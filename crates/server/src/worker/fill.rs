@@ -128,11 +128,16 @@ async fn fills(
     let now = now_ms();
     let mut free: Vec<usize> = (0..claimed.len()).collect();
     let mut out = Vec::new();
-    for b in open {
+    // The running matches, read at once rather than one after another.
+    let records = futures_util::future::try_join_all(
+        open.iter().map(|b| store.match_record(pool, &b.match_id)),
+    )
+    .await?;
+    for (b, record) in open.into_iter().zip(records) {
         if free.is_empty() {
             break;
         }
-        let Some((running, _)) = store.match_record(pool, &b.match_id).await? else {
+        let Some((running, _)) = record else {
             continue;
         };
         if running.status != MatchStatus::Assigned {
