@@ -29,3 +29,24 @@ fn the_committed_document_is_what_the_code_generates() {
     assert!(doc["components"]["schemas"].get("Event").is_some());
     assert!(doc["components"]["securitySchemes"].get("bearer").is_some());
 }
+
+/// OpenAPI requires every operation's `operationId` to be unique; generators
+/// (the TypeScript SDK's `openapi-typescript`) name types after them.
+#[test]
+fn every_operation_has_its_own_id() {
+    let doc: serde_json::Value = serde_json::from_str(&mm_server::ingress::openapi_json(
+        &mm_server::ingress::openapi_document(),
+    ))
+    .unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let id = op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+            if let Some(other) = seen.insert(id.to_string(), format!("{method} {path}")) {
+                panic!("operationId {id} is both {other} and {method} {path}");
+            }
+        }
+    }
+}

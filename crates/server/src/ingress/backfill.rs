@@ -148,7 +148,7 @@ pub async fn open(
 }
 
 /// `GET /v1/matches/{id}/backfill`.
-#[utoipa::path(get, path = "/v1/matches/{id}/backfill", tag = "matches",
+#[utoipa::path(get, path = "/v1/matches/{id}/backfill", operation_id = "get_backfill", tag = "matches",
     params(("id" = String, Path, description = "Match id")),
     responses((status = 200, description = "The live backfill", body = BackfillView), Errors),
     security(("bearer" = [])))]

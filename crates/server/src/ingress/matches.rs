@@ -61,7 +61,7 @@ async fn read(
 }
 
 /// `GET /v1/matches/{id}`.
-#[utoipa::path(get, path = "/v1/matches/{id}", tag = "matches",
+#[utoipa::path(get, path = "/v1/matches/{id}", operation_id = "get_match", tag = "matches",
     params(("id" = String, Path, description = "Match id")),
     responses((status = 200, description = "The match", body = MatchRecord), Errors),
     security(("bearer" = [])))]

@@ -247,7 +247,7 @@ async fn attest(state: &AppState, player: &PlayerId, claims: &Attributes) -> Res
 }
 
 /// `POST /v1/parties` -> 201 with the party, the caller leading.
-#[utoipa::path(post, path = "/v1/parties", tag = "parties",
+#[utoipa::path(post, path = "/v1/parties", operation_id = "create_party", tag = "parties",
     responses((status = 201, description = "The new party, led by the caller", body = PartyView), Errors),
     security(("bearer" = [])))]
 pub async fn create(
@@ -284,7 +284,7 @@ pub async fn create(
 }
 
 /// `GET /v1/parties/{id}`: members and invitees only.
-#[utoipa::path(get, path = "/v1/parties/{id}", tag = "parties", params(("id" = String, Path, description = "Party id")),
+#[utoipa::path(get, path = "/v1/parties/{id}", operation_id = "get_party", tag = "parties", params(("id" = String, Path, description = "Party id")),
     responses((status = 200, description = "The party", body = PartyView), Errors),
     security(("bearer" = [])))]
 pub async fn get_one(

@@ -173,7 +173,7 @@ fn stretch(w: &PoolWaits, now: Millis, window: Millis) -> Stretch {
 }
 
 /// `GET /v1/queues/{mode}`.
-#[utoipa::path(get, path = "/v1/queues/{mode}", tag = "tickets",
+#[utoipa::path(get, path = "/v1/queues/{mode}", operation_id = "get_queue_stats", tag = "tickets",
     params(("mode" = String, Path, description = "Mode")),
     responses((status = 200, description = "The mode's queues, per region", body = QueueStats), Errors),
     security(("bearer" = [])))]

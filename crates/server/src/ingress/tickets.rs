@@ -415,7 +415,7 @@ async fn finish(
 }
 
 /// `POST /v1/tickets` -> 201 with the ticket.
-#[utoipa::path(post, path = "/v1/tickets", tag = "tickets", request_body = CreateTicket,
+#[utoipa::path(post, path = "/v1/tickets", operation_id = "create_ticket", tag = "tickets", request_body = CreateTicket,
     params(("X-Player-Id" = Option<String>, Header, description = "Trusted backends only: the player to act for")),
     responses((status = 201, description = "Queued", body = TicketView), Errors),
     security(("bearer" = [])))]
@@ -591,7 +591,7 @@ async fn read(
 }
 
 /// `GET /v1/tickets/{id}`.
-#[utoipa::path(get, path = "/v1/tickets/{id}", tag = "tickets",
+#[utoipa::path(get, path = "/v1/tickets/{id}", operation_id = "get_ticket", tag = "tickets",
     params(("id" = String, Path, description = "Ticket id")),
     responses((status = 200, description = "The ticket", body = TicketView), Errors),
     security(("bearer" = [])))]
