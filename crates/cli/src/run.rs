@@ -351,6 +351,7 @@ fn api_state(
     .with_client_ratings(args.ratings.allow_client_ratings)
     .with_limits(args.limits.limits())
     .with_proxies(args.http.trusted_proxies.clone())
+    .with_cors(args.http.cors_allowed_origins.clone())
 }
 
 /// The operator plane's contents for a process serving the API.

@@ -7,6 +7,7 @@ mod auth;
 mod backfill;
 mod blocks;
 mod body;
+mod cors;
 pub(crate) mod error;
 mod extract;
 mod limits;
@@ -21,6 +22,7 @@ mod tickets;
 mod ws;
 
 pub use auth::{ACT_FOR, Actor, Authenticator, Caller, DevTokens, Player};
+pub use cors::{AllowedOrigins, BadOrigin};
 pub use error::ApiError;
 pub use limits::{Class, Limit, RateLimits};
 pub use openapi::json as openapi_json;
@@ -65,6 +67,8 @@ pub struct AppState {
     pub limits: Arc<RateLimits>,
     /// Proxies whose forwarding headers name the client address.
     pub proxies: Arc<TrustedProxies>,
+    /// Web origins that may call the API from a browser.
+    pub cors: Arc<AllowedOrigins>,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
     pub shutdown: CancellationToken,
@@ -89,6 +93,7 @@ impl AppState {
             waits: Arc::new(queues::WaitStats::default()),
             limits: Arc::new(RateLimits::default()),
             proxies: Arc::new(TrustedProxies::default()),
+            cors: Arc::new(AllowedOrigins::None),
             sockets: TaskTracker::new(),
             shutdown,
         }
@@ -109,6 +114,12 @@ impl AppState {
     /// Believes the forwarding headers of these proxies (default: none).
     pub fn with_proxies(mut self, proxies: TrustedProxies) -> Self {
         self.proxies = Arc::new(proxies);
+        self
+    }
+
+    /// Lets these web origins call the API (see [`AllowedOrigins`]).
+    pub fn with_cors(mut self, origins: AllowedOrigins) -> Self {
+        self.cors = Arc::new(origins);
         self
     }
 
@@ -162,7 +173,8 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 pub fn router(state: AppState) -> Router {
     let (routes, doc) = routes();
     let doc = Arc::new(openapi::json(&doc));
-    routes
+    let cors = state.cors.layer();
+    let router = routes
         .route(
             "/openapi.json",
             get(move || {
@@ -185,7 +197,12 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(body::layer))
         .layer(axum::middleware::from_fn(observe::layer))
-        .with_state(state)
+        .with_state(state);
+    // Outermost: preflights are answered before authentication and limits.
+    match cors {
+        Some(layer) => router.layer(layer),
+        None => router,
+    }
 }
 
 /// Serves the API on `listener` until `state.shutdown` is cancelled, then closes
