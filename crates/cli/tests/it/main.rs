@@ -26,6 +26,7 @@ mod queues;
 mod ratings;
 mod requeue;
 mod rules;
+mod sdk;
 
 use futures_util::StreamExt;
 use mm_testkit::{Proc, RedisCluster, RedisServer, free_port};
