@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh Debian machine that has only the Rust
 # toolchain: installs what is missing (redis-server, PostgreSQL, Python with venv
-# for the API fuzzer, schemathesis from PyPI, promtool, chromium), then lints and
+# for the API fuzzer, schemathesis from PyPI, promtool, chromium, Node and npm
+# with the TypeScript SDK's locked packages, mono for the C# SDK), then lints and
 # tests.
 # Every server a test needs is started by the test itself on a free port.
 set -euo pipefail
@@ -25,6 +26,9 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3 python3
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 # The dashboard test drives a real headless browser.
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# The SDKs' tests: Node's test runner for TypeScript, mono (mcs) for C#.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+command -v mcs >/dev/null 2>&1 || missing+=(mono-complete)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing: ${missing[*]}"
   # The first apt call on a new machine can fail; retry once.
@@ -39,6 +43,13 @@ if [ ! -x "$venv/bin/schemathesis" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "schemathesis==4.32.5" ||
     { echo "pip failed; retrying once"; sleep 5; "$venv/bin/pip" install -q "schemathesis==4.32.5"; }
+fi
+
+# The TypeScript SDK's dev packages, exactly as package-lock.json pins them.
+if [ ! -f sdk/typescript/node_modules/.package-lock.json ] ||
+  [ sdk/typescript/package-lock.json -nt sdk/typescript/node_modules/.package-lock.json ]; then
+  echo "== installing the TypeScript SDK's packages (npm ci)"
+  (cd sdk/typescript && { npm ci --no-audit --no-fund || { echo "npm failed; retrying once"; sleep 5; npm ci --no-audit --no-fund; }; })
 fi
 
 echo "== formatting and lints"
