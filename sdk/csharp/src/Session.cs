@@ -23,6 +23,8 @@ namespace Matchmaker
         public TimeSpan MaxBackoff = TimeSpan.FromSeconds(30);
         /// <summary>Source of jitter in [0, 1) (default: a Random).</summary>
         public Func<double> Random;
+        /// <summary>Awaited before every connection attempt (e.g. until the device is online again).</summary>
+        public Func<Task> BeforeConnect;
     }
 
     /// <summary>The event types a session delivers.</summary>
@@ -142,13 +144,22 @@ namespace Matchmaker
             if (closed) return;
             closed = true;
             connected = false;
-            stop.Cancel();
             var s = socket;
-            if (s != null)
+            if (s == null) stop.Cancel();
+            else
             {
-                try { s.CloseOutputAsync(WebSocketCloseStatus.NormalClosure, "client closed", CancellationToken.None).Wait(1000); }
-                catch (Exception) { }
-                s.Abort();
+                // Say goodbye without blocking the caller (Unity's main thread),
+                // then stop the receive loop, which disposes the socket.
+                Task.Run(async () =>
+                {
+                    try
+                    {
+                        using (var quick = new CancellationTokenSource(TimeSpan.FromSeconds(1)))
+                            await s.CloseOutputAsync(WebSocketCloseStatus.NormalClosure, "client closed", quick.Token).ConfigureAwait(false);
+                    }
+                    catch (Exception) { }
+                    stop.Cancel();
+                });
             }
             Emit(Synth(EventTypes.SessionDisconnected, new JsonObject { ["code"] = 1000L, ["reason"] = "client closed", ["retry_in_ms"] = null }));
         }
@@ -211,6 +222,8 @@ namespace Matchmaker
                 var ws = new ClientWebSocket();
                 try
                 {
+                    if (options.BeforeConnect != null) await options.BeforeConnect().ConfigureAwait(false);
+                    if (closed) return;
                     var token = await client.CurrentTokenAsync(failures >= 2).ConfigureAwait(false);
                     var url = new UriBuilder(client.BaseUrl + "/v1/ws");
                     url.Scheme = url.Scheme == "https" ? "wss" : "ws";

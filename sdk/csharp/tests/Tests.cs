@@ -122,7 +122,16 @@ namespace Matchmaker.Tests
             var svc = await Shared();
             var carol = svc.Client("carol");
             var dave = svc.Client("dave");
-            using (var sc = carol.CreateSession(new SessionOptions { InitialBackoff = TimeSpan.FromMilliseconds(1500), Random = () => 1 }))
+            // Carol's session reconnects (after 300 ms, no jitter) only once the test lets it:
+            // after Dave was told of the match, so Carol's socket surely missed it.
+            var gate = new TaskCompletionSource<bool>();
+            var connects = 0;
+            using (var sc = carol.CreateSession(new SessionOptions
+            {
+                InitialBackoff = TimeSpan.FromMilliseconds(300),
+                Random = () => 1,
+                BeforeConnect = () => Interlocked.Increment(ref connects) == 1 ? Task.CompletedTask : (Task)gate.Task,
+            }))
             using (var sd = dave.CreateSession())
             {
                 var c = new Recorder(sc, "carol");
@@ -131,12 +140,13 @@ namespace Matchmaker.Tests
                 // A frame over the server's 64 KiB limit: the server closes the socket.
                 Assert.True(await sc.TrySendAsync(new string('x', 70 * 1024)), "sent");
                 var dropped = await c.Next(EventTypes.SessionDisconnected);
-                Assert.Equal(1500L, dropped.RetryInMs, "retry delay");
+                Assert.Equal(300L, dropped.RetryInMs, "retry delay");
 
                 var tc = await carol.CreateTicketAsync(new TicketRequest("1v1", "carol").InRegion("eu"));
                 await dave.CreateTicketAsync(new TicketRequest("1v1", "dave").InRegion("eu"));
                 var live = await d.Next(EventTypes.ReadyCheck);
                 Assert.True(!live.Replayed, "dave's came live");
+                gate.SetResult(true);
 
                 var replayed = await c.Next(EventTypes.ReadyCheck);
                 Assert.True(replayed.Replayed, "carol's is replayed");
@@ -160,7 +170,14 @@ namespace Matchmaker.Tests
         {
             var svc = await Shared();
             var erin = svc.Client("erin");
-            using (var se = erin.CreateSession(new SessionOptions { InitialBackoff = TimeSpan.FromMilliseconds(1500), Random = () => 1 }))
+            var gate = new TaskCompletionSource<bool>();
+            var connects = 0;
+            using (var se = erin.CreateSession(new SessionOptions
+            {
+                InitialBackoff = TimeSpan.FromMilliseconds(300),
+                Random = () => 1,
+                BeforeConnect = () => Interlocked.Increment(ref connects) == 1 ? Task.CompletedTask : (Task)gate.Task,
+            }))
             {
                 var e = new Recorder(se, "erin");
                 await se.ConnectAsync();
@@ -168,6 +185,7 @@ namespace Matchmaker.Tests
                 await se.TrySendAsync(new string('x', 70 * 1024));
                 await e.Next(EventTypes.SessionDisconnected);
                 await svc.Client("erin").CancelTicketAsync(ticket.Id);
+                gate.SetResult(true);
                 var cancelled = await e.Next(EventTypes.TicketCancelled);
                 Assert.True(cancelled.Replayed, "replayed");
                 Assert.Equal(ticket.Id, cancelled.TicketId, "ticket");

@@ -39,6 +39,8 @@ export interface SessionOptions {
   maxBackoffMs?: number;
   /** Source of jitter in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Awaited before every connection attempt (e.g. until the device is online again). */
+  beforeConnect?: () => Promise<void>;
 }
 
 type Handler<E> = (event: E) => void;
@@ -69,6 +71,8 @@ export class Session {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private waitAfterClose = 0;
   private readyWaiters: Array<(ready: SessionReady) => void> = [];
+  /** Ends each open `events()` iterator. */
+  private readonly iterators = new Set<() => void>();
   /** The furthest each match got in what this session delivered. */
   private readonly matchRank = new Map<string, number>();
   /** Tickets whose end this session delivered. */
@@ -106,7 +110,7 @@ export class Session {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.socket?.close(1000, "client closed");
     this.emit({ type: "session.disconnected", code: 1000, reason: "client closed", retry_in_ms: null });
-    this.emit({ type: "session.closed" } as unknown as SessionEvent);
+    for (const end of [...this.iterators]) end();
   }
 
   /** Calls `handler` for every event of `type` (or every event, with "*"); returns the unsubscribe. */
@@ -139,26 +143,41 @@ export class Session {
     });
   }
 
-  /** Every event from now on, until the session is closed. */
-  async *events(): AsyncGenerator<SessionEvent, void, undefined> {
+  /**
+   * Every event from this call on, until the session is closed (or the loop
+   * breaks): `for await (const event of session.events())`.
+   */
+  events(): AsyncIterableIterator<SessionEvent> {
     const queue: SessionEvent[] = [];
     let wake: (() => void) | undefined;
-    let done = false;
+    let done = this.state === "closed";
     const off = this.on("*", (event) => {
-      if ((event as { type: string }).type === "session.closed") done = true;
-      else queue.push(event);
+      queue.push(event);
       wake?.();
     });
-    try {
-      for (;;) {
-        while (queue.length > 0) yield queue.shift()!;
-        if (done) return;
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
-    } finally {
+    const end = () => {
+      done = true;
       off();
-    }
+      this.iterators.delete(end);
+      wake?.();
+    };
+    this.iterators.add(end);
+    const iterator: AsyncIterableIterator<SessionEvent> = {
+      next: async () => {
+        for (;;) {
+          if (queue.length > 0) return { value: queue.shift()!, done: false };
+          if (done) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+      },
+      return: async () => {
+        end();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
   }
 
   /** Answers a ready check: on the socket when it is open (the reply is a `match.answer` event), else over HTTP. */
@@ -180,10 +199,12 @@ export class Session {
     this.state = "connecting";
     let token: string;
     try {
+      await this.options.beforeConnect?.();
+      if (this.state !== "connecting") return;
       // After two upgrades in a row failed, the token may have expired: ask for a new one.
       token = await this.client.currentToken(this.failures >= 2);
-    } catch {
-      this.retry(0, "token provider failed");
+    } catch (e) {
+      this.retry(0, `before connecting: ${(e as Error).message}`);
       return;
     }
     if (this.state !== "connecting") return;

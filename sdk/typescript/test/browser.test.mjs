@@ -84,11 +84,19 @@ test("the SDK runs in a browser page on another origin", async (t) => {
     process.env.CHROMIUM_BIN ?? "chromium",
     ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
       `--user-data-dir=${profile}`, `${origin}/`],
-    { stdio: "ignore" },
+    // Its own process group, so its renderers and helpers die with it.
+    { stdio: "ignore", detached: true },
   );
-  t.after(() => {
-    browser.kill("SIGKILL");
-    rmSync(profile, { recursive: true, force: true });
+  const exited = new Promise((r) => browser.on("exit", r));
+  t.after(async () => {
+    try {
+      process.kill(-browser.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    // A helper may still be flushing the profile for a moment.
+    rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   const failed = new Promise((_, reject) => browser.on("error", (e) => reject(new Error(`chromium: ${e.message} (scripts/test.sh installs it)`))));
   const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error("the page reported nothing in 40 s")), 40_000).unref());

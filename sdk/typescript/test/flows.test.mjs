@@ -19,6 +19,8 @@ test("two players queue 1v1, accept the ready check, are assigned and rated", as
   const ready = await Promise.all(sessions.map((s) => s.connect()));
   assert.deepEqual(ready.map((r) => r.player_id), ["alice", "bob"]);
 
+  // Bob's events as an async iterator, from before the tickets exist.
+  const bobsEvents = sessions[1].events();
   const ta = await alice.tickets.create({ mode: "1v1", players: ["alice"], regions: ["eu"] });
   assert.equal(ta.status, "queued");
   assert.equal(ta.estimated_wait_ms, null);
@@ -26,6 +28,12 @@ test("two players queue 1v1, accept the ready check, are assigned and rated", as
 
   const check = await a.next("match.ready_check", (e) => e.ticket_id === ta.id);
   const checkB = await b.next("match.ready_check", (e) => e.ticket_id === tb.id);
+  const iterated = [];
+  for await (const e of bobsEvents) {
+    iterated.push(e.type);
+    if (e.type === "match.ready_check") break;
+  }
+  assert.equal(iterated.at(-1), "match.ready_check");
   assert.equal(check.match_id, checkB.match_id);
   assert.ok(check.deadline > Date.now());
   assert.equal((await alice.tickets.get(ta.id)).status, "requires_acceptance");
@@ -64,6 +72,13 @@ test("two players queue 1v1, accept the ready check, are assigned and rated", as
   assert.ok(board.entries.some((e) => e.player_id === "alice"));
   const queues = await alice.queues("1v1");
   assert.equal(queues.mode, "1v1");
+
+  // Closing the session ends its iterators.
+  const last = sessions[0].events();
+  sessions[0].close();
+  const rest = [];
+  for await (const e of last) rest.push(e.type);
+  assert.deepEqual(rest, ["session.disconnected"]);
 });
 
 test("a party of three queues 5v5 with seven solo players and plays on one team", async (t) => {

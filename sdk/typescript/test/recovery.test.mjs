@@ -13,8 +13,16 @@ after(() => service?.stop());
 test("the server closes the socket; the session reconnects and replays the missed ready check", async (t) => {
   const carol = service.client("carol");
   const dave = service.client("dave");
-  // Carol reconnects 1.5 s after a drop (no jitter), long enough for the match to form meanwhile.
-  const sc = sessionOf(carol, { initialBackoffMs: 1500, random: () => 1 });
+  // Carol's session reconnects (after 300 ms, no jitter) only once the test lets it:
+  // after Dave was told of the match, so Carol's socket surely missed it.
+  let letIn;
+  const gate = new Promise((resolve) => (letIn = resolve));
+  let connects = 0;
+  const sc = sessionOf(carol, {
+    initialBackoffMs: 300,
+    random: () => 1,
+    beforeConnect: () => (connects++ === 0 ? Promise.resolve() : gate),
+  });
   const sd = sessionOf(dave);
   t.after(() => [sc, sd].forEach((s) => s.close()));
   const c = record(sc);
@@ -24,13 +32,14 @@ test("the server closes the socket; the session reconnects and replays the misse
   // A frame over the server's 64 KiB limit: the server closes the socket.
   sc.rawSocket.send("x".repeat(70 * 1024));
   const dropped = await c.next("session.disconnected");
-  assert.equal(dropped.retry_in_ms, 1500);
+  assert.equal(dropped.retry_in_ms, 300);
   assert.equal(sc.connected, false);
 
   const tc = await carol.tickets.create({ mode: "1v1", players: ["carol"], regions: ["eu"] });
   await dave.tickets.create({ mode: "1v1", players: ["dave"], regions: ["eu"] });
   const live = await d.next("match.ready_check");
   assert.equal(live.replayed, undefined);
+  letIn();
 
   // Carol's check was pushed while her socket was down; the session reads it back.
   const replayed = await c.next("match.ready_check");
@@ -51,7 +60,10 @@ test("the server closes the socket; the session reconnects and replays the misse
 
 test("a session replays a ticket that ended while it was away", async (t) => {
   const erin = service.client("erin");
-  const se = sessionOf(erin, { initialBackoffMs: 1500, random: () => 1 });
+  let letIn;
+  const gate = new Promise((resolve) => (letIn = resolve));
+  let connects = 0;
+  const se = sessionOf(erin, { initialBackoffMs: 300, random: () => 1, beforeConnect: () => (connects++ === 0 ? Promise.resolve() : gate) });
   t.after(() => se.close());
   const e = record(se);
   await se.connect();
@@ -59,6 +71,7 @@ test("a session replays a ticket that ended while it was away", async (t) => {
   se.rawSocket.send("x".repeat(70 * 1024));
   await e.next("session.disconnected");
   await service.client("erin").tickets.cancel(ticket.id);
+  letIn();
   const cancelled = await e.next("ticket.cancelled");
   assert.equal(cancelled.replayed, true);
   assert.equal(cancelled.ticket_id, ticket.id);
