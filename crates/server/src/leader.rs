@@ -23,6 +23,7 @@ use crate::worker::{
     Formed, IdlePause, WorkerConfig, WorkerStats, fanned_out, fill_then_propose, publish_searching,
     record_matches, start_sagas,
 };
+use futures_util::StreamExt;
 use mm_domain::{Match, MatchId, Pool, TicketId};
 use mm_store::outage::Backoff;
 use mm_store::{Claimed, LockName, Store, StoreError, TokenLock};
@@ -39,6 +40,9 @@ pub const CLAIM_STEP: usize = 2_000;
 
 /// Most matches a leader commits (and fans out) in one step.
 pub const COMMIT_STEP: usize = 250;
+
+/// Commit steps a leader has in flight at once.
+const STEPS_IN_FLIGHT: usize = 3;
 
 /// The pools this worker leads right now (their names); the plain heartbeat
 /// leaves them to the leader's fenced one.
@@ -348,32 +352,64 @@ async fn cycle(
     }
     // A whole pool's matches commit in steps, so no script holds Redis long and
     // no request holds them all in memory; each step's matches are fanned out
-    // (settled, their players told) before the next step commits, so the first
+    // (settled, their players told) as soon as that step commits, so the first
     // players of a big pool hear of their match after one step, not after all.
+    // A few steps are in flight at once (they hold other tickets and players),
+    // so Redis works on one while the next is encoded and sent.
     let mut committed_at = None;
     let mut done: Vec<Match> = Vec::new();
     let mut aborted: Vec<Match> = Vec::new();
     let mut fanned = Ok(());
-    let mut rest = matches.into_iter();
-    loop {
-        let step: Vec<Match> = rest.by_ref().take(COMMIT_STEP).collect();
-        if step.is_empty() {
-            break;
+    let mut failed = None;
+    let mut steps: Vec<Vec<Match>> = Vec::new();
+    let mut rest = matches.into_iter().peekable();
+    while rest.peek().is_some() {
+        steps.push(rest.by_ref().take(COMMIT_STEP).collect());
+    }
+    let fence = l.fence;
+    let mut results = futures_util::stream::iter(steps)
+        .map(|step| async move {
+            let committed = store
+                .lead_complete(&cfg.id, pool, fence, &step, cfg.lease)
+                .await;
+            let ids: HashSet<MatchId> = match committed {
+                Ok(ids) => ids.into_iter().collect(),
+                Err(e) => return (Err(e), step, Vec::new(), Ok(())),
+            };
+            let at = (!ids.is_empty()).then(Instant::now);
+            let (ok, lost): (Vec<_>, Vec<_>) =
+                step.into_iter().partition(|m| ids.contains(&m.id));
+            let told = store.fan_out(pool, &ok).await;
+            (Ok(at), ok, lost, told)
+        })
+        .buffered(STEPS_IN_FLIGHT);
+    while let Some((committed, ok, lost, told)) = results.next().await {
+        match committed {
+            Ok(at) => {
+                if let Some(at) = at {
+                    committed_at.get_or_insert(at);
+                }
+                done.extend(ok);
+                aborted.extend(lost);
+                fanned = fanned.and(told);
+            }
+            // Every step in flight still finishes (a dropped request may have
+            // committed anyway); the first failure is the cycle's.
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
         }
-        let ids: HashSet<MatchId> = store
-            .lead_complete(&cfg.id, pool, l.fence, &step, cfg.lease)
-            .await?
-            .into_iter()
-            .collect();
-        if !ids.is_empty() {
-            committed_at.get_or_insert_with(Instant::now);
-        }
-        let (ok, lost): (Vec<_>, Vec<_>) = step.into_iter().partition(|m| ids.contains(&m.id));
-        if fanned.is_ok() {
-            fanned = store.fan_out(pool, &ok).await;
-        }
-        done.extend(ok);
-        aborted.extend(lost);
+    }
+    drop(results);
+    if let Some(e) = failed {
+        // What committed stays committed: the supervisor fans out what this
+        // cycle could not, and the next cycle forgets the matched tickets.
+        l.tickets.retain(|c| {
+            !done
+                .iter()
+                .any(|m| m.tickets.iter().any(|t| t.ticket_id == c.ticket.id))
+        });
+        return Err(e);
     }
     let matched: HashSet<&TicketId> = done
         .iter()
