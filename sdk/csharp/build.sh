@@ -13,5 +13,11 @@ mcs -target:library -langversion:7.2 -warnaserror -out:"$out/UnitySample.dll" "$
   "$here"/samples/Unity/*.cs "$here"/tests/UnityEngineStandIn.cs
 mcs -target:exe -langversion:7.2 -warnaserror -debug -out:"$out/Matchmaker.Tests.exe" "${refs[@]}" -r:"$out/Matchmaker.dll" \
   "$here"/tests/Harness.cs "$here"/tests/Tests.cs
+# Only .NET Standard types: every type Matchmaker.dll references must be in the
+# netstandard facade (Mono.Cecil from mono's GAC reads both).
+cecil="$(ls /usr/lib/mono/gac/Mono.Cecil/0.11*/Mono.Cecil.dll /usr/lib/mono/gac/Mono.Cecil/*/Mono.Cecil.dll 2>/dev/null | head -1)"
+cp "$cecil" "$out/"
+mcs -target:exe -langversion:7.2 -warnaserror -out:"$out/NetStandardCheck.exe" -r:"$out/Mono.Cecil.dll" "$here"/tests/NetStandardCheck.cs
+mono "$out/NetStandardCheck.exe" /usr/lib/mono/4.5/Facades/netstandard.dll "$out/Matchmaker.dll"
 cd "$here"
 REPO_ROOT="$(cd "$here/../.." && pwd)" MONO_ENV_OPTIONS=--debug mono "$out/Matchmaker.Tests.exe" "$@"
