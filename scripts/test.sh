@@ -29,6 +29,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # The SDKs' tests: Node's test runner for TypeScript, mono (mcs) for C#.
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 command -v mcs >/dev/null 2>&1 || missing+=(mono-complete)
+# The C# SDK's .NET Standard check reads assemblies with Mono.Cecil.
+compgen -G '/usr/lib/mono/gac/Mono.Cecil/*/Mono.Cecil.dll' >/dev/null || missing+=(libmono-cecil-private-cil)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing: ${missing[*]}"
   # The first apt call on a new machine can fail; retry once.
