@@ -105,6 +105,7 @@ namespace Matchmaker
         int failures;
         TimeSpan waitAfterClose;
         volatile bool connected;
+        volatile SessionEvent lastReady;
         volatile bool closed;
 
         /// <summary>Every event, raised on a background thread.</summary>
@@ -124,10 +125,12 @@ namespace Matchmaker
             random = options.Random ?? (() => { lock (rng) return rng.NextDouble(); });
         }
 
-        /// <summary>Starts the session (once) and completes at the next session.ready; it reconnects on its own after.</summary>
+        /// <summary>Starts the session (once) and completes at session.ready (at once when already connected); it reconnects on its own after.</summary>
         public Task<SessionEvent> ConnectAsync(CancellationToken ct = default(CancellationToken))
         {
             if (closed) throw new ObjectDisposedException("session");
+            var ready = lastReady;
+            if (connected && ready != null) return Task.FromResult(ready);
             var tcs = new TaskCompletionSource<SessionEvent>(TaskCreationOptions.RunContinuationsAsynchronously);
             lock (gate)
             {
@@ -284,6 +287,7 @@ namespace Matchmaker
                 case EventTypes.SessionReady:
                     failures = 0;
                     PlayerId = e.PlayerId;
+                    lastReady = e;
                     connected = true;
                     Emit(e);
                     List<TaskCompletionSource<SessionEvent>> waiters;

@@ -28,6 +28,7 @@ namespace Matchmaker.Tests
                 var b = new Recorder(sb, "bob");
                 Assert.Equal("alice", (await sa.ConnectAsync()).PlayerId, "session.ready");
                 await sb.ConnectAsync();
+                Assert.Equal("alice", (await sa.ConnectAsync()).PlayerId, "connecting a connected session answers at once");
 
                 var ta = await alice.CreateTicketAsync(new TicketRequest("1v1", "alice").InRegion("eu"));
                 Assert.Equal("queued", ta.Status, "new ticket");

@@ -79,6 +79,7 @@ export class Session {
   private readonly ended = new Set<string>();
   /** The player, from `session.ready`. */
   playerId: string | undefined;
+  private lastReady: SessionReady | undefined;
 
   constructor(client: MatchmakerClient, options: SessionOptions = {}) {
     this.client = client;
@@ -95,9 +96,13 @@ export class Session {
     return this.state === "open";
   }
 
-  /** Opens the socket (once) and resolves at the next `session.ready`; reconnects on its own after. */
+  /**
+   * Opens the socket (once) and resolves at `session.ready` (at once when the
+   * session is already connected); it reconnects on its own after.
+   */
   connect(): Promise<SessionReady> {
     if (this.state === "closed") return Promise.reject(new Error("session closed"));
+    if (this.state === "open" && this.lastReady !== undefined) return Promise.resolve(this.lastReady);
     const ready = new Promise<SessionReady>((resolve) => this.readyWaiters.push(resolve));
     if (this.state === "idle") void this.open();
     return ready;
@@ -249,6 +254,7 @@ export class Session {
         this.failures = 0;
         this.state = "open";
         this.playerId = event.player_id;
+        this.lastReady = event;
         this.emit(event);
         for (const resolve of this.readyWaiters.splice(0)) resolve(event);
         void this.resync();

@@ -18,6 +18,8 @@ test("two players queue 1v1, accept the ready check, are assigned and rated", as
   const [a, b] = sessions.map(record);
   const ready = await Promise.all(sessions.map((s) => s.connect()));
   assert.deepEqual(ready.map((r) => r.player_id), ["alice", "bob"]);
+  // Connecting a connected session answers at once.
+  assert.equal((await sessions[0].connect()).player_id, "alice");
 
   // Bob's events as an async iterator, from before the tickets exist.
   const bobsEvents = sessions[1].events();
