@@ -377,8 +377,7 @@ async fn cycle(
                 Err(e) => return (Err(e), step, Vec::new(), Ok(())),
             };
             let at = (!ids.is_empty()).then(Instant::now);
-            let (ok, lost): (Vec<_>, Vec<_>) =
-                step.into_iter().partition(|m| ids.contains(&m.id));
+            let (ok, lost): (Vec<_>, Vec<_>) = step.into_iter().partition(|m| ids.contains(&m.id));
             let told = store.fan_out(pool, &ok).await;
             (Ok(at), ok, lost, told)
         })
