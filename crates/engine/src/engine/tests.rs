@@ -28,6 +28,7 @@ fn mode(teams: usize, team_size: usize) -> Mode {
         backfill: crate::BackfillPolicy::Off,
         backfill_ready_check_ms: None,
         backfill_ttl_ms: crate::mode::DEFAULT_BACKFILL_TTL,
+        max_team_gap: None,
     }
 }
 
@@ -304,4 +305,41 @@ proptest! {
         let m = Modes::defaults().get("5v5").unwrap().clone();
         prop_assert_eq!(propose(&m, &entries, 100_000), propose(&m, &entries, 100_000));
     }
+}
+
+#[test]
+fn max_team_gap_holds_an_uneven_match_until_the_wait_allows_it() {
+    // A four-stack at 1540 and six solos at 1500..=1525: the best split puts the
+    // stack with the lowest solo, 17 points above the other team.
+    let mut entries = vec![Entry {
+        rating: 1540.0,
+        size: 4,
+        enqueued_at: 0,
+        eligible_at: 0,
+    }];
+    entries.extend((0..6).map(|i| Entry::solo(1500.0 + 5.0 * i as f64, 0)));
+    let mut m = mode(2, 5);
+    assert_eq!(propose(&m, &entries, 1_000).len(), 1, "no limit: it forms");
+    m.max_team_gap = Some(WindowPolicy {
+        initial: 5.0,
+        per_second: 1.0,
+        cap: 500.0,
+    });
+    // 6 points allowed after 1 s, 11 after 6 s: held.
+    assert!(propose(&m, &entries, 1_000).is_empty());
+    assert!(propose(&m, &entries, 6_000).is_empty());
+    // 25 after 20 s (overdue by then): formed, with the gap it had.
+    let p = propose(&m, &entries, 20_000);
+    assert_eq!(p.len(), 1);
+    let avg = |t: &Vec<usize>| {
+        let (s, n) = t.iter().fold((0.0, 0), |(s, n), &i| {
+            (
+                s + entries[i].rating * entries[i].size as f64,
+                n + entries[i].size,
+            )
+        });
+        s / n as f64
+    };
+    let teams = p[0].by_team();
+    assert!((avg(&teams[0]) - avg(&teams[1])).abs() <= 25.0);
 }

@@ -104,6 +104,10 @@ pub struct Mode {
     /// How long a backfill stays open unless its game server refreshes it
     /// (`backfill_ttl`).
     pub backfill_ttl_ms: Millis,
+    /// Largest gap between the teams' average ratings a match may form with,
+    /// growing with the wait of its longest-waiting ticket like a window
+    /// (`max_team_gap`; default: any gap, the best split is taken).
+    pub max_team_gap: Option<WindowPolicy>,
 }
 
 /// Whether a mode fills the empty seats of its running matches.
@@ -199,6 +203,14 @@ impl Mode {
             || w.cap < w.initial
         {
             return bad("window values must be non-negative and cap >= initial".into());
+        }
+        if let Some(g) = &self.max_team_gap
+            && (![g.initial, g.per_second, g.cap]
+                .iter()
+                .all(|v| v.is_finite() && *v >= 0.0)
+                || g.cap < g.initial)
+        {
+            return bad("max_team_gap values must be non-negative and cap >= initial".into());
         }
         if !(self.patience > 0.0 && self.patience <= 1.0) {
             return bad(format!("patience must be in (0, 1], got {}", self.patience));
@@ -298,6 +310,7 @@ struct RawMode {
     #[serde(default)]
     from_claims: Vec<String>,
     backfill: Option<BackfillPolicy>,
+    max_team_gap: Option<RawWindow>,
     backfill_ready_check: Option<Switch>,
     backfill_ttl: Option<String>,
 }
@@ -616,6 +629,11 @@ impl RawMode {
                 self.backfill_ttl,
                 DEFAULT_BACKFILL_TTL,
             )?,
+            max_team_gap: self.max_team_gap.map(|g| WindowPolicy {
+                initial: g.initial,
+                per_second: g.per_second,
+                cap: g.cap,
+            }),
         };
         mode.validate()?;
         Ok(mode)

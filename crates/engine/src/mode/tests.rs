@@ -222,3 +222,23 @@ fn backfill_keys() {
         assert!(err.to_string().contains(says), "{bad}: {err}");
     }
 }
+
+#[test]
+fn max_team_gap_is_read_and_checked() {
+    let ok = "[modes.duo]\nteams = 2\nteam_size = 2\nmax_team_gap = { initial = 10, per_second = 0.25, cap = 200 }\n";
+    let modes = Modes::load(Some(ok), WindowPolicy::default()).unwrap();
+    let g = modes.get("duo").unwrap().max_team_gap.unwrap();
+    assert_eq!((g.initial, g.per_second, g.cap), (10.0, 0.25, 200.0));
+    assert_eq!(Modes::defaults().get("5v5").unwrap().max_team_gap, None);
+    for bad in [
+        "max_team_gap = { initial = 10, per_second = -1, cap = 200 }",
+        "max_team_gap = { initial = 300, per_second = 1, cap = 200 }",
+        "max_team_gap = { initial = 10, per_second = 1 }",
+    ] {
+        let text = format!("[modes.duo]\nteams = 2\nteam_size = 2\n{bad}\n");
+        assert!(
+            Modes::load(Some(&text), WindowPolicy::default()).is_err(),
+            "{bad}"
+        );
+    }
+}
