@@ -367,3 +367,35 @@ async fn invites_have_their_own_rate_limit() {
     let (s, _) = d.client("rl-lead").get("/v1/players/me/party").await;
     assert_eq!(s, StatusCode::OK);
 }
+
+/// Members are listed in join order even when they join within one
+/// millisecond of each other (edit tags carry the ingress's own count).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_are_in_join_order_however_fast_they_join() {
+    let d = Deployment::embedded().await;
+    for round in 0..10 {
+        let leader = format!("jo{round}-lead");
+        let (s, party) = post(&d, &leader, "/v1/parties", None).await;
+        assert_eq!(s, StatusCode::CREATED, "{party}");
+        let id = party["id"].as_str().unwrap().to_string();
+        let joiners: Vec<String> = (0..4).map(|i| format!("jo{round}-{}", 4 - i)).collect();
+        for j in &joiners {
+            let (s, body) = post(
+                &d,
+                &leader,
+                &format!("/v1/parties/{id}/invites"),
+                Some(json!({"player_id": j})),
+            )
+            .await;
+            assert_eq!(s, StatusCode::OK, "{body}");
+        }
+        for j in &joiners {
+            let (s, body) = post(&d, j, &format!("/v1/parties/{id}/join"), None).await;
+            assert_eq!(s, StatusCode::OK, "{body}");
+        }
+        let (_, party) = d.client(&leader).get(&format!("/v1/parties/{id}")).await;
+        let mut expected = vec![leader.clone()];
+        expected.extend(joiners);
+        assert_eq!(party["members"], json!(expected), "round {round}");
+    }
+}

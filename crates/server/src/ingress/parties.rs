@@ -46,6 +46,17 @@ fn nonce() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
+/// The unique part of an edit's tag: a count of this process's edits, then a
+/// random id. Tags order edits by time (ms) first, so two edits in the same
+/// millisecond (two players joining one after the other) keep the order this
+/// process made them in; edits of separate ingresses within one millisecond
+/// order at random.
+fn edit_nonce() -> String {
+    static EDITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = EDITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{n:016x}{}", nonce())
+}
+
 fn not_found() -> ApiError {
     ApiError::not_found("party_not_found", "no such party")
 }
@@ -265,7 +276,7 @@ pub async fn create(
     }
     let id = PartyId::random(&nonce());
     claim(&state, &actor, &id).await?;
-    let party = Party::create(id, actor.clone(), now_ms(), &nonce());
+    let party = Party::create(id, actor.clone(), now_ms(), &edit_nonce());
     let party = match merge(&state, &party).await {
         Ok(p) => p,
         Err(e) => {
@@ -354,7 +365,7 @@ pub async fn invite(
     }
     let again = party.is_invited(&who);
     note_invite(&state, &who, &party.id).await?;
-    let delta = party.invite(who.clone(), now_ms(), &nonce());
+    let delta = party.invite(who.clone(), now_ms(), &edit_nonce());
     let party = match merge(&state, &delta).await {
         Ok(p) => p,
         Err(e) => {
@@ -403,7 +414,7 @@ pub async fn join(
     }
     attest(&state, &actor, &claims).await?;
     claim(&state, &actor, &party.id).await?;
-    let delta = party.join(actor.clone(), now_ms(), &nonce());
+    let delta = party.join(actor.clone(), now_ms(), &edit_nonce());
     let party = match merge(&state, &delta).await {
         Ok(p) => p,
         Err(e) => {
@@ -428,7 +439,7 @@ async fn remove(
     change: &str,
 ) -> Result<Party, ApiError> {
     cancel_party_tickets(state, who).await?;
-    let delta = party.remove(who, now_ms(), &nonce());
+    let delta = party.remove(who, now_ms(), &edit_nonce());
     let party = merge(state, &delta).await?;
     state.store.release_party(who, &party.id).await?;
     announce(state, &party, change, who, std::slice::from_ref(who)).await;
