@@ -117,22 +117,28 @@ namespace Matchmaker.Tests
             }
         }
 
+        /// <summary>A session that reconnects 300 ms after a drop (no jitter), but only once `gate` completes.</summary>
+        static Session Gated(MatchmakerClient client, TaskCompletionSource<bool> gate)
+        {
+            var connects = 0;
+            return client.CreateSession(new SessionOptions
+            {
+                InitialBackoff = TimeSpan.FromMilliseconds(300),
+                Random = () => 1,
+                BeforeConnect = () => Interlocked.Increment(ref connects) == 1 ? Task.CompletedTask : (Task)gate.Task,
+            });
+        }
+
         [Test]
         public static async Task ServerClosesTheSocketAndTheReadyCheckIsReplayed()
         {
             var svc = await Shared();
             var carol = svc.Client("carol");
             var dave = svc.Client("dave");
-            // Carol's session reconnects (after 300 ms, no jitter) only once the test lets it:
-            // after Dave was told of the match, so Carol's socket surely missed it.
+            // Carol's session comes back only after Dave was told of the match,
+            // so Carol's socket surely missed it.
             var gate = new TaskCompletionSource<bool>();
-            var connects = 0;
-            using (var sc = carol.CreateSession(new SessionOptions
-            {
-                InitialBackoff = TimeSpan.FromMilliseconds(300),
-                Random = () => 1,
-                BeforeConnect = () => Interlocked.Increment(ref connects) == 1 ? Task.CompletedTask : (Task)gate.Task,
-            }))
+            using (var sc = Gated(carol, gate))
             using (var sd = dave.CreateSession())
             {
                 var c = new Recorder(sc, "carol");
@@ -172,13 +178,7 @@ namespace Matchmaker.Tests
             var svc = await Shared();
             var erin = svc.Client("erin");
             var gate = new TaskCompletionSource<bool>();
-            var connects = 0;
-            using (var se = erin.CreateSession(new SessionOptions
-            {
-                InitialBackoff = TimeSpan.FromMilliseconds(300),
-                Random = () => 1,
-                BeforeConnect = () => Interlocked.Increment(ref connects) == 1 ? Task.CompletedTask : (Task)gate.Task,
-            }))
+            using (var se = Gated(erin, gate))
             {
                 var e = new Recorder(se, "erin");
                 await se.ConnectAsync();

@@ -10,19 +10,28 @@ before(async () => {
 });
 after(() => service?.stop());
 
-test("the server closes the socket; the session reconnects and replays the missed ready check", async (t) => {
-  const carol = service.client("carol");
-  const dave = service.client("dave");
-  // Carol's session reconnects (after 300 ms, no jitter) only once the test lets it:
-  // after Dave was told of the match, so Carol's socket surely missed it.
+/**
+ * A session that reconnects 300 ms after a drop (no jitter), but only once the
+ * test calls `letIn()`.
+ */
+function gated(client) {
   let letIn;
   const gate = new Promise((resolve) => (letIn = resolve));
   let connects = 0;
-  const sc = sessionOf(carol, {
+  const session = sessionOf(client, {
     initialBackoffMs: 300,
     random: () => 1,
     beforeConnect: () => (connects++ === 0 ? Promise.resolve() : gate),
   });
+  return { session, letIn };
+}
+
+test("the server closes the socket; the session reconnects and replays the missed ready check", async (t) => {
+  const carol = service.client("carol");
+  const dave = service.client("dave");
+  // Carol's session comes back only after Dave was told of the match, so
+  // Carol's socket surely missed it.
+  const { session: sc, letIn } = gated(carol);
   const sd = sessionOf(dave);
   t.after(() => [sc, sd].forEach((s) => s.close()));
   const c = record(sc);
@@ -60,10 +69,7 @@ test("the server closes the socket; the session reconnects and replays the misse
 
 test("a session replays a ticket that ended while it was away", async (t) => {
   const erin = service.client("erin");
-  let letIn;
-  const gate = new Promise((resolve) => (letIn = resolve));
-  let connects = 0;
-  const se = sessionOf(erin, { initialBackoffMs: 300, random: () => 1, beforeConnect: () => (connects++ === 0 ? Promise.resolve() : gate) });
+  const { session: se, letIn } = gated(erin);
   t.after(() => se.close());
   const e = record(se);
   await se.connect();
