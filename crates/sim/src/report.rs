@@ -424,8 +424,7 @@ pub fn side_by_side(columns: &[(&str, &Report)]) -> String {
 /// The wait estimates' rows (issue 35).
 fn estimate_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
     use crate::estimates::EstimateFigures;
-    type Row = (&'static str, fn(&EstimateFigures) -> String);
-    let rows: [Row; 3] = [
+    let rows: [PartRow<EstimateFigures>; 3] = [
         ("wait estimate: groups judged / queued without", |e| {
             format!("{} / {}", e.judged, e.without)
         }),
@@ -440,14 +439,32 @@ fn estimate_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
             )
         }),
     ];
-    if columns.iter().all(|(_, r)| r.estimates.is_none()) {
+    optional_rows(columns, |r| r.estimates.as_ref(), &rows, |_, _| true)
+}
+
+/// A row: its name, and its cell from one report's part.
+type PartRow<T> = (&'static str, fn(&T) -> String);
+
+/// Rows read from an optional part of each report: `-` where a column lacks
+/// it or `shown` says the row means nothing there; no rows when no column has
+/// it.
+fn optional_rows<T>(
+    columns: &[(&str, &Report)],
+    part: fn(&Report) -> Option<&T>,
+    rows: &[PartRow<T>],
+    shown: fn(&T, &str) -> bool,
+) -> Vec<(String, Vec<String>)> {
+    if columns.iter().all(|(_, r)| part(r).is_none()) {
         return Vec::new();
     }
     rows.iter()
         .map(|(name, cell)| {
             let cells = columns
                 .iter()
-                .map(|(_, r)| r.estimates.as_ref().map_or("-".into(), cell))
+                .map(|(_, r)| match part(r) {
+                    Some(x) if shown(x, name) => cell(x),
+                    _ => "-".into(),
+                })
                 .collect();
             (name.to_string(), cells)
         })
@@ -458,11 +475,7 @@ fn estimate_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
 /// backfill).
 fn backfill_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
     use crate::backfill::BackfillFigures;
-    if columns.iter().all(|(_, r)| r.backfill.is_none()) {
-        return Vec::new();
-    }
-    type Row = (&'static str, fn(&BackfillFigures) -> String);
-    let rows: [Row; 5] = [
+    let rows: [PartRow<BackfillFigures>; 5] = [
         ("backfill: seats opened / filled", |b| {
             format!("{} / {}", b.seats_opened, b.seats_filled)
         }),
@@ -479,20 +492,12 @@ fn backfill_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
             format!("{:.1}", b.gap_p95)
         }),
     ];
-    rows.iter()
-        .map(|(name, cell)| {
-            (
-                name.to_string(),
-                columns
-                    .iter()
-                    .map(|(_, r)| match &r.backfill {
-                        // Nothing filled (the baseline has no backfill): only
-                        // the seats opened mean anything.
-                        Some(b) if b.seats_filled > 0 || name.contains("opened") => cell(b),
-                        _ => "-".into(),
-                    })
-                    .collect(),
-            )
-        })
-        .collect()
+    // Nothing filled (the baseline has no backfill): only the seats opened
+    // mean anything.
+    optional_rows(
+        columns,
+        |r| r.backfill.as_ref(),
+        &rows,
+        |b, name| b.seats_filled > 0 || name.contains("opened"),
+    )
 }
