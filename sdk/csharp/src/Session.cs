@@ -343,15 +343,18 @@ namespace Matchmaker
         async Task Resync(int attempt)
         {
             Assignment assignment;
-            var tickets = new List<Ticket>();
+            List<Ticket> tickets;
             try
             {
-                assignment = await client.GetAssignmentAsync().ConfigureAwait(false);
-                foreach (var id in client.LiveTickets)
+                // All at once, as the TypeScript session does.
+                var reading = client.GetAssignmentAsync();
+                var reads = client.LiveTickets.Select(async id =>
                 {
-                    try { tickets.Add(await client.GetTicketAsync(id).ConfigureAwait(false)); }
-                    catch (NotFoundException) { client.Settled(id); }
-                }
+                    try { return await client.GetTicketAsync(id).ConfigureAwait(false); }
+                    catch (NotFoundException) { client.Settled(id); return null; }
+                }).ToList();
+                assignment = await reading.ConfigureAwait(false);
+                tickets = (await Task.WhenAll(reads).ConfigureAwait(false)).Where(t => t != null).ToList();
             }
             catch (Exception e) when (!(e is OutOfMemoryException))
             {
