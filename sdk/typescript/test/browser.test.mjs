@@ -84,8 +84,9 @@ test("the SDK runs in a browser page on another origin", async (t) => {
     process.env.CHROMIUM_BIN ?? "chromium",
     ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
       `--user-data-dir=${profile}`, `${origin}/`],
-    // Its own process group, so its renderers and helpers die with it.
-    { stdio: "ignore", detached: true },
+    // Its own process group, so its renderers and helpers die with it; its
+    // singleton socket folder in the profile, so that it goes with it.
+    { stdio: "ignore", detached: true, env: { ...process.env, TMPDIR: profile } },
   );
   const exited = new Promise((r) => browser.on("exit", r));
   t.after(async () => {

@@ -38,7 +38,10 @@ impl Browser {
         ])
         .arg(format!("--window-size={width},{height}"))
         .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("about:blank");
+        .arg("about:blank")
+        // Its singleton socket folder too, so that it goes with the profile
+        // (a killed Chromium cannot remove it).
+        .env("TMPDIR", profile.path());
         if Command::new(&bin).arg("--version").output().is_err() {
             panic!(
                 "cannot run {bin}. Install it (scripts/test.sh does: apt-get install -y chromium)"

@@ -5,12 +5,12 @@ use crate::BIN;
 use std::process::Command;
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
-    let data = std::env::temp_dir().join(format!("mm-cli-test-{}", std::process::id()));
+    let data = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .env_remove("REDIS_URL")
         .env_remove("DATABASE_URL")
-        .env("DATA_DIR", &data);
+        .env("DATA_DIR", data.path());
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -111,11 +111,25 @@ placement_timeout = "2s"
 /// The test modes file, written once per test process.
 pub fn test_modes_file() -> &'static str {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let path = std::env::temp_dir().join(format!("mm-test-modes-{}.toml", std::process::id()));
-        std::fs::write(&path, TEST_MODES).expect("write the test modes");
-        path.to_string_lossy().into_owned()
-    })
+    PATH.get_or_init(|| shared_file("test-modes", TEST_MODES))
+}
+
+/// A file holding `contents`, in the build's scratch folder and named after
+/// them, so that the test processes (one per test under nextest) share one
+/// file instead of leaving one each behind. Written to a file of this process
+/// and renamed into place, so no process reads half of it.
+pub fn shared_file(stem: &str, contents: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    contents.hash(&mut h);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join(format!("{stem}-{:016x}.toml", h.finish()));
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(contents) {
+        let own = dir.join(format!("{stem}-{}.part", std::process::id()));
+        std::fs::write(&own, contents).expect("write the shared file");
+        std::fs::rename(&own, &path).expect("move the shared file into place");
+    }
+    path.to_string_lossy().into_owned()
 }
 
 /// A limit no test reaches.

@@ -256,14 +256,12 @@ async fn dev_mode_keeps_one_port_and_unsafe_settings_are_refused() {
     assert_eq!(r.status(), StatusCode::OK, "dev mode on loopback: open");
 
     let refused = |env: &[(&str, String)]| {
+        let data = tempfile::tempdir().unwrap();
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .env("LISTEN_ADDR", format!("127.0.0.1:{}", free_port()))
             .env("GRPC_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()))
-            .env(
-                "DATA_DIR",
-                std::env::temp_dir().join(format!("mm-ops-{}", free_port())),
-            );
+            .env("DATA_DIR", data.path());
         crate::fast_env(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);

@@ -59,12 +59,8 @@ need = { tank = 1, damage = 1 }
 /// The modes file of these tests, written once per test process.
 pub fn ruled_modes() -> String {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let path = std::env::temp_dir().join(format!("mm-ruled-{}.toml", std::process::id()));
-        std::fs::write(&path, RULED).expect("write the modes");
-        path.to_string_lossy().into_owned()
-    })
-    .clone()
+    PATH.get_or_init(|| crate::shared_file("ruled-modes", RULED))
+        .clone()
 }
 
 async fn create(d: &Deployment, token: &str, body: Value) -> (StatusCode, Value) {
