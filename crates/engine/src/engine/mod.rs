@@ -19,20 +19,25 @@
 //! A ticket joins a match only if the match's rating spread fits inside every
 //! member's current window half-width (so every member lies inside every other
 //! member's window wherever it sits in the match, as in seed 000), if its party fits the team shape, and if the match does
-//! not overflow. A full match is split into balanced teams ([`crate::teams`]). A match
+//! not overflow. A full match is split into balanced teams ([`crate::teams`]), its
+//! solo members traded for free solos where that narrows the teams' gap
+//! ([`balance`]). A match
 //! smaller than full (battle royale) may start once its oldest member waited the
 //! mode's `start_below_max_after`.
 
 //!
 //! The search over the pool lives in [`snapshot`] (the pool in rating order,
-//! growing and taking candidate matches) and [`walk`] (the free positions).
+//! growing candidate matches), [`walk`] (the free positions) and [`balance`]
+//! (taking a match: its teams and their gap).
 
+mod balance;
 mod ruled;
 mod snapshot;
 mod walk;
 
 use crate::Mode;
 use crate::rules::Traits;
+use balance::Room;
 use mm_domain::Millis;
 use snapshot::{Group, Snapshot};
 use std::cmp::Reverse;
@@ -158,7 +163,14 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
             start = pool.free.left_of(s.checked_sub(1));
             ladder.push_below(start);
         }
-        match (!best.is_empty()).then(|| pool.accept(&best)).flatten() {
+        let room = Room {
+            share: 1.0,
+            keep: Some(a),
+        };
+        match (!best.is_empty())
+            .then(|| pool.accept(&mut best, room))
+            .flatten()
+        {
             Some(p) => out.push(p),
             // No fair match yet: keep the nearest tickets out of this cycle so they
             // are still there when the windows have grown to meet the overdue one
@@ -227,7 +239,11 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
             again.push(Reverse((group.spread.to_bits(), s)));
             continue;
         }
-        if let Some(p) = pool.accept(&group) {
+        let room = Room {
+            share: mode.patience,
+            keep: None,
+        };
+        if let Some(p) = pool.accept(&mut group, room) {
             out.push(p);
         }
     }

@@ -1,10 +1,10 @@
 //! The eligible entries of a pool in rating order, with their windows, and the
 //! candidate matches grown over them: [`Snapshot::grow`] adds the free tickets
 //! above a start while the match stays fair, [`Snapshot::formable`] says whether
-//! it may start as it is, [`Snapshot::accept`] splits it into teams and takes it.
+//! it may start as it is (taking it is [`super::balance`]).
 
 use super::walk::{Free, FreeAbove, Recording, Replay, Upward};
-use super::{Entry, GiveUp, Proposal, SKIP_LIMIT};
+use super::{Entry, GiveUp, SKIP_LIMIT};
 use crate::Mode;
 use crate::rules::{Grown, Traits};
 use crate::teams::{self, Unit};
@@ -527,56 +527,5 @@ impl<'a> Snapshot<'a> {
             return true;
         }
         self.split_group(g).is_some()
-    }
-
-    /// The gap between the highest and lowest team average of group `g`
-    /// split as `team_of` (a ticket counts its rating once per player).
-    fn team_gap(&self, g: &Group, team_of: &[usize]) -> f64 {
-        let teams = team_of.iter().max().map_or(0, |t| t + 1);
-        let mut sum = vec![0.0; teams];
-        let mut n = vec![0usize; teams];
-        for (&m, &t) in g.members.iter().zip(team_of) {
-            sum[t] += self.at[m].rating * self.at[m].size() as f64;
-            n[t] += self.at[m].size();
-        }
-        let (lo, hi) = sum
-            .iter()
-            .zip(&n)
-            .filter(|(_, n)| **n > 0)
-            .map(|(s, n)| s / *n as f64)
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
-                (lo.min(a), hi.max(a))
-            });
-        if hi >= lo { hi - lo } else { 0.0 }
-    }
-
-    /// [`Snapshot::split`] of group `g`, its units laid out in the reused buffer.
-    fn split_group(&mut self, g: &Group) -> Option<(Vec<usize>, super::ruled::Decided)> {
-        let mut units = std::mem::take(&mut self.units);
-        units.clear();
-        units.extend(g.members.iter().map(|&m| Unit {
-            size: self.at[m].size(),
-            rating: self.at[m].rating,
-        }));
-        let split = self.split(g, &units);
-        self.units = units;
-        split
-    }
-
-    /// Splits the group into teams and takes its members out of the pool,
-    /// unless the best split leaves the teams' averages further apart than
-    /// the mode's `max_team_gap` allows at the group's longest wait (then the
-    /// group stays in the pool).
-    pub(super) fn accept(&mut self, g: &Group) -> Option<Proposal> {
-        let (team_of, decided) = self.split_group(g)?;
-        if let Some(limit) = &self.mode.max_team_gap
-            && self.team_gap(g, &team_of) > limit.delta(self.wait_since(g.oldest))
-        {
-            return None;
-        }
-        for &m in &g.members {
-            self.take_out(m);
-        }
-        Some(self.proposal(g, team_of, decided))
     }
 }

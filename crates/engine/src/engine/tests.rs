@@ -343,3 +343,87 @@ fn max_team_gap_holds_an_uneven_match_until_the_wait_allows_it() {
     let teams = p[0].by_team();
     assert!((avg(&teams[0]) - avg(&teams[1])).abs() <= 25.0);
 }
+
+/// The team averages of proposal `p` over `entries`, largest minus smallest.
+fn gap_of(entries: &[Entry], p: &Proposal) -> f64 {
+    let avgs: Vec<f64> = p
+        .by_team()
+        .iter()
+        .map(|t| {
+            let (s, n) = t.iter().fold((0.0, 0), |(s, n), &i| {
+                (
+                    s + entries[i].rating * entries[i].size as f64,
+                    n + entries[i].size,
+                )
+            });
+            s / n as f64
+        })
+        .collect();
+    avgs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - avgs.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn a_match_fixed_by_its_parties_trades_solos_to_narrow_the_gap() {
+    // Four-stacks at 1500 and 1540 and solos at 1510 and 1530: the tightest
+    // match, and its only split puts the stacks apart, 28 points between the
+    // teams' averages.
+    let party = |rating| Entry {
+        rating,
+        size: 4,
+        enqueued_at: 0,
+        eligible_at: 0,
+    };
+    let mut entries = vec![
+        party(1500.0),
+        party(1540.0),
+        Entry::solo(1510.0, 0),
+        Entry::solo(1530.0, 0),
+    ];
+    let m = mode(2, 5);
+    let alone = propose(&m, &entries, 10_000);
+    assert_eq!(alone.len(), 1);
+    assert!((gap_of(&entries, &alone[0]) - 28.0).abs() < 1e-9);
+    // Two more solos in everyone's window (150 points after 10 s), far enough
+    // out that the tightest match does not take them: traded in, the teams
+    // come within 10 points, and the match stays inside every window.
+    entries.push(Entry::solo(1410.0, 0));
+    entries.push(Entry::solo(1630.0, 0));
+    let p = propose(&m, &entries, 10_000);
+    assert_eq!(p.len(), 1);
+    assert!(gap_of(&entries, &p[0]) <= 10.0, "{p:?}");
+    assert!(p[0].members.contains(&0) && p[0].members.contains(&1));
+    let ratings: Vec<f64> = p[0].members.iter().map(|&i| entries[i].rating).collect();
+    let spread = ratings.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - ratings.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(spread <= 150.0);
+}
+
+#[test]
+fn a_trade_never_takes_out_the_longest_waiting_member() {
+    // The match of the test above, every window wide (18 s of wait): moving the
+    // solo at 1510 out for the one at 1410 or the solo at 1530 out for the one
+    // at 1630 would each narrow the gap as much, but the solo at 1510 has waited
+    // longest.
+    let at = |rating, size, enqueued_at| Entry {
+        rating,
+        size,
+        enqueued_at,
+        eligible_at: enqueued_at,
+    };
+    let entries = vec![
+        at(1500.0, 4, 2_000),
+        at(1540.0, 4, 2_000),
+        at(1510.0, 1, 0),
+        at(1530.0, 1, 2_000),
+        at(1410.0, 1, 2_000),
+        at(1630.0, 1, 2_000),
+    ];
+    let mut m = mode(2, 5);
+    m.overdue_after = 60_000;
+    let p = propose(&m, &entries, 20_000);
+    assert_eq!(p.len(), 1);
+    assert!(p[0].members.contains(&2), "{p:?}");
+    assert!(!p[0].members.contains(&3), "{p:?}");
+    assert!(gap_of(&entries, &p[0]) <= 10.0, "{p:?}");
+}
