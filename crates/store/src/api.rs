@@ -141,6 +141,19 @@ pub trait Store:
         self.enqueue(ticket).await
     }
 
+    /// A new ticket from its player: reads whom its players may never meet, as
+    /// the store has it now, into [`Ticket::blocks`], then
+    /// [`Store::enqueue_charged`]. Redis on one node does both in one script
+    /// call for a solo player who blocked nobody and whom nobody blocked.
+    async fn enqueue_new(
+        &self,
+        ticket: &mut Ticket,
+        charge: Option<&RateCheck>,
+    ) -> Result<EnqueueOutcome, StoreError> {
+        ticket.blocks = self.kept_apart(&ticket.players).await?;
+        self.enqueue_charged(ticket, charge).await
+    }
+
     /// The first half of [`Store::enqueue`], for a caller that finishes rating the
     /// ticket meanwhile: makes the ticket its players' live ticket for the mode
     /// (with the same refusals, the freshness check only for snapshots carried and

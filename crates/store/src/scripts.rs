@@ -24,6 +24,7 @@ pub struct Scripts {
     pub backfill_unjoin: Script,
     pub backfill_return: Script,
     pub enqueue: Script,
+    pub create: Script,
     pub claim: Script,
     pub complete: Script,
     pub release: Script,
@@ -75,6 +76,7 @@ impl Scripts {
     pub fn new() -> Self {
         Self {
             enqueue: script!("enqueue.lua"),
+            create: script!("create.lua"),
             claim: script!("claim.lua"),
             complete: script!("complete.lua"),
             release: script!("release.lua"),

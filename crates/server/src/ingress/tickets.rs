@@ -328,7 +328,8 @@ fn fill(mode: &Mode, ticket: &mut Ticket, stored: &[Option<mm_ratings::Stored>],
     ticket.skills_fresh = fresh;
 }
 
-/// Queues a ticket rated by the rating service.
+/// Queues a ticket rated by the rating service, with its players' block lists
+/// (read as the store activates them, or with the ticket's queueing).
 ///
 /// With every player's rating cached, the ticket is queued with them and the store
 /// refuses it if a newer rating was applied since (the player's freshness mark is
@@ -345,7 +346,7 @@ async fn enqueue_rated(
 ) -> Result<EnqueueOutcome, ApiError> {
     if let Some(hit) = state.ratings.cached(&mode.name, &ticket.players) {
         fill(mode, ticket, &hit, false);
-        let outcome = state.store.enqueue_charged(ticket, charge).await?;
+        let outcome = state.store.enqueue_new(ticket, charge).await?;
         if !matches!(outcome, EnqueueOutcome::StaleRating(_)) {
             return Ok(outcome);
         }
@@ -354,10 +355,15 @@ async fn enqueue_rated(
         return Ok(state.store.enqueue(ticket).await?);
     }
     if state.complete_marks {
-        let marks = match state.store.activate_charged(ticket, charge).await? {
+        let (blocks, activated) = tokio::join!(
+            state.store.kept_apart(&ticket.players),
+            state.store.activate_charged(ticket, charge)
+        );
+        let marks = match activated? {
             Ok(marks) => marks,
             Err(refused) => return Ok(refused),
         };
+        ticket.blocks = given_back_unless(state, ticket, blocks).await?;
         if marks.iter().all(|m| *m == 0) {
             fill(mode, ticket, &vec![None; ticket.players.len()], true);
             state.store.enqueue_entries(ticket).await?;
@@ -366,15 +372,35 @@ async fn enqueue_rated(
         let read = state.ratings.skills(&mode.name, &ticket.players).await;
         return finish(state, mode, ticket, read, &marks).await;
     }
-    let (read, activated) = tokio::join!(
+    let (read, blocks, activated) = tokio::join!(
         state.ratings.skills(&mode.name, &ticket.players),
+        state.store.kept_apart(&ticket.players),
         state.store.activate_charged(ticket, charge)
     );
     let marks = match activated? {
         Ok(marks) => marks,
         Err(refused) => return Ok(refused),
     };
+    ticket.blocks = given_back_unless(state, ticket, blocks).await?;
     finish(state, mode, ticket, read, &marks).await
+}
+
+/// The block lists read beside an activation of `ticket`; if the read failed,
+/// the activation is given back and the error returned.
+async fn given_back_unless(
+    state: &AppState,
+    ticket: &Ticket,
+    blocks: Result<Vec<mm_domain::PlayerId>, mm_store::StoreError>,
+) -> Result<Vec<mm_domain::PlayerId>, ApiError> {
+    match blocks {
+        Ok(blocks) => Ok(blocks),
+        Err(e) => {
+            if let Err(undo) = state.store.deactivate(ticket).await {
+                tracing::warn!(error = %undo, "could not give back a ticket's activation");
+            }
+            Err(e.into())
+        }
+    }
 }
 
 /// Queues an activated ticket with the ratings `read`, read again past any batch
@@ -456,11 +482,11 @@ pub async fn create(
     )?;
     ticket.attributes = attrs;
     ticket.player_attributes = own;
-    // Whom its players may never meet, either way, as the store has it now.
-    ticket.blocks = state.store.kept_apart(&ticket.players).await?;
     let charge = charge.as_ref();
+    // Either way the ticket carries whom its players may never meet, as the
+    // store has it now.
     let outcome = if from_client {
-        state.store.enqueue_charged(&ticket, charge).await?
+        state.store.enqueue_new(&mut ticket, charge).await?
     } else {
         enqueue_rated(&state, mode, &mut ticket, charge).await?
     };
