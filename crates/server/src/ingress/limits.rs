@@ -200,7 +200,7 @@ pub(crate) fn limited(class: Class, scope: &'static str, wait: Duration) -> ApiE
 
 /// The middleware: authenticates once, checks the limits, and passes on.
 pub async fn layer(
-    State(state): State<std::sync::Arc<AppState>>,
+    State(state): State<AppState>,
     mut req: Request,
     next: Next,
 ) -> Response {
