@@ -199,11 +199,7 @@ pub(crate) fn limited(class: Class, scope: &'static str, wait: Duration) -> ApiE
 }
 
 /// The middleware: authenticates once, checks the limits, and passes on.
-pub async fn layer(
-    State(state): State<AppState>,
-    mut req: Request,
-    next: Next,
-) -> Response {
+pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let addr = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
