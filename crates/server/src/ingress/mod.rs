@@ -33,6 +33,7 @@ use crate::ratings::Lookup;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use mm_store::Store;
 use std::sync::Arc;
 use std::time::Duration;
@@ -239,6 +240,14 @@ pub async fn serve(
         app = app.merge(extra);
     }
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    // Small answers and WebSocket frames go out at once: with Nagle's algorithm
+    // a frame written while the previous one waits for its (delayed) ack waits
+    // too.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY on a connection");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await?;
