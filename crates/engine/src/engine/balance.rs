@@ -55,30 +55,15 @@ impl Snapshot<'_> {
 
     /// [`Snapshot::team_gap`], with member `k` rated `r` instead when given.
     fn gap_with(&self, g: &Group, team_of: &[usize], swap: Option<(usize, f64)>) -> f64 {
-        let mut sum = [0.0f64; 8];
-        let mut n = [0usize; 8];
         let teams = team_of.iter().max().map_or(0, |t| t + 1);
-        if teams > sum.len() {
-            return self.gap_wide(g, team_of);
-        }
+        let mut sum = vec![0.0; teams];
+        let mut n = vec![0usize; teams];
         for (k, (&m, &t)) in g.members.iter().zip(team_of).enumerate() {
             let rating = match swap {
                 Some((j, r)) if j == k => r,
                 _ => self.at[m].rating,
             };
             sum[t] += rating * self.at[m].size() as f64;
-            n[t] += self.at[m].size();
-        }
-        spread_of_averages(&sum[..teams], &n[..teams])
-    }
-
-    /// [`Snapshot::team_gap`] for matches of many teams.
-    fn gap_wide(&self, g: &Group, team_of: &[usize]) -> f64 {
-        let teams = team_of.iter().max().map_or(0, |t| t + 1);
-        let mut sum = vec![0.0; teams];
-        let mut n = vec![0usize; teams];
-        for (&m, &t) in g.members.iter().zip(team_of) {
-            sum[t] += self.at[m].rating * self.at[m].size() as f64;
             n[t] += self.at[m].size();
         }
         spread_of_averages(&sum, &n)
