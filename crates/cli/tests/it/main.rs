@@ -357,19 +357,23 @@ impl Deployment {
         d
     }
 
+    /// Waits until the API answers ready and the gRPC listener (the server
+    /// manager's, a process of its own beside the ingress) takes connections.
     async fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         let url = format!("http://{}/readyz", self.addr);
+        let grpc = self.grpc.trim_start_matches("http://");
         while Instant::now() < deadline {
             if let Ok(r) = reqwest::get(&url).await
                 && r.status() == StatusCode::OK
+                && tokio::net::TcpStream::connect(grpc).await.is_ok()
             {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         self.dump_logs();
-        panic!("deployment not ready at {url}");
+        panic!("deployment not ready at {url} and {grpc}");
     }
 
     pub fn dump_logs(&self) {
