@@ -357,8 +357,9 @@ impl Deployment {
         d
     }
 
-    /// Waits until the API answers ready and the gRPC listener (the server
-    /// manager's, a process of its own beside the ingress) takes connections.
+    /// Waits until the API answers ready and the gRPC listener, if the
+    /// deployment has one (the server manager's, a process of its own beside
+    /// the ingress), takes connections.
     async fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         let url = format!("http://{}/readyz", self.addr);
@@ -366,7 +367,7 @@ impl Deployment {
         while Instant::now() < deadline {
             if let Ok(r) = reqwest::get(&url).await
                 && r.status() == StatusCode::OK
-                && tokio::net::TcpStream::connect(grpc).await.is_ok()
+                && (grpc.is_empty() || tokio::net::TcpStream::connect(grpc).await.is_ok())
             {
                 return;
             }
