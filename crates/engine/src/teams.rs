@@ -69,10 +69,16 @@ pub fn balance_with(
         }
         splits.remove(best);
         splits.sort_by(|a, b| a.0.total_cmp(&b.0));
-        return splits.into_iter().find_map(|(_, mask)| {
-            let assign = assign_of(mask);
-            ok(&assign).then_some(assign)
-        });
+        let mut assign = first;
+        for (_, mask) in splits {
+            for (i, a) in assign.iter_mut().enumerate() {
+                *a = usize::from(mask >> i & 1 == 0);
+            }
+            if ok(&assign) {
+                return Some(assign);
+            }
+        }
+        return None;
     }
     let mut tried = Vec::new();
     if let Some(mut a) = greedy(units, teams, team_size) {

@@ -197,6 +197,41 @@ need = { tank = 1, healer = 1, damage = 3 }"#;
 }
 
 #[test]
+fn a_match_missing_its_tanks_looks_past_the_damage_players() {
+    let rules = r#"
+[[modes.m.rules]]
+kind = "roles"
+attribute = "roles"
+need = { tank = 1, healer = 1, damage = 3 }"#;
+    let m = mode(rules, 2, 5);
+    let role = |r: &str| format!(r#"{{"roles": {r}}}"#);
+    // Six damage players and two healers, then forty more damage players
+    // (more than the search passes over as misfits), then the two tanks: all
+    // inside one window.
+    let mut tickets: Vec<T> = (0..6)
+        .map(|i| solo(&format!("d{i}"), &role(r#"["damage"]"#)))
+        .collect();
+    tickets.extend((0..2).map(|i| solo(&format!("h{i}"), &role(r#"["healer"]"#))));
+    tickets.extend((0..40).map(|i| solo(&format!("x{i}"), &role(r#"["damage"]"#))));
+    tickets.extend((0..2).map(|i| solo(&format!("t{i}"), &role(r#"["tank", "damage"]"#))));
+    let pool: Vec<Entry> = (0..tickets.len())
+        .map(|i| Entry::solo(1500.0 + i as f64 * 0.5, 0))
+        .collect();
+    let p = run(&m, &tickets, &pool, 1_000);
+    assert_eq!(p.len(), 1, "{p:?}");
+    let members: Vec<&str> = p[0]
+        .members
+        .iter()
+        .map(|&e| tickets[e].players[0].as_str())
+        .collect();
+    for must in ["h0", "h1", "t0", "t1"] {
+        assert!(members.contains(&must), "{must} missing from {members:?}");
+    }
+    // The search may take none of the forty, but it needs six damage players.
+    assert_eq!(members.len(), 10);
+}
+
+#[test]
 fn a_five_stack_meets_a_big_party_not_five_solos() {
     let m = mode("[[modes.m.rules]]\nkind = \"party_balance\"", 2, 5);
     let party = |n: usize, at: f64| Entry {
@@ -321,6 +356,60 @@ relax = [{ after = "20s", max_distance = 30 }]"#;
             }
             let players: usize = prop.members.iter().map(|&e| pool[e].size).sum();
             prop_assert_eq!(players, 4);
+        }
+    }
+
+    /// Random pools of solos and parties accepting random roles: every
+    /// proposal fills each team's roles, each player in a role they accept
+    /// (or one relaxed to anyone at the match's step), and nobody twice.
+    #[test]
+    fn proposals_fill_every_team_s_roles(
+        seed in proptest::collection::vec((1u8..8, 1usize..4, 0u64..90_000, 0u32..40), 10..80),
+    ) {
+        let rules = r#"
+[[modes.m.rules]]
+kind = "roles"
+attribute = "roles"
+need = { tank = 1, healer = 1, damage = 3 }
+relax = [{ after = "60s", any = ["tank", "healer"] }]"#;
+        let m = mode(rules, 2, 5);
+        let names = ["tank", "healer", "damage"];
+        let now = 100_000;
+        let mut tickets = Vec::new();
+        let mut pool = Vec::new();
+        for (i, &(set, size, waited, at)) in seed.iter().enumerate() {
+            let accepts: Vec<&str> = (0..3).filter(|k| set >> k & 1 == 1).map(|k| names[k]).collect();
+            let a = attrs(&serde_json::json!({ "roles": accepts }).to_string());
+            tickets.push(T {
+                players: (0..size).map(|k| PlayerId::new(format!("p{i}x{k}")).unwrap()).collect(),
+                attrs: vec![a; size],
+                blocks: Vec::new(),
+            });
+            pool.push(Entry { rating: 1500.0 + f64::from(at), size, enqueued_at: now - waited, eligible_at: 0 });
+        }
+        let props = run(&m, &tickets, &pool, now);
+        let mut seen = std::collections::HashSet::new();
+        for prop in &props {
+            let wait = prop.members.iter().map(|&e| now - pool[e].enqueued_at).max().unwrap();
+            for &e in &prop.members {
+                prop_assert!(seen.insert(e), "entry {} twice", e);
+            }
+            let players: usize = prop.members.iter().map(|&e| pool[e].size).sum();
+            prop_assert_eq!(players, 10);
+            prop_assert_eq!(prop.roles.len(), 10);
+            for team in 0..2 {
+                let mut count = std::collections::HashMap::new();
+                for (k, i, role) in prop.roles.iter().filter(|(k, ..)| prop.teams[*k] == team) {
+                    let e = prop.members[*k];
+                    let accepted = tickets[e].value(*i, "roles").unwrap().as_list().unwrap();
+                    let relaxed = wait >= 60_000 && role != "damage";
+                    prop_assert!(relaxed || accepted.iter().any(|r| r == role), "{} takes {} at {}", e, role, wait);
+                    *count.entry(role.as_str()).or_insert(0) += 1;
+                }
+                prop_assert_eq!(count.get("tank"), Some(&1));
+                prop_assert_eq!(count.get("healer"), Some(&1));
+                prop_assert_eq!(count.get("damage"), Some(&3));
+            }
         }
     }
 }

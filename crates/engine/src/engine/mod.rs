@@ -27,11 +27,13 @@
 
 //!
 //! The search over the pool lives in [`snapshot`] (the pool in rating order,
-//! growing candidate matches), [`walk`] (the free positions) and [`balance`]
-//! (taking a match: its teams and their gap).
+//! growing candidate matches), [`walk`] (the free positions), [`seek`] (the
+//! next players a match's roles need) and [`balance`] (taking a match: its
+//! teams and their gap).
 
 mod balance;
 mod ruled;
+mod seek;
 mod snapshot;
 mod walk;
 

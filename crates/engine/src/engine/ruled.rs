@@ -8,6 +8,7 @@
 
 use super::Proposal;
 use super::snapshot::{Group, Snapshot};
+use crate::rules::Steps;
 use crate::rules::roles::{self, Need};
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
@@ -40,21 +41,29 @@ impl Snapshot<'_> {
     /// Whether position `c` may join group `g` under the rules.
     pub(super) fn rules_admit(&self, g: &Group, c: usize) -> bool {
         let wait = self.wait_since(g.oldest.min(self.since[c]));
-        (!self.tracks || self.traits.admits(&g.rules, c, wait)) && self.shape_room(g, c, wait)
+        // Nearly always the group's own steps: `c` waited less than its oldest.
+        let fresh;
+        let steps = if g.steps.hold(wait) {
+            &g.steps
+        } else {
+            fresh = self.traits.steps_at(wait);
+            &fresh
+        };
+        (!self.tracks || self.traits.admits_at(&g.rules, c, steps)) && self.shape_room(g, c, steps)
     }
 
     /// Whether, with position `c` in it, group `g` can still be completed into
     /// teams that fill their roles and balance their parties (counting the
     /// players still to come as able to fill anything).
-    fn shape_room(&self, g: &Group, c: usize, wait: Millis) -> bool {
+    fn shape_room(&self, g: &Group, c: usize, steps: &Steps) -> bool {
         let max = self.mode.max_players();
         let teams = self.mode.teams;
         let players = g.players + self.at[c].size();
         let remaining = max.saturating_sub(players);
-        if self.tracks && !self.traits.roles_room(&g.rules, c, wait, remaining, teams) {
+        if self.tracks && !self.traits.roles_room(&g.rules, c, steps, remaining, teams) {
             return false;
         }
-        if let Some(gap) = self.traits.party_gap(wait)
+        if let Some(gap) = self.traits.party_gap_at(steps)
             && !parties_can_balance(&g.sizes, self.at[c].size(), teams, gap, remaining)
         {
             return false;
@@ -78,6 +87,18 @@ impl Snapshot<'_> {
                 if let Some(gap) = gap
                     && !parties_alike(units, assign, teams, gap)
                 {
+                    return false;
+                }
+                // Most splits fail the roles: tell them by counting first.
+                let counted = (0..teams).all(|t| {
+                    let team = members
+                        .iter()
+                        .zip(assign)
+                        .filter(move |&(_, &a)| a == t)
+                        .map(|(&m, _)| m);
+                    self.traits.team_roles_fit(team, wait) != Some(false)
+                });
+                if !counted {
                     return false;
                 }
                 match &roles {

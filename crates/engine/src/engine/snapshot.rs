@@ -3,10 +3,11 @@
 //! above a start while the match stays fair, [`Snapshot::formable`] says whether
 //! it may start as it is (taking it is [`super::balance`]).
 
+use super::seek::Seek;
 use super::walk::{Free, FreeAbove, Recording, Replay, Upward};
 use super::{Entry, GiveUp, SKIP_LIMIT};
 use crate::Mode;
-use crate::rules::{Grown, Traits};
+use crate::rules::{Grown, Steps, Traits};
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
 
@@ -72,6 +73,8 @@ pub(super) struct Group {
     pub(super) oldest: Millis,
     /// What the rules keep of the members so far.
     pub(super) rules: Grown,
+    /// The rules' steps at the group's longest wait.
+    pub(super) steps: Steps,
 }
 
 impl Group {
@@ -132,6 +135,8 @@ pub(super) struct Snapshot<'a> {
     pub(super) at: Vec<Slot>,
     pub(super) since: Vec<Millis>,
     pub(super) free: Free,
+    /// With a roles rule: where the players each needed role can come from.
+    pub(super) seek: Option<Seek>,
     /// A match's units for team balancing, reused from match to match.
     pub(super) units: Vec<Unit>,
     /// The positions a growth walked, reused (see [`Snapshot::grow_along`]).
@@ -209,14 +214,20 @@ impl<'a> Snapshot<'a> {
             Some(p) => at.iter().map(|s: &Slot| p[s.order as usize]).collect(),
             None => Vec::new(),
         };
+        let laid = if traits.is_empty() {
+            traits.permuted(&[])
+        } else {
+            let entries: Vec<usize> = at.iter().map(|s: &Slot| s.order as usize).collect();
+            traits.permuted(&entries)
+        };
+        let seek = if traits.tracks() {
+            Seek::new(&laid, &since, now)
+        } else {
+            None
+        };
         Some(Self {
             mode,
-            traits: if traits.is_empty() {
-                traits.permuted(&[])
-            } else {
-                let entries: Vec<usize> = at.iter().map(|s: &Slot| s.order as usize).collect();
-                traits.permuted(&entries)
-            },
+            traits: laid,
             ruled: !traits.is_empty(),
             tracks: traits.tracks(),
             part,
@@ -225,6 +236,7 @@ impl<'a> Snapshot<'a> {
             at,
             since,
             free: Free::new(n),
+            seek,
             units: Vec::new(),
             seen: Vec::new(),
         })
@@ -383,6 +395,7 @@ impl<'a> Snapshot<'a> {
         g.sizes.push(self.at[start].size());
         g.players = self.at[start].size();
         g.oldest = self.since[start];
+        self.keep_steps(g);
         if self.tracks {
             // Hard `equal` rules are the snapshot's partitions.
             self.traits.start_in_part(&mut g.rules, start);
@@ -395,13 +408,33 @@ impl<'a> Snapshot<'a> {
         let mut high = low;
         let mut next = walk.next(&mut self.free, self.n);
         let mut skipped = 0;
+        // Once only players of some roles can join, the search jumps to them
+        // (see [`Seek`]) and from then on walks the free links itself.
+        let mut needs = self.roles_needed(g);
+        let mut jumped = false;
+        let mut last = start;
         while g.players < max {
+            let candidate = match needs {
+                Some(set) => {
+                    jumped = true;
+                    self.seek_free(last + 1, set)
+                }
+                None if jumped => self.free.right_of(last + 1, self.n),
+                None => next,
+            };
             let Some(c) =
-                next.filter(|&c| self.at[c].rating - low <= reach && self.same_part(c, start))
+                candidate.filter(|&c| self.at[c].rating - low <= reach && self.same_part(c, start))
             else {
                 break;
             };
-            next = walk.next(&mut self.free, self.n);
+            if needs.is_some() && must.is_some_and(|m| m < c && !g.members.contains(&m)) {
+                // Jumped over the ticket the match must have: it could not join.
+                return false;
+            }
+            last = c;
+            if !jumped {
+                next = walk.next(&mut self.free, self.n);
+            }
             let r = self.at[c].rating;
             let mut ok = r - low <= self.at[c].delta && g.players + self.at[c].size() <= max;
             if ok && self.at[c].size() > 1 {
@@ -429,15 +462,49 @@ impl<'a> Snapshot<'a> {
             g.sizes.push(self.at[c].size());
             g.players += self.at[c].size();
             g.oldest = g.oldest.min(self.since[c]);
+            self.keep_steps(g);
             reach = reach.min(self.at[c].delta);
             high = r;
             if give_up.is_some_and(|g| g.now(high - low, reach)) {
                 return false;
             }
+            needs = self.roles_needed(g);
         }
         g.spread = high - low;
         g.reach = reach;
         must.is_none_or(|m| g.members.contains(&m))
+    }
+
+    /// Brings the group's rule steps up to its longest wait.
+    fn keep_steps(&self, g: &mut Group) {
+        let wait = self.wait_since(g.oldest);
+        if self.ruled && !g.steps.hold(wait) {
+            g.steps = self.traits.steps_at(wait);
+        }
+    }
+
+    /// The needed roles (see [`Seek`]) one of which every player of the next
+    /// ticket to join `g` must accept, if the group's last places are down to
+    /// them; `None` without a roles rule or while anyone may join.
+    fn roles_needed(&self, g: &Group) -> Option<u8> {
+        self.seek.as_ref()?;
+        let wait = self.wait_since(g.oldest);
+        let remaining = self.mode.max_players().saturating_sub(g.players);
+        self.traits
+            .roles_tight(&g.rules, wait, remaining, self.mode.teams)
+    }
+
+    /// The first free position at or after `from` whose ticket may fill one
+    /// of the needed roles `set` (or may relax the rule).
+    fn seek_free(&mut self, mut from: usize, set: u8) -> Option<usize> {
+        loop {
+            let p = self.seek.as_ref()?.at_or_after(from, set)?;
+            if !self.at[p].used {
+                return Some(p);
+            }
+            // Past a run of taken positions by the free links.
+            from = self.free.right_of(p, self.n)?;
+        }
     }
 
     /// Whether the group may start as it is: full, or (modes that allow smaller

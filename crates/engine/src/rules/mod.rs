@@ -20,4 +20,4 @@ pub use compile::{Compiled, Compiler, Described, MAX_LIST_VALUES, MAX_ROLES};
 pub use config::{Kind, MAX_RULES, MAX_STEPS, Params, Rule, Step};
 pub(crate) use config::{RawRule, check_set};
 pub use traits::Traits;
-pub(crate) use traits::{Grown, RolesAt};
+pub(crate) use traits::{Grown, RolesAt, Steps};

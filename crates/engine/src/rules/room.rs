@@ -103,6 +103,60 @@ impl Room {
         }
     }
 
+    /// Whether one team of exactly the players of `masks` can fill its roles
+    /// at `step`: exact for a full team (Hall's theorem), and allocation-free,
+    /// for trying the many splits of a match before assigning the roles of one.
+    pub(crate) fn team_fits(&self, step: usize, masks: impl Iterator<Item = u8>) -> bool {
+        let Some(Some(demands)) = self.demands.get(step) else {
+            return true;
+        };
+        let mut counts = [0u16; 1 << ROOM_ROLES];
+        let counts = &mut counts[..1 << self.bits];
+        for m in masks.filter(|&m| m != 0) {
+            for (s, n) in counts.iter_mut().enumerate().skip(1) {
+                *n += u16::from(s as u8 & m != 0);
+            }
+        }
+        demands
+            .iter()
+            .all(|&(s, slots)| counts[usize::from(s)] >= slots)
+    }
+
+    /// How many needed roles the check numbers (role masks are below `1 << bits`).
+    pub(crate) fn bits(&self) -> usize {
+        self.bits
+    }
+
+    /// A set of needed roles that every player of the next ticket to join a
+    /// match with `counts` and `remaining` players still to come (before it
+    /// joins) must accept one of, at `step`: a set whose slots only the
+    /// players still to come can fill, so each of them must help fill it
+    /// (of several, the one with the fewest roles). `None` when any player
+    /// may join. A ticket none of whose players accepts one of these roles
+    /// fails [`Room::fits`], whatever its size. The set of every needed role
+    /// is left out: when the roles take every place it is always this tight,
+    /// and says no more than "a player who takes some needed role".
+    pub(crate) fn tight(
+        &self,
+        step: usize,
+        counts: &[u16],
+        remaining: usize,
+        teams: usize,
+    ) -> Option<u8> {
+        let Some(Some(demands)) = self.demands.get(step) else {
+            return None;
+        };
+        let every = demands.iter().fold(0u8, |all, &(s, _)| all | s);
+        demands
+            .iter()
+            .filter(|&&(s, slots)| {
+                s != every
+                    && usize::from(counts[usize::from(s)]) + remaining <= teams * usize::from(slots)
+            })
+            .min_by_key(|&&(s, _)| s.count_ones())
+            .map(|&(s, _)| s)
+    }
+
     /// Whether a match with `counts`, joined by players of `masks`, with
     /// `remaining` players still to come, can fill `teams` teams' roles at
     /// `step`.
@@ -161,6 +215,30 @@ mod tests {
     }
 
     #[test]
+    fn the_last_slots_name_the_roles_a_joiner_must_take() {
+        let room = five();
+        let (damage, tank) = (room.mask(0b100), room.mask(0b001));
+        let healer = room.mask(0b010);
+        let mut counts = Vec::new();
+        room.clear(&mut counts);
+        room.add(&mut counts, &[damage; 5]);
+        // Five damage-only players in, five to come: any of them may join.
+        assert_eq!(room.tight(0, &counts, 5, 2), None);
+        room.add(&mut counts, &[damage; 1]);
+        // Four to come for two tanks and two healers: each must take one.
+        let set = room.tight(0, &counts, 4, 2).expect("tight");
+        assert_eq!(set, tank | healer);
+        assert!(!room.fits(0, &counts, &[damage], 3, 2));
+        room.add(&mut counts, &[tank, tank]);
+        // Two to come for two healers: only healers.
+        assert_eq!(room.tight(0, &counts, 2, 2), Some(healer));
+        for m in [damage, tank, tank | damage] {
+            assert!(!room.fits(0, &counts, &[m], 1, 2));
+        }
+        assert!(room.fits(0, &counts, &[healer], 1, 2));
+    }
+
+    #[test]
     fn relaxed_roles_and_off_steps_need_nothing() {
         let any_tank = Need {
             bit: 0,
@@ -199,6 +277,31 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A ticket none of whose players takes a role of the tight set never
+        /// fits, whatever its size and the match so far.
+        #[test]
+        fn a_tight_set_is_necessary(
+            counts_in in proptest::collection::vec(0u16..8, 0..10),
+            joining in proptest::collection::vec(0u16..8, 1..4),
+            remaining in 0usize..10,
+            teams in 1usize..3,
+        ) {
+            let room = five();
+            let mut counts = Vec::new();
+            room.clear(&mut counts);
+            let inside: Vec<u8> = counts_in.iter().map(|&s| room.mask(s)).collect();
+            room.add(&mut counts, &inside);
+            let masks: Vec<u8> = joining.iter().map(|&s| room.mask(s)).collect();
+            proptest::prop_assume!(remaining >= masks.len());
+            if let Some(set) = room.tight(0, &counts, remaining, teams)
+                && masks.iter().all(|&m| m & set == 0)
+            {
+                proptest::prop_assert!(
+                    !room.fits(0, &counts, &masks, remaining - masks.len(), teams)
+                );
+            }
+        }
+
         /// For one team whose players are all in, the check is exact: it
         /// passes exactly when the roles can be assigned (Hall's theorem).
         #[test]
@@ -220,7 +323,9 @@ mod tests {
             room.clear(&mut counts);
             room.add(&mut counts, &masks[..slots - 1]);
             let fits = room.fits(0, &counts, &masks[slots - 1..], 0, 1);
-            proptest::prop_assert_eq!(fits, super::super::roles::assign(players, &need).is_some());
+            let assigned = super::super::roles::assign(players, &need).is_some();
+            proptest::prop_assert_eq!(fits, assigned);
+            proptest::prop_assert_eq!(room.team_fits(0, masks.iter().copied()), assigned);
         }
     }
 }

@@ -10,7 +10,7 @@
 //! only where they all count as equal (one group at the step).
 
 use super::compile::{Compiled, Compiler, Described, MAX_LIST_VALUES};
-use super::config::{Kind, Params, Rule};
+use super::config::{Kind, MAX_RULES, Params, Rule};
 use super::roles::Need;
 use super::room::Room;
 
@@ -197,12 +197,35 @@ impl Traits {
 
     /// The party-balance gap at `wait` (`None`: no such rule, or off).
     pub(crate) fn party_gap(&self, wait: Millis) -> Option<usize> {
-        self.rules
-            .iter()
-            .find_map(|(rule, _)| match rule.steps[rule.step(wait)].params {
+        self.party_gap_at(&self.steps_at(wait))
+    }
+
+    /// [`Traits::party_gap`] at `steps`.
+    pub(crate) fn party_gap_at(&self, steps: &Steps) -> Option<usize> {
+        self.rules.iter().enumerate().find_map(|(k, (rule, _))| {
+            match rule.steps[steps.of(k)].params {
                 Params::PartyBalance { max_size_gap } => Some(max_size_gap),
                 _ => None,
-            })
+            }
+        })
+    }
+
+    /// Each rule's step at `wait`, and the waits around it with the same steps.
+    pub(crate) fn steps_at(&self, wait: Millis) -> Steps {
+        let mut steps = Steps {
+            at: [0; MAX_RULES],
+            from: 0,
+            until: Millis::MAX,
+        };
+        for (k, (rule, _)) in self.rules.iter().enumerate().take(MAX_RULES) {
+            let step = rule.step(wait);
+            steps.at[k] = step as u8;
+            steps.from = steps.from.max(rule.steps[step].after);
+            if let Some(next) = rule.steps.get(step + 1) {
+                steps.until = steps.until.min(next.after);
+            }
+        }
+        steps
     }
 }
 
@@ -219,6 +242,53 @@ impl RolesAt<'_> {
     /// The role sets of entry `e`'s players.
     pub fn of(&self, e: usize) -> &[u16] {
         &self.sets[self.start[e] as usize..self.start[e + 1] as usize]
+    }
+}
+
+/// Each rule's step for every wait in `from..until`: looked up once for the
+/// many candidates a growing match checks (nearly all of which leave its
+/// longest wait, and so its steps, as they are).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Steps {
+    at: [u8; MAX_RULES],
+    from: Millis,
+    until: Millis,
+}
+
+impl Default for Steps {
+    /// Holds for no wait.
+    fn default() -> Self {
+        Steps {
+            at: [0; MAX_RULES],
+            from: Millis::MAX,
+            until: 0,
+        }
+    }
+}
+
+impl Steps {
+    /// Whether these are the steps at `wait`.
+    pub(crate) fn hold(&self, wait: Millis) -> bool {
+        self.from <= wait && wait < self.until
+    }
+
+    fn of(&self, rule: usize) -> usize {
+        usize::from(self.at[rule])
+    }
+}
+
+/// What [`Traits::room_masks`] gives.
+pub(crate) struct RoomMasks<'a> {
+    pub bits: usize,
+    start: &'a [u32],
+    masks: &'a [u8],
+    pub relaxes_at: Millis,
+}
+
+impl RoomMasks<'_> {
+    /// The needed roles entry `e`'s players accept, each player's set.
+    pub fn of(&self, e: usize) -> &[u8] {
+        &self.masks[self.start[e] as usize..self.start[e + 1] as usize]
     }
 }
 
@@ -319,39 +389,113 @@ impl Traits {
         }
     }
 
-    /// Whether the match in state `g`, joined by entry `e` at `wait` with
+    /// Whether the match in state `g`, joined by entry `e` at `steps` with
     /// `remaining` players still to come, can still fill `teams` teams' roles
     /// (see [`super::room`]).
     pub(crate) fn roles_room(
         &self,
         g: &Grown,
         e: usize,
-        wait: Millis,
+        steps: &Steps,
         remaining: usize,
         teams: usize,
     ) -> bool {
-        self.rules.iter().all(|(rule, column)| match column {
+        self.rules
+            .iter()
+            .enumerate()
+            .all(|(k, (_, column))| match column {
+                Column::Roles {
+                    start,
+                    room: Some((room, masks)),
+                    ..
+                } => room.fits(
+                    steps.of(k),
+                    &g.room,
+                    &masks[start[e] as usize..start[e + 1] as usize],
+                    remaining,
+                    teams,
+                ),
+                _ => true,
+            })
+    }
+
+    /// With a roles rule's room check: a set of needed roles (as in
+    /// [`Traits::room_masks`]) one of which every player of the next entry to
+    /// join the match in state `g` must accept, its longest wait `wait` and
+    /// `remaining` players still to come. An entry whose wait reaches a later
+    /// step of the rule may join regardless (the step, and the need, change).
+    pub(crate) fn roles_tight(
+        &self,
+        g: &Grown,
+        wait: Millis,
+        remaining: usize,
+        teams: usize,
+    ) -> Option<u8> {
+        self.rules.iter().find_map(|(rule, column)| match column {
+            Column::Roles {
+                room: Some((room, _)),
+                ..
+            } => room.tight(rule.step(wait), &g.room, remaining, teams),
+            _ => None,
+        })
+    }
+
+    /// Whether the team of `members` (entries) can fill its roles at `wait`,
+    /// by the room check ([`Room::team_fits`]); `None` without a roles rule
+    /// keeping one (then only assigning the roles tells).
+    pub(crate) fn team_roles_fit(
+        &self,
+        members: impl Iterator<Item = usize>,
+        wait: Millis,
+    ) -> Option<bool> {
+        let (rule, start, room, masks) =
+            self.rules.iter().find_map(|(rule, column)| match column {
+                Column::Roles {
+                    start,
+                    room: Some((room, masks)),
+                    ..
+                } => Some((rule, start, room, masks)),
+                _ => None,
+            })?;
+        let of = |e: usize| {
+            masks[start[e] as usize..start[e + 1] as usize]
+                .iter()
+                .copied()
+        };
+        Some(room.team_fits(rule.step(wait), members.flat_map(of)))
+    }
+
+    /// With a roles rule's room check: how many needed roles it numbers, each
+    /// entry's players' sets of them (`start`, `masks`, as in the column), and
+    /// the wait from which the rule leaves its first step.
+    pub(crate) fn room_masks(&self) -> Option<RoomMasks<'_>> {
+        self.rules.iter().find_map(|(rule, column)| match column {
             Column::Roles {
                 start,
                 room: Some((room, masks)),
                 ..
-            } => room.fits(
-                rule.step(wait),
-                &g.room,
-                &masks[start[e] as usize..start[e + 1] as usize],
-                remaining,
-                teams,
-            ),
-            _ => true,
+            } => Some(RoomMasks {
+                bits: room.bits(),
+                start,
+                masks,
+                relaxes_at: rule.steps.get(1).map_or(Millis::MAX, |s| s.after),
+            }),
+            _ => None,
         })
     }
 
     /// Whether entry `e` may join the match in state `g` whose longest wait,
     /// `e` included, is `wait`.
     pub(crate) fn admits(&self, g: &Grown, e: usize, wait: Millis) -> bool {
+        self.admits_at(g, e, &self.steps_at(wait))
+    }
+
+    /// [`Traits::admits`] at `steps`.
+    pub(crate) fn admits_at(&self, g: &Grown, e: usize, steps: &Steps) -> bool {
         let (mut ev, mut es, mut ed) = (0, 0, 0);
-        for (rule, column) in &self.rules {
-            let params = &rule.steps[rule.step(wait)].params;
+        for (r, (rule, column)) in self.rules.iter().enumerate() {
+            let step = steps.of(r);
+            let params = &rule.steps[step].params;
             let ok = match column {
                 Column::Equal {
                     start,
@@ -364,7 +508,7 @@ impl Traits {
                         Params::Off => true,
                         _ if g.in_part && rule.is_hard() => true,
                         _ => {
-                            let at = &group[rule.step(wait)];
+                            let at = &group[step];
                             let g0 = at[g.values[k][0] as usize];
                             values[start[e] as usize..start[e + 1] as usize]
                                 .iter()
