@@ -83,12 +83,8 @@ pub struct Deployment {
 
 impl Deployment {
     /// Starts `kind` with `workers` worker processes (Redis) and `settings`, its
-    /// tickets rated per `ratings`.
-    pub fn start(kind: Kind, settings: Settings, workers: usize, ratings: Ratings) -> Result<Self> {
-        Self::start_with(kind, settings, workers, ratings, &[])
-    }
-
-    /// The same with extra environment for the process serving the API.
+    /// tickets rated per `ratings`, with `front_env` added to the environment of
+    /// the process serving the API.
     pub fn start_with(
         kind: Kind,
         settings: Settings,

@@ -31,6 +31,12 @@
 //! round trip) and hear of their match on its Pub/Sub channel: it is spared the
 //! HTTP and WebSocket hops ours pays, which flatters it.
 //!
+//! `--auth jwt` runs ours with signed tokens (HS256, minted before the clock
+//! starts, as a studio's login service would have issued them) and every rate
+//! limit checked (set beyond reach: the cost of checking, not of refusing), so
+//! ratings come from the rating service (PostgreSQL on Redis), not the client.
+//! The baselines are unchanged.
+//!
 //! `--flood F` instead compares the run with itself plus one more player who
 //! queues tickets at F times their per-player limit the whole time (both runs
 //! with the per-player ticket limit [`FLOOD_LIMIT`], per-address limits off: every
@@ -42,6 +48,7 @@ use super::deploy::{Deployment, Kind, Ratings, Settings, rss_kib};
 use super::histogram::Latency;
 use super::seed000::worker::Poll;
 use super::seed000::{MATCH_CHANNEL, Port, PortMatch, PortTicket};
+use super::throughput::{Auth, auth_env};
 use super::{Output, Target, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -89,6 +96,10 @@ pub struct LatencyArgs {
     /// many times their limit (instead of the seed-000 baseline).
     #[arg(long)]
     pub flood: Option<u32>,
+    /// How ours identifies players: dev tokens (the player id, client ratings)
+    /// or signed tokens with every rate limit checked (service ratings).
+    #[arg(long, value_enum, default_value = "dev")]
+    pub auth: Auth,
     #[command(flatten)]
     pub output: Output,
 }
@@ -196,6 +207,9 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
     if *args.steps.last().expect("not empty") > 5000 {
         bail!("--steps above 5,000 players are beyond what one load generator measures well");
     }
+    if args.auth == Auth::Jwt && (args.flood.is_some() || args.target.url.is_some()) {
+        bail!("--auth jwt starts its own deployment: not with --flood or --url");
+    }
     if args.flood == Some(0) || (args.flood.is_some() && args.period > Duration::from_secs(1)) {
         bail!(
             "--flood must be above zero, with --period at most 1s (players stay under the limit)"
@@ -204,7 +218,7 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
     let mut runs = Vec::new();
     if let Some(url) = &args.target.url {
         let d = Deployment::given(url)?;
-        runs.push(measure(&args, d, "given deployment", None).await?);
+        runs.push(measure(&args, d, "given deployment", None, None).await?);
     } else if let Some(factor) = args.flood {
         let per_player = format!(
             "{}/{}s,off",
@@ -230,17 +244,33 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
                 None => format!("limits ({})", args.deployment.name()),
                 Some(f) => format!("limits + flood {f}x ({})", args.deployment.name()),
             };
-            runs.push(measure(&args, d, &label, flood).await?);
+            runs.push(measure(&args, d, &label, flood, None).await?);
         }
     } else {
         let mut settings = vec![Settings::Ours];
         if !args.no_baseline {
             settings.push(Settings::Seed000);
         }
+        let secrets = tempfile::tempdir()?;
         for s in settings {
-            let d = Deployment::start(args.deployment, s, args.workers, Ratings::Client)?;
-            let label = format!("{} ({})", s.label(), args.deployment.name());
-            runs.push(measure(&args, d, &label, None).await?);
+            // Ours with the `--auth` asked for; the baselines as always.
+            let auth = if s == Settings::Ours {
+                args.auth
+            } else {
+                Auth::Dev
+            };
+            let (env, signer) = auth_env(auth, &secrets.path().join("secret"))?;
+            let ratings = if signer.is_some() {
+                Ratings::Service
+            } else {
+                Ratings::Client
+            };
+            let d = Deployment::start_with(args.deployment, s, args.workers, ratings, &env)?;
+            let label = match auth {
+                Auth::Dev => format!("{} ({})", s.label(), args.deployment.name()),
+                Auth::Jwt => format!("{}, jwt + limits ({})", s.label(), args.deployment.name()),
+            };
+            runs.push(measure(&args, d, &label, None, signer.as_ref()).await?);
         }
         if !args.no_baseline && args.deployment == Kind::Redis {
             for (poll, label) in [
@@ -248,7 +278,7 @@ pub async fn run(args: LatencyArgs) -> Result<()> {
                 (Poll::Eager, "seed-000 port, eager (redis)"),
             ] {
                 let d = Deployment::port(args.workers, poll)?;
-                runs.push(measure(&args, d, label, None).await?);
+                runs.push(measure(&args, d, label, None, None).await?);
             }
         }
     }
@@ -299,11 +329,14 @@ async fn flooder(
     flood
 }
 
+/// One run against `d`; with `signer`, players carry signed tokens (minted as
+/// they join, before their first arrival) and send no rating.
 async fn measure(
     args: &LatencyArgs,
     mut d: Deployment,
     label: &str,
     flood: Option<u32>,
+    signer: Option<&mm_auth::TokenSigner>,
 ) -> Result<Run> {
     let players_max = *args.steps.last().expect("not empty");
     let client = reqwest::Client::builder()
@@ -331,9 +364,13 @@ async fn measure(
     for &target in &args.steps {
         while joined < target {
             let player = format!("lat-{run_tag}-{joined}");
+            let token = match signer {
+                Some(s) => s.sign(&player, None, TOKEN_TTL)?,
+                None => player.clone(),
+            };
             let link = match &port {
                 Some(p) => Link::Port(p.clone()),
-                None => Link::Ws(Box::new(connect(&d, &player, label).await?)),
+                None => Link::Ws(Box::new(connect(&d, &player, &token, label).await?)),
             };
             let rating = 1500.0 + args.rating_spread * (rng.random::<f64>() - 0.5);
             // Each player's schedule starts at a random point of the period, so
@@ -342,7 +379,8 @@ async fn measure(
             players.spawn(play(
                 PlayerCtx {
                     player,
-                    rating: rating.round(),
+                    token,
+                    rating: signer.is_none().then(|| rating.round()),
                     base: d.base.clone(),
                     mode: args.target.mode.clone(),
                     region: args.target.region.clone(),
@@ -441,7 +479,10 @@ async fn measure(
 
 struct PlayerCtx {
     player: String,
-    rating: f64,
+    /// What it authenticates with: its id (dev tokens) or a signed token.
+    token: String,
+    /// The rating it sends (none: the rating service's).
+    rating: Option<f64>,
     base: String,
     mode: String,
     region: String,
@@ -466,8 +507,8 @@ enum Link {
 }
 
 /// A player's socket, once the session is ready.
-async fn connect(d: &Deployment, player: &str, label: &str) -> Result<Socket> {
-    let url = format!("{}/v1/ws?token={player}", d.ws_base());
+async fn connect(d: &Deployment, player: &str, token: &str, label: &str) -> Result<Socket> {
+    let url = format!("{}/v1/ws?token={token}", d.ws_base());
     let config = WebSocketConfig::default().read_buffer_size(4 * 1024);
     let (mut ws, _) = tokio_tungstenite::connect_async_with_config(&url, Some(config), true)
         .await
@@ -578,7 +619,7 @@ async fn one_port_ticket(
     let ticket = PortTicket {
         id: id.clone(),
         player_id: ctx.player.clone(),
-        mmr: ctx.rating,
+        mmr: ctx.rating.unwrap_or(1500.0),
         region: ctx.region.clone(),
         created_at: mm_domain::now_ms(),
     };
@@ -628,6 +669,22 @@ fn match_event(text: &str) -> Option<(String, u64, String, bool)> {
     ))
 }
 
+/// The ticket a player queues: its rating only with dev tokens.
+fn ticket_body(ctx: &PlayerCtx) -> serde_json::Value {
+    let mut body = serde_json::json!({
+        "mode": ctx.mode,
+        "players": [ctx.player],
+        "regions": [ctx.region],
+    });
+    if let Some(rating) = ctx.rating {
+        body["rating"] = rating.into();
+    }
+    body
+}
+
+/// Lifetime of the signed tokens of `--auth jwt` (longer than any run).
+const TOKEN_TTL: Duration = Duration::from_secs(3600);
+
 async fn one_ticket(
     ctx: &PlayerCtx,
     ws: &mut Socket,
@@ -636,13 +693,8 @@ async fn one_ticket(
     let post = ctx
         .client
         .post(format!("{}/v1/tickets", ctx.base))
-        .bearer_auth(&ctx.player)
-        .json(&serde_json::json!({
-            "mode": ctx.mode,
-            "players": [ctx.player],
-            "rating": ctx.rating,
-            "regions": [ctx.region],
-        }))
+        .bearer_auth(&ctx.token)
+        .json(&ticket_body(ctx))
         .send();
     tokio::pin!(post);
     // Match events read while the request is in flight, with their arrival.

@@ -120,7 +120,7 @@ const UNREACHED: &str = "1000000000/1s,1000000000/1s";
 type FrontEnv = Vec<(&'static str, String)>;
 
 /// What the front process needs for `auth`, and the signer of its tokens.
-fn auth_env(
+pub(crate) fn auth_env(
     auth: Auth,
     secret_file: &std::path::Path,
 ) -> Result<(FrontEnv, Option<mm_auth::TokenSigner>)> {

@@ -421,6 +421,39 @@ fn ratings_applies_every_match_once_in_both_runs() {
     assert!(!out.contains("warnings of one process"), "{out}");
 }
 
+/// `--auth jwt`: ours with signed tokens, service ratings and every limit
+/// checked queues and matches without an error (a token the service refused, a
+/// rating it would not take, would show as errors), beside the port as before.
+#[test]
+fn latency_with_signed_tokens_matches_without_errors() {
+    let out = bench(
+        &[
+            "latency", "--steps", "4", "--hold", "1s", "--period", "250ms", "--auth", "jwt",
+        ],
+        &["latency.csv", "latency-create.png", "latency-match.png"],
+    );
+    for label in [
+        "ours, jwt + limits (redis)",
+        "seed-000 settings (redis)",
+        "seed-000 port, eager (redis)",
+    ] {
+        let cols: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix(label))
+            .find(|rest| rest.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .unwrap_or_else(|| panic!("no {label:?} row:\n{out}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(cols[0], "4", "{out}");
+        assert!(cols[1].parse::<u64>().unwrap() > 0, "{out}");
+        assert_eq!(cols[2], "0", "errors in {label}:\n{out}");
+    }
+    assert!(
+        out.contains("ratio ours, jwt + limits (redis) / seed-000 port, eager (redis)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn latency_measures_every_step_of_both_runs() {
     let out = bench(
