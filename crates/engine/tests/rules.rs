@@ -156,15 +156,21 @@ fn distance_widens_with_wait() {
     assert!(run(&m, &tickets, &entries(2, 0), 21_000).is_empty());
 }
 
-#[test]
-fn roles_are_filled_per_team() {
-    let rules = r#"
+/// A team of five needs a tank, a healer and three damage players.
+const TANK_HEALER_THREE_DAMAGE: &str = r#"
 [[modes.m.rules]]
 kind = "roles"
 attribute = "roles"
 need = { tank = 1, healer = 1, damage = 3 }"#;
-    let m = mode(rules, 2, 5);
-    let role = |r: &str| format!(r#"{{"roles": {r}}}"#);
+
+/// Attributes of a player who takes the roles `list` (a JSON array).
+fn role(list: &str) -> String {
+    format!(r#"{{"roles": {list}}}"#)
+}
+
+#[test]
+fn roles_are_filled_per_team() {
+    let m = mode(TANK_HEALER_THREE_DAMAGE, 2, 5);
     let mut tickets: Vec<T> = (0..6)
         .map(|i| solo(&format!("d{i}"), &role(r#"["damage"]"#)))
         .collect();
@@ -198,13 +204,7 @@ need = { tank = 1, healer = 1, damage = 3 }"#;
 
 #[test]
 fn a_match_missing_its_tanks_looks_past_the_damage_players() {
-    let rules = r#"
-[[modes.m.rules]]
-kind = "roles"
-attribute = "roles"
-need = { tank = 1, healer = 1, damage = 3 }"#;
-    let m = mode(rules, 2, 5);
-    let role = |r: &str| format!(r#"{{"roles": {r}}}"#);
+    let m = mode(TANK_HEALER_THREE_DAMAGE, 2, 5);
     // Six damage players and two healers, then forty more damage players
     // (more than the search passes over as misfits), then the two tanks: all
     // inside one window.
