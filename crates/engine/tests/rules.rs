@@ -4,7 +4,10 @@
 //! no compatible group is passed over without stranding the others.
 
 use mm_domain::{Attributes, Millis, PlayerId, Value};
-use mm_engine::{Described, Entry, Mode, Modes, Proposal, Traits, WindowPolicy, propose_with};
+use mm_engine::rules::{MAX_RULES, Step};
+use mm_engine::{
+    Described, Entry, Kind, Mode, Modes, Params, Proposal, Rule, Traits, WindowPolicy, propose_with,
+};
 use proptest::prelude::*;
 
 /// A ticket as the rules see it.
@@ -229,6 +232,36 @@ fn a_match_missing_its_tanks_looks_past_the_damage_players() {
     }
     // The search may take none of the forty, but it needs six damage players.
     assert_eq!(members.len(), 10);
+}
+
+/// Rules built by hand, beyond the most a mode may declare: the last one still
+/// holds, and relaxes with the wait.
+#[test]
+fn rules_beyond_a_modes_limit_still_hold() {
+    let mut m = mode("", 2, 1);
+    let distance = |attribute: &str, relaxed: f64| Rule {
+        kind: Kind::Distance,
+        attribute: attribute.to_string(),
+        steps: vec![
+            Step {
+                after: 0,
+                params: Params::Distance { max: 5.0 },
+            },
+            Step {
+                after: 20_000,
+                params: Params::Distance { max: relaxed },
+            },
+        ],
+    };
+    m.rules = (0..MAX_RULES)
+        .map(|i| distance(&format!("a{i}"), 5.0))
+        .collect();
+    m.rules.push(distance("level", 100.0));
+    let fields: Vec<String> = (0..MAX_RULES).map(|i| format!(r#""a{i}": 1"#)).collect();
+    let with_level = |level: u32| format!(r#"{{{}, "level": {level}}}"#, fields.join(", "));
+    let tickets = vec![solo("a", &with_level(10)), solo("b", &with_level(40))];
+    assert!(run(&m, &tickets, &entries(2, 0), 5_000).is_empty());
+    assert_eq!(run(&m, &tickets, &entries(2, 0), 21_000).len(), 1);
 }
 
 #[test]

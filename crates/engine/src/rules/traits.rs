@@ -203,7 +203,7 @@ impl Traits {
     /// [`Traits::party_gap`] at `steps`.
     pub(crate) fn party_gap_at(&self, steps: &Steps) -> Option<usize> {
         self.rules.iter().enumerate().find_map(|(k, (rule, _))| {
-            match rule.steps[steps.of(k)].params {
+            match rule.steps[steps.of(k, rule)].params {
                 Params::PartyBalance { max_size_gap } => Some(max_size_gap),
                 _ => None,
             }
@@ -214,16 +214,23 @@ impl Traits {
     pub(crate) fn steps_at(&self, wait: Millis) -> Steps {
         let mut steps = Steps {
             at: [0; MAX_RULES],
+            wait,
             from: 0,
             until: Millis::MAX,
         };
-        for (k, (rule, _)) in self.rules.iter().enumerate().take(MAX_RULES) {
+        for (k, (rule, _)) in self.rules.iter().enumerate() {
             let step = rule.step(wait);
-            steps.at[k] = step as u8;
+            if let Some(at) = steps.at.get_mut(k) {
+                *at = step as u8;
+            }
             steps.from = steps.from.max(rule.steps[step].after);
             if let Some(next) = rule.steps.get(step + 1) {
                 steps.until = steps.until.min(next.after);
             }
+        }
+        if self.rules.len() > MAX_RULES {
+            // Beyond the array: exact for this wait only.
+            (steps.from, steps.until) = (wait, wait.saturating_add(1));
         }
         steps
     }
@@ -248,9 +255,14 @@ impl RolesAt<'_> {
 /// Each rule's step for every wait in `from..until`: looked up once for the
 /// many candidates a growing match checks (nearly all of which leave its
 /// longest wait, and so its steps, as they are).
+///
+/// A checked mode has at most [`MAX_RULES`] rules; rules built by hand beyond
+/// that are looked up at `wait` each time (and the steps hold for that wait
+/// alone).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Steps {
     at: [u8; MAX_RULES],
+    wait: Millis,
     from: Millis,
     until: Millis,
 }
@@ -260,6 +272,7 @@ impl Default for Steps {
     fn default() -> Self {
         Steps {
             at: [0; MAX_RULES],
+            wait: 0,
             from: Millis::MAX,
             until: 0,
         }
@@ -272,8 +285,12 @@ impl Steps {
         self.from <= wait && wait < self.until
     }
 
-    fn of(&self, rule: usize) -> usize {
-        usize::from(self.at[rule])
+    /// The step of rule number `k`, `rule`.
+    fn of(&self, k: usize, rule: &Rule) -> usize {
+        match self.at.get(k) {
+            Some(&step) => usize::from(step),
+            None => rule.step(self.wait),
+        }
     }
 }
 
@@ -403,13 +420,13 @@ impl Traits {
         self.rules
             .iter()
             .enumerate()
-            .all(|(k, (_, column))| match column {
+            .all(|(k, (rule, column))| match column {
                 Column::Roles {
                     start,
                     room: Some((room, masks)),
                     ..
                 } => room.fits(
-                    steps.of(k),
+                    steps.of(k, rule),
                     &g.room,
                     &masks[start[e] as usize..start[e + 1] as usize],
                     remaining,
@@ -494,7 +511,7 @@ impl Traits {
     pub(crate) fn admits_at(&self, g: &Grown, e: usize, steps: &Steps) -> bool {
         let (mut ev, mut es, mut ed) = (0, 0, 0);
         for (r, (rule, column)) in self.rules.iter().enumerate() {
-            let step = steps.of(r);
+            let step = steps.of(r, rule);
             let params = &rule.steps[step].params;
             let ok = match column {
                 Column::Equal {
