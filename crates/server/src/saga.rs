@@ -4,7 +4,7 @@
 //! The saga's state is the match's lifecycle in the store, so any process can take
 //! the next step: the worker that formed the match, the ingress that took the last
 //! ready-check answer, the server manager that got a result, or the supervisor for
-//! a match whose driver died ([`Lifecycle::due`]). [`advance`] reads the record and
+//! a match whose driver died ([`mm_store::Lifecycle::due`]). [`advance`] reads the record and
 //! applies the step its status calls for; every step is a compare-and-set in the
 //! store, so two drivers racing on one match cannot both apply it.
 //!

@@ -1,6 +1,6 @@
 //! The quality simulator behind `matchmaker simulate`: a seeded synthetic arrival
 //! stream ([`stream`]) or a studio's trace ([`trace`]) is replayed on a simulated
-//! clock ([`run`]) through the strategies the service runs, with the service's
+//! clock ([`mod@run`]) through the strategies the service runs, with the service's
 //! poll and wake-up timing: pool leaders (our engine on whole pools), `claim`
 //! workers (our engine on claim batches), and seed 000's baseline; the outcomes
 //! are compared ([`report`]). Matches may run, lose players and be backfilled
