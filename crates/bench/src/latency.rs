@@ -42,24 +42,31 @@
 //! with the per-player ticket limit [`FLOOD_LIMIT`], per-address limits off: every
 //! simulated player shares the load generator's address): how far one abusive
 //! client moves everyone else's latency.
+//!
+//! The seed-000 port's side of the players is in [`port`], what is printed and
+//! written in [`report`].
 
-use super::chart::{Lines, Series};
 use super::deploy::{Deployment, Kind, Ratings, Settings, rss_kib};
 use super::histogram::Latency;
 use super::seed000::worker::Poll;
-use super::seed000::{MATCH_CHANNEL, Port, PortMatch, PortTicket};
 use super::throughput::{Auth, auth_env};
 use super::{Output, Target, progress};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
 use rand::{Rng, SeedableRng};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+mod port;
+mod report;
+
+use port::{PortLink, one_port_ticket};
+use report::report;
 
 #[derive(Debug, Clone, Args)]
 pub struct LatencyArgs {
@@ -519,63 +526,6 @@ async fn connect(d: &Deployment, player: &str, token: &str, label: &str) -> Resu
     }
 }
 
-/// A match heard on the port's channel: when, wall-clock ms, and the match.
-type Heard = (Instant, u64, PortMatch);
-
-/// The seed-000 port as its players reach it: a connection to enqueue on, and
-/// one subscriber that hands each published match to the tickets waiting for it
-/// (as the seed's ingress forwards matches to sockets).
-#[derive(Clone)]
-struct PortLink {
-    port: Port,
-    waiters: Arc<std::sync::Mutex<HashMap<String, oneshot::Sender<Heard>>>>,
-    _listener: Arc<AbortOnDrop>,
-}
-
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-impl PortLink {
-    async fn connect(url: &str, region: &str) -> Result<Self> {
-        let mut sub = redis::Client::open(url)?.get_async_pubsub().await?;
-        sub.subscribe(MATCH_CHANNEL).await?;
-        let waiters: Arc<std::sync::Mutex<HashMap<String, oneshot::Sender<Heard>>>> =
-            Arc::default();
-        let listener = {
-            let waiters = waiters.clone();
-            tokio::spawn(async move {
-                let mut messages = sub.on_message();
-                while let Some(msg) = messages.next().await {
-                    let (at, at_ms) = (Instant::now(), mm_domain::now_ms());
-                    let Ok(m) = msg
-                        .get_payload::<String>()
-                        .map_err(anyhow::Error::from)
-                        .and_then(|p| Ok(serde_json::from_str::<PortMatch>(&p)?))
-                    else {
-                        continue;
-                    };
-                    let mut w = waiters.lock().expect("not poisoned");
-                    for t in &m.tickets {
-                        if let Some(tx) = w.remove(t) {
-                            let _ = tx.send((at, at_ms, m.clone()));
-                        }
-                    }
-                }
-            })
-        };
-        Ok(Self {
-            port: Port::connect(url, region).await?,
-            waiters,
-            _listener: Arc::new(AbortOnDrop(listener)),
-        })
-    }
-}
-
 /// One player: a ticket every `period` from now on, each waited for on its link.
 async fn play(ctx: PlayerCtx, mut link: Link) {
     let origin = Instant::now() + ctx.phase;
@@ -600,52 +550,6 @@ async fn play(ctx: PlayerCtx, mut link: Link) {
     if let Link::Ws(ws) = &mut link {
         let _ = ws.close(None).await;
     }
-}
-
-/// One ticket of the seed-000 port: enqueued, then waited for on its channel.
-async fn one_port_ticket(
-    ctx: &PlayerCtx,
-    link: &PortLink,
-    intended: Instant,
-    k: u32,
-) -> Result<Timings, String> {
-    let id = format!("{}-{k}", ctx.player);
-    let (tx, rx) = oneshot::channel();
-    // Listening before the ticket exists, so no match can be missed.
-    link.waiters
-        .lock()
-        .expect("not poisoned")
-        .insert(id.clone(), tx);
-    let ticket = PortTicket {
-        id: id.clone(),
-        player_id: ctx.player.clone(),
-        mmr: ctx.rating.unwrap_or(1500.0),
-        region: ctx.region.clone(),
-        created_at: mm_domain::now_ms(),
-    };
-    let deadline = tokio::time::Instant::from(intended + MATCH_TIMEOUT);
-    let mut port = link.port.clone();
-    let forget = |e: String| {
-        link.waiters.lock().expect("not poisoned").remove(&id);
-        Err(e)
-    };
-    tokio::select! {
-        r = port.enqueue(&ticket) => if let Err(e) = r { return forget(format!("enqueue failed: {e}")) },
-        _ = tokio::time::sleep_until(deadline) => return forget("request timed out".into()),
-        _ = ctx.stop.notified() => return forget("stopped before the match".into()),
-    }
-    let created = Instant::now();
-    let (at, at_ms, m) = tokio::select! {
-        r = rx => r.map_err(|_| "the listener stopped".to_string())?,
-        _ = tokio::time::sleep_until(deadline) => return forget("no match within 30 s".into()),
-        _ = ctx.stop.notified() => return forget("stopped before the match".into()),
-    };
-    Ok(Timings {
-        create: created - intended,
-        matched: at.saturating_duration_since(intended),
-        match_id: m.id,
-        after_formation_ms: at_ms.saturating_sub(m.created_at),
-    })
 }
 
 /// What a socket frame says about a match, if anything: (ticket id, match
@@ -768,179 +672,6 @@ async fn one_ticket(
         match_id: match_id.to_string(),
         after_formation_ms: at_ms.saturating_sub(formed_ms),
     })
-}
-
-fn report(args: &LatencyArgs, runs: &[Run]) -> Result<()> {
-    println!(
-        "\nlatency: players ramp {:?}, a ticket each every {:?}, {:?} held per step; ms from the intended start",
-        args.steps, args.period, args.hold
-    );
-    println!(
-        "{:<26} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} | {:>8} {:>8} {:>8} | {:>6} {:>6} {:>6}",
-        "run",
-        "players",
-        "samples",
-        "errors",
-        "create50",
-        "p95",
-        "p99",
-        "match50",
-        "p95",
-        "p99",
-        "formed50",
-        "p95",
-        "p99"
-    );
-    for r in runs {
-        for s in &r.steps {
-            let q = s.quantiles();
-            println!(
-                "{:<26} {:>7} {:>7} {:>6} | {:>7.2} {:>7.2} {:>7.2} | {:>8.1} {:>8.1} {:>8.1} | {:>6.0} {:>6.0} {:>6.0}",
-                r.label,
-                s.players,
-                s.create.count(),
-                s.error_count(),
-                q[0],
-                q[1],
-                q[2],
-                q[3],
-                q[4],
-                q[5],
-                q[6],
-                q[7],
-                q[8],
-            );
-            println!(
-                "{:<26}   last in ({} matches): p50 {:.1}  p95 {:.1}  p99 {:.1} ms",
-                "",
-                s.last_in.count(),
-                s.last_in.ms(0.5),
-                s.last_in.ms(0.95),
-                s.last_in.ms(0.99)
-            );
-            println!(
-                "{:<26}   floor (instant pairing of these arrivals): p50 {:.1}  p95 {:.1}  p99 {:.1} ms",
-                "",
-                s.floor.ms(0.5),
-                s.floor.ms(0.95),
-                s.floor.ms(0.99)
-            );
-            for (kind, n) in &s.errors {
-                println!("{:<26}   error {kind}: {n}", "");
-            }
-        }
-    }
-    for r in runs {
-        if let Some(kib) = r.ingress_rss_kib {
-            println!(
-                "{}: peak RSS of the process holding the sockets {:.1} MiB",
-                r.label,
-                kib as f64 / 1024.0
-            );
-        }
-    }
-    for r in runs {
-        if let Some(f) = &r.flood {
-            println!(
-                "{}: the flooder sent {} tickets, {} refused with 429, {} answered otherwise",
-                r.label, f.sent, f.refused, f.other
-            );
-        }
-    }
-    let ratios = |title: &str, a: &Run, b: &Run| {
-        println!("\n{title}");
-        for (x, y) in a.steps.iter().zip(&b.steps) {
-            println!(
-                "  {:>5} players: creation {:.2}x, time to match {:.2}x",
-                x.players,
-                x.create.ms(0.99) / y.create.ms(0.99).max(1e-3),
-                x.matched.ms(0.99) / y.matched.ms(0.99).max(1e-3)
-            );
-        }
-    };
-    if let [quiet, flooded] = runs
-        && flooded.flood.is_some()
-    {
-        ratios(
-            "ratio with the flooder / without (p99 of the other players):",
-            flooded,
-            quiet,
-        );
-    } else if let [ours, bases @ ..] = runs {
-        for base in bases {
-            ratios(
-                &format!(
-                    "ratio {} / {} (p99; below 1 is better):",
-                    ours.label, base.label
-                ),
-                ours,
-                base,
-            );
-        }
-    }
-    let mut rows = Vec::new();
-    for r in runs {
-        for s in &r.steps {
-            let q: Vec<String> = s.quantiles().iter().map(|v| format!("{v:.3}")).collect();
-            rows.push(format!(
-                "{},{},{},{},{}",
-                r.label,
-                s.players,
-                s.create.count(),
-                s.error_count(),
-                q.join(",")
-            ));
-        }
-    }
-    args.output.csv(
-        "latency.csv",
-        "run,players,samples,errors,create_p50_ms,create_p95_ms,create_p99_ms,match_p50_ms,match_p95_ms,match_p99_ms,formed_p50_ms,formed_p95_ms,formed_p99_ms",
-        rows,
-    )?;
-    for (file, what, pick) in [
-        (
-            "latency-create.png",
-            "Ticket creation",
-            (|s: &Step| &s.create) as fn(&Step) -> &Latency,
-        ),
-        (
-            "latency-match.png",
-            "Time to match notification",
-            |s: &Step| &s.matched,
-        ),
-    ] {
-        let mut series = Vec::new();
-        for (ri, r) in runs.iter().enumerate() {
-            for (qi, (q, name)) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")]
-                .into_iter()
-                .enumerate()
-            {
-                series.push(Series {
-                    label: format!("{} {name}", r.label),
-                    points: r
-                        .steps
-                        .iter()
-                        .filter(|s| pick(s).count() > 0)
-                        .map(|s| (s.players as f64, pick(s).ms(q)))
-                        .collect(),
-                    dashed: ri > 0,
-                    color: qi,
-                });
-            }
-        }
-        args.output.lines(
-            file,
-            &Lines {
-                title: format!("{what} vs concurrent players (from the intended start)"),
-                x_label: "concurrent players".into(),
-                y_label: "ms".into(),
-                series,
-                markers: Vec::new(),
-                log_y: true,
-            },
-        )?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -89,20 +89,10 @@ impl Snapshot<'_> {
                 {
                     return false;
                 }
-                // Most splits fail the roles: tell them by counting first.
-                let counted = (0..teams).all(|t| {
-                    let team = members
-                        .iter()
-                        .zip(assign)
-                        .filter(move |&(_, &a)| a == t)
-                        .map(|(&m, _)| m);
-                    self.traits.team_roles_fit(team, wait) != Some(false)
-                });
-                if !counted {
-                    return false;
-                }
                 match &roles {
                     None => true,
+                    // Most splits fail the roles: tell them by counting first.
+                    Some(_) if !self.teams_may_fill_roles(members, assign, teams, wait) => false,
                     Some(r) => match fill_roles(r.need, members, assign, teams, r) {
                         Some(per_member) => {
                             picked = Some(per_member);
@@ -129,6 +119,25 @@ impl Snapshot<'_> {
             }
         }
         Some((team_of, decided))
+    }
+
+    /// Whether every team of the split `assign` of `members` passes the room
+    /// count of its roles at `wait` (exact for full teams; true without one).
+    fn teams_may_fill_roles(
+        &self,
+        members: &[usize],
+        assign: &[usize],
+        teams: usize,
+        wait: Millis,
+    ) -> bool {
+        (0..teams).all(|t| {
+            let team = members
+                .iter()
+                .zip(assign)
+                .filter(move |&(_, &a)| a == t)
+                .map(|(&m, _)| m);
+            self.traits.team_roles_fit(team, wait) != Some(false)
+        })
     }
 
     /// The proposal of group `g` with its teams and what the rules decided.
