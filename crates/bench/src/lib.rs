@@ -130,7 +130,7 @@ impl Output {
     }
 
     /// Writes `DIR/NAME` (a CSV: `header`, then `rows`, their text fields
-    /// through [`csv_field`]) and says so.
+    /// quoted where they need it) and says so.
     pub fn csv(
         &self,
         name: &str,

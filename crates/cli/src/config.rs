@@ -141,7 +141,7 @@ pub struct HttpArgs {
     #[arg(long, env = "TRUSTED_PROXIES", default_value = "", value_parser = proxies)]
     pub trusted_proxies: mm_server::ingress::TrustedProxies,
     /// Web origins whose pages may call the API from a browser (CORS),
-    /// comma-separated (https://game.example.com), or * for any; empty: none.
+    /// comma-separated (`https://game.example.com`), or * for any; empty: none.
     /// Tokens travel in headers, not cookies, so no credentials are allowed.
     #[arg(long, env = "CORS_ALLOWED_ORIGINS", default_value = "", value_parser = origins)]
     pub cors_allowed_origins: mm_server::ingress::AllowedOrigins,

@@ -15,6 +15,10 @@
 //!
 //! `matchmaker serve` runs all of them in one process over one store.
 
+// Module docs are a code map for contributors: they name private modules and
+// constants too (`cargo doc --document-private-items` follows those links).
+#![allow(rustdoc::private_intra_doc_links)]
+
 /// Logs a failed store call: at warn, or at debug when the store could not be
 /// reached (the outage itself is logged once, by `mm_store::outage`).
 macro_rules! warn_store {
