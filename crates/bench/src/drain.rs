@@ -188,6 +188,9 @@ struct Outcome {
     /// When 90% were matched (the rules' comparison reads it: see [`rules`]).
     t90: Option<Duration>,
     t99: Option<Duration>,
+    /// When the last of the matched tickets was delivered. A run whose last
+    /// few tickets no window can pair ends once the count left has been
+    /// stable for a while; that wait is not counted here.
     t_end: Duration,
     /// Redis CPU (user + sys, from `INFO cpu`) per matched ticket, at the 99% mark.
     redis_usec_per_ticket: f64,
@@ -631,7 +634,9 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         match stable_since {
             Some((l, since)) if l == left && left * 100 <= n => {
                 if since.elapsed() > Duration::from_secs(5) {
-                    break elapsed;
+                    // The last delivery was seen by the sample that found
+                    // this count first.
+                    break since.duration_since(started);
                 }
             }
             _ => stable_since = Some((left, Instant::now())),
