@@ -605,7 +605,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     let mut t90 = None;
     let mut t99 = None;
     let mut at_t99: Option<Snapshot> = None;
-    let mut stable_since: Option<(u64, Instant)> = None;
+    let mut stable_since: Option<(u64, Duration)> = None;
     let t_end = loop {
         let (queued, processing) = watch.depths().await?;
         let elapsed = started.elapsed();
@@ -632,14 +632,13 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         }
         // A handful of tickets no window can pair (yet) ends the run once stable.
         match stable_since {
-            Some((l, since)) if l == left && left * 100 <= n => {
-                if since.elapsed() > Duration::from_secs(5) {
-                    // The last delivery was seen by the sample that found
-                    // this count first.
-                    break since.duration_since(started);
+            // `at`: the sample that found this count first saw the last delivery.
+            Some((l, at)) if l == left && left * 100 <= n => {
+                if elapsed - at > Duration::from_secs(5) {
+                    break at;
                 }
             }
-            _ => stable_since = Some((left, Instant::now())),
+            _ => stable_since = Some((left, elapsed)),
         }
         if elapsed > args.timeout {
             eprintln!("[{label}] timed out with {left} tickets left");
