@@ -445,4 +445,71 @@ relax = [{ after = "60s", any = ["tank", "healer"] }]"#;
             }
         }
     }
+
+    /// Random pools spread over a wide rating range, with parties, maps, roles
+    /// and party balance, many tickets overdue (their matches grow outwards
+    /// from them): every member of a proposal lies in every other member's
+    /// window, teams are full, nobody is in two matches, and the match shares
+    /// a map until the rule is off.
+    #[test]
+    fn ruled_matches_keep_every_member_s_window(
+        seed in proptest::collection::vec((0u8..16, 1u8..8, 1usize..4, 0u64..90_000, 1200.0f64..1800.0), 10..120),
+    ) {
+        let rules = r#"
+[[modes.m.rules]]
+kind = "intersect"
+attribute = "maps"
+relax = [{ after = "45s", off = true }]
+
+[[modes.m.rules]]
+kind = "roles"
+attribute = "roles"
+need = { tank = 1, healer = 1, damage = 3 }
+relax = [{ after = "60s", any = ["tank", "healer"] }]
+
+[[modes.m.rules]]
+kind = "party_balance"
+max_size_gap = 1
+relax = [{ after = "30s", max_size_gap = 4 }]"#;
+        let m = mode(rules, 2, 5);
+        let names = ["tank", "healer", "damage"];
+        let now = 100_000;
+        let mut tickets = Vec::new();
+        let mut pool = Vec::new();
+        for (i, &(maps, set, size, waited, rating)) in seed.iter().enumerate() {
+            let list: Vec<String> = (0..4).filter(|k| maps >> k & 1 == 1).map(|k| format!("m{k}")).collect();
+            let accepts: Vec<&str> = (0..3).filter(|k| set >> k & 1 == 1).map(|k| names[k]).collect();
+            let a = attrs(&serde_json::json!({ "maps": list, "roles": accepts }).to_string());
+            tickets.push(T {
+                players: (0..size).map(|k| PlayerId::new(format!("p{i}x{k}")).unwrap()).collect(),
+                attrs: vec![a; size],
+                blocks: Vec::new(),
+            });
+            pool.push(Entry { rating, size, enqueued_at: now - waited, eligible_at: 0 });
+        }
+        let props = run(&m, &tickets, &pool, now);
+        let mut seen = std::collections::HashSet::new();
+        for prop in &props {
+            let wait = prop.members.iter().map(|&e| now - pool[e].enqueued_at).max().unwrap();
+            let mut load = [0usize; 2];
+            for (&e, &t) in prop.members.iter().zip(&prop.teams) {
+                prop_assert!(seen.insert(e), "entry {} twice", e);
+                load[t] += pool[e].size;
+                let (lo, hi) = m.window.window(pool[e].rating, now - pool[e].enqueued_at);
+                for &o in &prop.members {
+                    prop_assert!(pool[o].rating >= lo && pool[o].rating <= hi,
+                        "{} outside the window of {}", pool[o].rating, pool[e].rating);
+                }
+            }
+            prop_assert_eq!(load, [5, 5]);
+            if wait < 45_000 {
+                let common = prop.members.iter().fold(u64::MAX, |acc, &e| {
+                    acc & tickets[e].value(0, "maps").unwrap().as_list().unwrap().iter()
+                        .map(|m| 1u64 << m[1..].parse::<u32>().unwrap()).fold(0, |x, y| x | y)
+                });
+                prop_assert!(common != 0, "no shared map at {}", wait);
+            }
+            prop_assert_eq!(prop.roles.len(), 10);
+        }
+    }
 }

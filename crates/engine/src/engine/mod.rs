@@ -31,6 +31,7 @@
 //! next players a match's roles need) and [`balance`] (taking a match: its
 //! teams and their gap).
 
+mod around;
 mod balance;
 mod ruled;
 mod seek;
@@ -139,10 +140,16 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
         if pool.at[a].used {
             continue;
         }
-        // Start at the anchor or at one of the nearest free tickets below it.
         best.clear();
+        if pool.tracks {
+            // Rules that keep state: grown outwards from the anchor (see `around`).
+            if !(pool.grow_around(a, &mut best) && pool.formable(&mut best) && pool.splits(&best)) {
+                best.clear();
+            }
+        }
+        // Else start at the anchor or at one of the nearest free tickets below it.
         ladder.reset(a);
-        let mut start = Some(a);
+        let mut start = (!pool.tracks).then_some(a);
         for _ in 0..ANCHOR_STARTS {
             let Some(s) = start.filter(|&s| {
                 pool.at[a].rating - pool.at[s].rating <= pool.at[a].delta && pool.same_part(a, s)

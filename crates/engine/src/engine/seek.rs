@@ -19,6 +19,9 @@ pub(super) struct Seek {
     /// has a player accepting needed role `k`, or that may relax the rule;
     /// `n` when there is none.
     next: Vec<u32>,
+    /// `prev[p * bits + k]`: the same looking down, the last position at or
+    /// before `p`; `n` when there is none.
+    prev: Vec<u32>,
     n: usize,
 }
 
@@ -44,7 +47,24 @@ impl Seek {
             }
             next[p * bits..(p + 1) * bits].copy_from_slice(&last);
         }
-        Some(Seek { bits, next, n })
+        let mut prev = vec![0u32; n * bits];
+        let mut last = vec![n as u32; bits];
+        for p in 0..n {
+            let relaxes = now.saturating_sub(since[p]) >= room.relaxes_at;
+            let accepts = room.of(p).iter().fold(0u8, |all, &m| all | m);
+            for (k, l) in last.iter_mut().enumerate() {
+                if relaxes || accepts >> k & 1 == 1 {
+                    *l = p as u32;
+                }
+            }
+            prev[p * bits..(p + 1) * bits].copy_from_slice(&last);
+        }
+        Some(Seek {
+            bits,
+            next,
+            prev,
+            n,
+        })
     }
 
     /// The first position at or after `from` whose ticket has a player
@@ -62,5 +82,19 @@ impl Seek {
             .min()
             .unwrap_or(self.n);
         (first < self.n).then_some(first)
+    }
+
+    /// The last position at or before `from` whose ticket has a player
+    /// accepting one of the needed roles in `set` (or that may relax the rule).
+    pub(super) fn at_or_before(&self, from: usize, set: u8) -> Option<usize> {
+        if from >= self.n {
+            return None;
+        }
+        let row = &self.prev[from * self.bits..(from + 1) * self.bits];
+        row.iter()
+            .enumerate()
+            .filter(|&(k, &p)| set >> k & 1 == 1 && (p as usize) < self.n)
+            .map(|(_, &p)| p as usize)
+            .max()
     }
 }

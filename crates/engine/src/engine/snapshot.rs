@@ -363,7 +363,7 @@ impl<'a> Snapshot<'a> {
 
     /// The member of `g` whose party is too big for any other member's to
     /// balance, if there is one.
-    fn needy_party(&self, g: &Group) -> Option<usize> {
+    pub(super) fn needy_party(&self, g: &Group) -> Option<usize> {
         let gap = self.traits.party_gap(self.wait_since(g.oldest))?;
         let (k, &largest) = g.sizes.iter().enumerate().max_by_key(|(_, s)| **s)?;
         let floor = largest.saturating_sub(gap);
@@ -476,7 +476,7 @@ impl<'a> Snapshot<'a> {
     }
 
     /// Brings the group's rule steps up to its longest wait.
-    fn keep_steps(&self, g: &mut Group) {
+    pub(super) fn keep_steps(&self, g: &mut Group) {
         let wait = self.wait_since(g.oldest);
         if self.ruled && !g.steps.hold(wait) {
             g.steps = self.traits.steps_at(wait);
@@ -486,7 +486,7 @@ impl<'a> Snapshot<'a> {
     /// The needed roles (see [`Seek`]) one of which every player of the next
     /// ticket to join `g` must accept, if the group's last places are down to
     /// them; `None` without a roles rule or while anyone may join.
-    fn roles_needed(&self, g: &Group) -> Option<u8> {
+    pub(super) fn roles_needed(&self, g: &Group) -> Option<u8> {
         self.seek.as_ref()?;
         let wait = self.wait_since(g.oldest);
         let remaining = self.mode.max_players().saturating_sub(g.players);
@@ -496,7 +496,7 @@ impl<'a> Snapshot<'a> {
 
     /// The first free position at or after `from` whose ticket may fill one
     /// of the needed roles `set` (or may relax the rule).
-    fn seek_free(&mut self, mut from: usize, set: u8) -> Option<usize> {
+    pub(super) fn seek_free(&mut self, mut from: usize, set: u8) -> Option<usize> {
         loop {
             let p = self.seek.as_ref()?.at_or_after(from, set)?;
             if !self.at[p].used {

@@ -1,0 +1,148 @@
+//! An overdue ticket's match grown outwards from the ticket itself, for modes
+//! whose rules keep state as a match grows (maps, roles, platforms, block
+//! lists): the ticket is the match's first member, so every candidate is judged
+//! against a match that already holds it, and the nearest free ticket in rating
+//! on either side is looked at next.
+//!
+//! Growing up from a dozen starts below the ticket (what [`super::propose_with`]
+//! does for modes without such rules) builds matches out of tickets that suit
+//! each other, then finds that the overdue ticket does not suit them (a match of
+//! players who share a map it did not pick), or passes two dozen misfits and
+//! gives up, a dozen times over: most of a ruled cycle went there. Growing from
+//! the ticket asks each candidate the one question that matters (does it fit a
+//! match with this ticket in it) once.
+
+use super::SKIP_LIMIT;
+use super::snapshot::{Group, Snapshot};
+use crate::teams;
+
+impl Snapshot<'_> {
+    /// Grows a match around free position `a`: the free tickets nearest in
+    /// rating, above or below, join while the match's spread stays within every
+    /// member's window half-width, their party fits the team shape and the
+    /// rules admit them. Stops when full, when neither side's next ticket is
+    /// within the members' common window, or after `SKIP_LIMIT` misfits. Once
+    /// the match's last places can only go to players of certain roles, each
+    /// side jumps to its next ticket with such a player. The members end in
+    /// rating order. Under a party-balance rule, a match that took a big party
+    /// and stopped short of full is grown once more without it (as
+    /// [`Snapshot::grow_along`] does).
+    pub(super) fn grow_around(&mut self, a: usize, g: &mut Group) -> bool {
+        let grown = self.grow_around_once(a, g, None);
+        if grown
+            && g.players < self.mode.max_players()
+            && self.ruled
+            && self.traits.balances_parties()
+            && let Some(needy) = self.needy_party(g)
+            && needy != a
+        {
+            return self.grow_around_once(a, g, Some(needy));
+        }
+        grown
+    }
+
+    fn grow_around_once(&mut self, a: usize, g: &mut Group, exclude: Option<usize>) -> bool {
+        let max = self.mode.max_players();
+        g.clear();
+        if self.at[a].used {
+            return false;
+        }
+        g.members.push(a);
+        g.sizes.push(self.at[a].size());
+        g.players = self.at[a].size();
+        g.oldest = self.since[a];
+        self.keep_steps(g);
+        if self.tracks {
+            self.traits.start_in_part(&mut g.rules, a);
+        }
+        let mut reach = self.at[a].delta;
+        let (mut low, mut high) = (self.at[a].rating, self.at[a].rating);
+        let mut below = self.free.left_of(a.checked_sub(1));
+        let mut above = self.free.right_of(a + 1, self.n);
+        let mut skipped = 0;
+        while g.players < max {
+            if let Some(set) = self.roles_needed(g) {
+                below = below.and_then(|p| self.seek_free_below(p, set));
+                above = above.and_then(|p| self.seek_free(p, set));
+            }
+            let l = below.filter(|&p| high - self.at[p].rating <= reach && self.same_part(p, a));
+            let h = above.filter(|&p| self.at[p].rating - low <= reach && self.same_part(p, a));
+            let c = match (l, h) {
+                (None, None) => break,
+                (Some(l), None) => l,
+                (None, Some(h)) => h,
+                // The one that widens the match less.
+                (Some(l), Some(h)) => {
+                    if high - self.at[l].rating <= self.at[h].rating - low {
+                        l
+                    } else {
+                        h
+                    }
+                }
+            };
+            if Some(c) == l {
+                below = self.free.left_of(c.checked_sub(1));
+            } else {
+                above = self.free.right_of(c + 1, self.n);
+            }
+            let r = self.at[c].rating;
+            let (new_low, new_high) = (low.min(r), high.max(r));
+            let size = self.at[c].size();
+            let mut ok = new_high - new_low <= self.at[c].delta && g.players + size <= max;
+            if ok && size > 1 {
+                g.sizes.push(size);
+                ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
+                g.sizes.pop();
+            }
+            if ok && self.ruled {
+                ok = exclude != Some(c) && self.rules_admit(g, c);
+            }
+            if !ok {
+                skipped += 1;
+                if skipped > SKIP_LIMIT {
+                    break;
+                }
+                continue;
+            }
+            if self.tracks {
+                self.traits.add(&mut g.rules, c);
+            }
+            g.members.push(c);
+            g.sizes.push(size);
+            g.players += size;
+            g.oldest = g.oldest.min(self.since[c]);
+            self.keep_steps(g);
+            reach = reach.min(self.at[c].delta);
+            (low, high) = (new_low, new_high);
+        }
+        // In rating order, as a match grown upwards is.
+        let mut order: Vec<(usize, usize)> = g
+            .members
+            .iter()
+            .copied()
+            .zip(g.sizes.iter().copied())
+            .collect();
+        order.sort_unstable();
+        g.members.clear();
+        g.sizes.clear();
+        for (m, s) in order {
+            g.members.push(m);
+            g.sizes.push(s);
+        }
+        g.spread = high - low;
+        g.reach = reach;
+        true
+    }
+
+    /// The first free position at or below `from` whose ticket may fill one
+    /// of the needed roles `set` (or may relax the rule).
+    fn seek_free_below(&mut self, mut from: usize, set: u8) -> Option<usize> {
+        loop {
+            let p = self.seek.as_ref()?.at_or_before(from, set)?;
+            if !self.at[p].used {
+                return Some(p);
+            }
+            from = self.free.left_of(p.checked_sub(1))?;
+        }
+    }
+}
