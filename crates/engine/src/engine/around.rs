@@ -60,13 +60,17 @@ impl Snapshot<'_> {
         let mut below = self.free.left_of(a.checked_sub(1));
         let mut above = self.free.right_of(a + 1, self.n);
         let mut skipped = 0;
+        let mut needs = self.roles_needed(g);
         while g.players < max {
-            if let Some(set) = self.roles_needed(g) {
+            if let Some(set) = needs {
                 below = below.and_then(|p| self.seek_free_below(p, set));
                 above = above.and_then(|p| self.seek_free(p, set));
             }
-            let l = below.filter(|&p| high - self.at[p].rating <= reach && self.same_part(p, a));
-            let h = above.filter(|&p| self.at[p].rating - low <= reach && self.same_part(p, a));
+            // Out of the common window stays out: it only narrows as the match
+            // widens.
+            below = below.filter(|&p| high - self.at[p].rating <= reach && self.same_part(p, a));
+            above = above.filter(|&p| self.at[p].rating - low <= reach && self.same_part(p, a));
+            let (l, h) = (below, above);
             let c = match (l, h) {
                 (None, None) => break,
                 (Some(l), None) => l,
@@ -114,6 +118,7 @@ impl Snapshot<'_> {
             self.keep_steps(g);
             reach = reach.min(self.at[c].delta);
             (low, high) = (new_low, new_high);
+            needs = self.roles_needed(g);
         }
         // In rating order, as a match grown upwards is.
         let mut order: Vec<(usize, usize)> = g
