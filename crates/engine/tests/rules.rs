@@ -234,6 +234,47 @@ fn a_match_missing_its_tanks_looks_past_the_damage_players() {
     assert_eq!(members.len(), 10);
 }
 
+#[test]
+fn an_overdue_ticket_s_match_leaves_out_a_party_that_keeps_it_from_splitting() {
+    let m = mode(TANK_HEALER_THREE_DAMAGE, 2, 5);
+    let party = T {
+        players: vec![PlayerId::new("p0").unwrap(), PlayerId::new("p1").unwrap()],
+        attrs: vec![attrs(&role(r#"["tank", "damage"]"#)); 2],
+        blocks: Vec::new(),
+    };
+    // The overdue ticket (a damage player), then nearest in rating a pair who
+    // are the nearest two able to tank (one team would get both), two
+    // healers, six damage players, and further up two tanks.
+    let mut tickets = vec![solo("late", &role(r#"["damage"]"#)), party];
+    tickets.extend((0..2).map(|i| solo(&format!("h{i}"), &role(r#"["healer"]"#))));
+    tickets.extend((0..6).map(|i| solo(&format!("d{i}"), &role(r#"["damage"]"#))));
+    tickets.extend((0..2).map(|i| solo(&format!("t{i}"), &role(r#"["tank"]"#))));
+    // Overdue after 30 s (three times the initial window's growth time).
+    let now = 40_000;
+    let pool: Vec<Entry> = tickets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Entry {
+            rating: 1500.0 + if i < 10 { i as f64 } else { 10.0 + i as f64 },
+            size: t.players.len(),
+            enqueued_at: if i == 0 { 0 } else { now - 1_000 },
+            eligible_at: 0,
+        })
+        .collect();
+    let p = run(&m, &tickets, &pool, now);
+    let with_late = p
+        .iter()
+        .find(|p| p.members.contains(&0))
+        .expect("the overdue ticket is matched");
+    assert!(!with_late.members.contains(&1), "{with_late:?}");
+    for t in [10, 11] {
+        assert!(
+            with_late.members.contains(&t),
+            "tank {t} missing: {with_late:?}"
+        );
+    }
+}
+
 /// Rules built by hand, beyond the most a mode may declare: the last one still
 /// holds, and relaxes with the wait.
 #[test]

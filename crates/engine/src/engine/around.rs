@@ -10,11 +10,17 @@
 //! players who share a map it did not pick), or passes two dozen misfits and
 //! gives up, a dozen times over: most of a ruled cycle went there. Growing from
 //! the ticket asks each candidate the one question that matters (does it fit a
-//! match with this ticket in it) once.
+//! match with this ticket in it) once. A full match that does not split into
+//! teams meeting the rules is nearly always held back by a party (the two
+//! players nearest who take tank, together in a pair, cannot tank both teams):
+//! it is grown again without one of its parties.
 
 use super::SKIP_LIMIT;
 use super::snapshot::{Group, Snapshot};
 use crate::teams;
+
+/// How many parties a match that does not split is grown again without.
+const RETRIES: usize = 3;
 
 impl Snapshot<'_> {
     /// Grows a match around free position `a`: the free tickets nearest in
@@ -41,6 +47,32 @@ impl Snapshot<'_> {
         grown
     }
 
+    /// [`Snapshot::grow_around`], formable and split into teams that meet
+    /// the rules. A full match whose parties keep it from splitting (the
+    /// only two players who take tank in one party) is grown again without
+    /// one of its parties, the largest first, until one splits.
+    pub(super) fn grow_around_split(&mut self, a: usize, g: &mut Group) -> bool {
+        if !self.grow_around(a, g) || !self.formable(g) {
+            return false;
+        }
+        if self.splits(g) {
+            return true;
+        }
+        let mut parties: Vec<usize> = g
+            .members
+            .iter()
+            .copied()
+            .filter(|&m| m != a && self.at[m].size() > 1)
+            .collect();
+        parties.sort_by_key(|&m| std::cmp::Reverse(self.at[m].size()));
+        for p in parties.into_iter().take(RETRIES) {
+            if self.grow_around_once(a, g, Some(p)) && self.formable(g) && self.splits(g) {
+                return true;
+            }
+        }
+        false
+    }
+
     fn grow_around_once(&mut self, a: usize, g: &mut Group, exclude: Option<usize>) -> bool {
         let max = self.mode.max_players();
         g.clear();
@@ -53,6 +85,9 @@ impl Snapshot<'_> {
         g.oldest = self.since[a];
         self.keep_steps(g);
         if self.tracks {
+            if !self.party_has_places(a, &g.steps) {
+                return false;
+            }
             self.traits.start_in_part(&mut g.rules, a);
         }
         let mut reach = self.at[a].delta;

@@ -4,7 +4,9 @@
 //!
 //! Two passes over the pool in rating order:
 //! 1. Overdue tickets (waited the mode's `overdue_after`) go first, longest wait
-//!    first: each gets the tightest match that includes it, using its whole window.
+//!    first: each gets the tightest match that includes it, using its whole window
+//!    (the best of a dozen grown up from it and from the free tickets below it;
+//!    under rules that keep state, one grown outwards from it: [`around`]).
 //!    Priority only grows with wait. A ticket still unmatched after twice the time
 //!    its window takes to reach the cap (an outlier at the edge of the rating range,
 //!    whose fresh neighbours keep pairing up among themselves) holds its nearest
@@ -27,9 +29,10 @@
 
 //!
 //! The search over the pool lives in [`snapshot`] (the pool in rating order,
-//! growing candidate matches), [`walk`] (the free positions), [`seek`] (the
-//! next players a match's roles need) and [`balance`] (taking a match: its
-//! teams and their gap).
+//! growing candidate matches), [`around`] (an overdue ticket's match grown
+//! outwards from it), [`walk`] (the free positions), [`seek`] (the next
+//! players a match's roles need) and [`balance`] (taking a match: its teams
+//! and their gap).
 
 mod around;
 mod balance;
@@ -143,7 +146,7 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
         best.clear();
         if pool.tracks {
             // Rules that keep state: grown outwards from the anchor (see `around`).
-            if !(pool.grow_around(a, &mut best) && pool.formable(&mut best) && pool.splits(&best)) {
+            if !pool.grow_around_split(a, &mut best) {
                 best.clear();
             }
         }

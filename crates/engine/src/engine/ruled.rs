@@ -63,12 +63,23 @@ impl Snapshot<'_> {
         if self.tracks && !self.traits.roles_room(&g.rules, c, steps, remaining, teams) {
             return false;
         }
+        if !self.party_has_places(c, steps) {
+            return false;
+        }
         if let Some(gap) = self.traits.party_gap_at(steps)
             && !parties_can_balance(&g.sizes, self.at[c].size(), teams, gap, remaining)
         {
             return false;
         }
         true
+    }
+
+    /// Whether the party at position `c` (a solo always) can take places of
+    /// one team under the roles at `steps`, whoever else joins its team.
+    pub(super) fn party_has_places(&self, c: usize, steps: &Steps) -> bool {
+        !self.tracks
+            || self.at[c].size() == 1
+            || self.traits.party_roles_fit(c, steps, self.mode.team_size)
     }
 
     /// Splits group `g` into teams (balanced, roles filled, parties alike) and

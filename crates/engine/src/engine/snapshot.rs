@@ -397,6 +397,9 @@ impl<'a> Snapshot<'a> {
         g.oldest = self.since[start];
         self.keep_steps(g);
         if self.tracks {
+            if !self.party_has_places(start, &g.steps) {
+                return false;
+            }
             // Hard `equal` rules are the snapshot's partitions.
             self.traits.start_in_part(&mut g.rules, start);
         }

@@ -122,6 +122,30 @@ impl Room {
             .all(|&(s, slots)| counts[usize::from(s)] >= slots)
     }
 
+    /// Whether the players of `masks`, one party and so on one team of
+    /// `team_size`, can each take a different place of that team at `step`
+    /// (Hall's condition on the party's side: for every set of needed roles,
+    /// the players who accept none outside it are no more than its slots plus
+    /// the places no role claims). A party of four who only play damage fits
+    /// no team that needs a tank, a healer and three damage players, whoever
+    /// else joins it.
+    pub(crate) fn party_fits(&self, step: usize, masks: &[u8], team_size: usize) -> bool {
+        let Some(Some(demands)) = self.demands.get(step) else {
+            return true;
+        };
+        let every = demands.iter().fold(0u8, |all, &(s, _)| all | s);
+        let claimed = demands
+            .iter()
+            .find(|&&(s, _)| s == every)
+            .map_or(0, |&(_, slots)| usize::from(slots));
+        let free = team_size.saturating_sub(claimed);
+        let within = |s: u8| masks.iter().filter(|&&m| m & every & !s == 0).count();
+        within(0) <= free
+            && demands
+                .iter()
+                .all(|&(s, slots)| within(s) <= usize::from(slots) + free)
+    }
+
     /// How many needed roles the check numbers (role masks are below `1 << bits`).
     pub(crate) fn bits(&self) -> usize {
         self.bits
@@ -212,6 +236,25 @@ mod tests {
         assert!(room.fits(0, &counts, &[room.mask(0b001)], 1, 2));
         // With two still to come, anyone may join.
         assert!(room.fits(0, &counts, &[damage], 2, 2));
+    }
+
+    #[test]
+    fn a_party_must_find_places_in_one_team() {
+        let room = five();
+        let (damage, tank, healer) = (room.mask(0b100), room.mask(0b001), room.mask(0b010));
+        // Three damage players take the three damage places.
+        assert!(room.party_fits(0, &[damage; 3], 5));
+        // A fourth has no place left: the tank and healer places are not theirs.
+        assert!(!room.party_fits(0, &[damage; 4], 5));
+        // Two tanks cannot both tank one team.
+        assert!(!room.party_fits(0, &[tank, tank], 5));
+        assert!(room.party_fits(0, &[tank, healer, damage, damage, damage], 5));
+        assert!(room.party_fits(0, &[tank | damage, tank], 5));
+        // A player who takes no needed role fits only where a place is free.
+        assert!(!room.party_fits(0, &[0, damage], 5));
+        let roomy = Room::new(3, &[Some(vec![need(0, 1), need(1, 1)])]).unwrap();
+        assert!(roomy.party_fits(0, &[0, 0, 0, tank, healer], 5));
+        assert!(!roomy.party_fits(0, &[0, 0, 0, 0, tank], 5));
     }
 
     #[test]

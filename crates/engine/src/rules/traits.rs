@@ -436,6 +436,27 @@ impl Traits {
             })
     }
 
+    /// Whether entry `e`'s players, a party on one team of `team_size`, can
+    /// each take a different place of it at `steps` (see
+    /// [`Room::party_fits`]); true without a roles rule keeping the check.
+    pub(crate) fn party_roles_fit(&self, e: usize, steps: &Steps, team_size: usize) -> bool {
+        self.rules
+            .iter()
+            .enumerate()
+            .all(|(k, (rule, column))| match column {
+                Column::Roles {
+                    start,
+                    room: Some((room, masks)),
+                    ..
+                } => room.party_fits(
+                    steps.of(k, rule),
+                    &masks[start[e] as usize..start[e + 1] as usize],
+                    team_size,
+                ),
+                _ => true,
+            })
+    }
+
     /// With a roles rule's room check: a set of needed roles (as in
     /// [`Traits::room_masks`]) one of which every player of the next entry to
     /// join the match in state `g` must accept, its longest wait `wait` and
