@@ -146,7 +146,8 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
         best.clear();
         if pool.tracks {
             // Rules that keep state: grown outwards from the anchor (see `around`).
-            if !pool.grow_around_split(a, &mut best) {
+            let grown = pool.grow_around(a, &mut best) && pool.formable(&mut best);
+            if !(grown && (pool.splits(&best) || pool.regrow_without_parties(a, &mut best))) {
                 best.clear();
             }
         }
