@@ -355,6 +355,20 @@ fn blocked_players_never_meet() {
     assert!(run(&m, &two, &entries(2, 0), 3_600_000).is_empty());
 }
 
+/// The maps (`m0`, `m1`, ... as bits) every one of `members` listed.
+fn common_maps(members: &[usize], tickets: &[T]) -> u64 {
+    members.iter().fold(u64::MAX, |acc, &e| {
+        acc & tickets[e]
+            .value(0, "maps")
+            .unwrap()
+            .as_list()
+            .unwrap()
+            .iter()
+            .map(|m| 1u64 << m[1..].parse::<u32>().unwrap())
+            .fold(0, |x, y| x | y)
+    })
+}
+
 proptest! {
     /// Random pools of solos and parties with builds, platforms, maps and
     /// levels: every proposal keeps the hard rules, and the relaxed ones at
@@ -416,11 +430,7 @@ relax = [{ after = "20s", max_distance = 30 }]"#;
                 prop_assert!(pc == 0 || pc == p.len(), "platforms {:?} at {}", p, wait);
             }
             if wait < 45_000 {
-                let common = prop.members.iter().fold(u64::MAX, |acc, &e| {
-                    acc & tickets[e].value(0, "maps").unwrap().as_list().unwrap().iter()
-                        .map(|m| 1u64 << m[1..].parse::<u32>().unwrap()).fold(0, |x, y| x | y)
-                });
-                prop_assert!(common != 0, "no shared map at {}", wait);
+                prop_assert!(common_maps(&prop.members, &tickets) != 0, "no shared map at {}", wait);
             }
             let levels: Vec<f64> = vals("level").iter().map(|v| v.as_number().unwrap()).collect();
             let spread = levels.iter().cloned().fold(f64::MIN, f64::max) - levels.iter().cloned().fold(f64::MAX, f64::min);
@@ -544,11 +554,7 @@ relax = [{ after = "30s", max_size_gap = 4 }]"#;
             }
             prop_assert_eq!(load, [5, 5]);
             if wait < 45_000 {
-                let common = prop.members.iter().fold(u64::MAX, |acc, &e| {
-                    acc & tickets[e].value(0, "maps").unwrap().as_list().unwrap().iter()
-                        .map(|m| 1u64 << m[1..].parse::<u32>().unwrap()).fold(0, |x, y| x | y)
-                });
-                prop_assert!(common != 0, "no shared map at {}", wait);
+                prop_assert!(common_maps(&prop.members, &tickets) != 0, "no shared map at {}", wait);
             }
             prop_assert_eq!(prop.roles.len(), 10);
         }

@@ -17,7 +17,6 @@
 
 use super::SKIP_LIMIT;
 use super::snapshot::{Group, Snapshot};
-use crate::teams;
 
 /// How many parties a match that does not split is grown again without.
 const RETRIES: usize = 3;
@@ -72,20 +71,8 @@ impl Snapshot<'_> {
 
     fn grow_around_once(&mut self, a: usize, g: &mut Group, exclude: Option<usize>) -> bool {
         let max = self.mode.max_players();
-        g.clear();
-        if self.at[a].used {
+        if !self.begin(g, a) {
             return false;
-        }
-        g.members.push(a);
-        g.sizes.push(self.at[a].size());
-        g.players = self.at[a].size();
-        g.oldest = self.since[a];
-        self.keep_steps(g);
-        if self.tracks {
-            if !self.party_has_places(a, &g.steps) {
-                return false;
-            }
-            self.traits.start_in_part(&mut g.rules, a);
         }
         let mut reach = self.at[a].delta;
         let (mut low, mut high) = (self.at[a].rating, self.at[a].rating);
@@ -102,52 +89,19 @@ impl Snapshot<'_> {
             // widens.
             below = below.filter(|&p| high - self.at[p].rating <= reach && self.same_part(p, a));
             above = above.filter(|&p| self.at[p].rating - low <= reach && self.same_part(p, a));
-            let (l, h) = (below, above);
-            let c = match (l, h) {
-                (None, None) => break,
-                (Some(l), None) => l,
-                (None, Some(h)) => h,
-                // The one that widens the match less.
-                (Some(l), Some(h)) => {
-                    if high - self.at[l].rating <= self.at[h].rating - low {
-                        l
-                    } else {
-                        h
-                    }
-                }
+            let Some(c) = self.step_out(&mut below, &mut above, low, high) else {
+                break;
             };
-            if Some(c) == l {
-                below = self.free.left_of(c.checked_sub(1));
-            } else {
-                above = self.free.right_of(c + 1, self.n);
-            }
             let r = self.at[c].rating;
             let (new_low, new_high) = (low.min(r), high.max(r));
-            let size = self.at[c].size();
-            let mut ok = new_high - new_low <= self.at[c].delta && g.players + size <= max;
-            if ok && size > 1 {
-                g.sizes.push(size);
-                ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
-                g.sizes.pop();
-            }
-            if ok && self.ruled {
-                ok = exclude != Some(c) && self.rules_admit(g, c);
-            }
-            if !ok {
+            if !self.may_join(g, c, new_high - new_low, exclude) {
                 skipped += 1;
                 if skipped > SKIP_LIMIT {
                     break;
                 }
                 continue;
             }
-            if self.tracks {
-                self.traits.add(&mut g.rules, c);
-            }
-            g.members.push(c);
-            g.sizes.push(size);
-            g.players += size;
-            g.oldest = g.oldest.min(self.since[c]);
-            self.keep_steps(g);
+            self.join(g, c);
             reach = reach.min(self.at[c].delta);
             (low, high) = (new_low, new_high);
             needs = self.roles_needed(g);

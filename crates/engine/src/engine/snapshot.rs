@@ -387,21 +387,8 @@ impl<'a> Snapshot<'a> {
         exclude: Option<usize>,
     ) -> bool {
         let max = self.mode.max_players();
-        g.clear();
-        if self.at[start].used {
+        if !self.begin(g, start) {
             return false;
-        }
-        g.members.push(start);
-        g.sizes.push(self.at[start].size());
-        g.players = self.at[start].size();
-        g.oldest = self.since[start];
-        self.keep_steps(g);
-        if self.tracks {
-            if !self.party_has_places(start, &g.steps) {
-                return false;
-            }
-            // Hard `equal` rules are the snapshot's partitions.
-            self.traits.start_in_part(&mut g.rules, start);
         }
         // The spread of the match must fit inside the window half-width of every
         // member (seed 000's rule: then each member, wherever it sits in the match,
@@ -439,16 +426,7 @@ impl<'a> Snapshot<'a> {
                 next = walk.next(&mut self.free, self.n);
             }
             let r = self.at[c].rating;
-            let mut ok = r - low <= self.at[c].delta && g.players + self.at[c].size() <= max;
-            if ok && self.at[c].size() > 1 {
-                g.sizes.push(self.at[c].size());
-                ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
-                g.sizes.pop();
-            }
-            if ok && self.ruled {
-                ok = exclude != Some(c) && self.rules_admit(g, c);
-            }
-            if !ok {
+            if !self.may_join(g, c, r - low, exclude) {
                 if must == Some(c) {
                     return false;
                 }
@@ -458,14 +436,7 @@ impl<'a> Snapshot<'a> {
                 }
                 continue;
             }
-            if self.tracks {
-                self.traits.add(&mut g.rules, c);
-            }
-            g.members.push(c);
-            g.sizes.push(self.at[c].size());
-            g.players += self.at[c].size();
-            g.oldest = g.oldest.min(self.since[c]);
-            self.keep_steps(g);
+            self.join(g, c);
             reach = reach.min(self.at[c].delta);
             high = r;
             if give_up.is_some_and(|g| g.now(high - low, reach)) {
@@ -476,6 +447,67 @@ impl<'a> Snapshot<'a> {
         g.spread = high - low;
         g.reach = reach;
         must.is_none_or(|m| g.members.contains(&m))
+    }
+
+    /// Starts group `g` with the free ticket at `start` alone; false if it is
+    /// taken, or under a roles rule a party that cannot take places of one
+    /// team.
+    #[inline(always)]
+    pub(super) fn begin(&mut self, g: &mut Group, start: usize) -> bool {
+        g.clear();
+        if self.at[start].used {
+            return false;
+        }
+        g.members.push(start);
+        g.sizes.push(self.at[start].size());
+        g.players = self.at[start].size();
+        g.oldest = self.since[start];
+        self.keep_steps(g);
+        if self.tracks {
+            if !self.party_has_places(start, &g.steps) {
+                return false;
+            }
+            // Hard `equal` rules are the snapshot's partitions.
+            self.traits.start_in_part(&mut g.rules, start);
+        }
+        true
+    }
+
+    /// Whether position `c` may join group `g`, the match's spread with it
+    /// being `spread`: inside `c`'s window, room for its players, its party
+    /// fitting the team shape, and (but `exclude`) admitted by the rules.
+    #[inline(always)]
+    pub(super) fn may_join(
+        &self,
+        g: &mut Group,
+        c: usize,
+        spread: f64,
+        exclude: Option<usize>,
+    ) -> bool {
+        let size = self.at[c].size();
+        let mut ok = spread <= self.at[c].delta && g.players + size <= self.mode.max_players();
+        if ok && size > 1 {
+            g.sizes.push(size);
+            ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
+            g.sizes.pop();
+        }
+        if ok && self.ruled {
+            ok = exclude != Some(c) && self.rules_admit(g, c);
+        }
+        ok
+    }
+
+    /// Adds position `c` to group `g` (its spread and reach are the caller's).
+    #[inline(always)]
+    pub(super) fn join(&self, g: &mut Group, c: usize) {
+        if self.tracks {
+            self.traits.add(&mut g.rules, c);
+        }
+        g.members.push(c);
+        g.sizes.push(self.at[c].size());
+        g.players += self.at[c].size();
+        g.oldest = g.oldest.min(self.since[c]);
+        self.keep_steps(g);
     }
 
     /// Brings the group's rule steps up to its longest wait.
@@ -562,30 +594,47 @@ impl<'a> Snapshot<'a> {
         let mut right = self.free.right_of(a + 1, self.n);
         let r = self.at[a].rating;
         while need > 0 {
-            let l =
+            left =
                 left.filter(|&p| r - self.at[p].rating <= self.at[a].delta && self.same_part(p, a));
-            let h = right
+            right = right
                 .filter(|&p| self.at[p].rating - r <= self.at[a].delta && self.same_part(p, a));
-            let c = match (l, h) {
-                (None, None) => break,
-                (Some(l), None) => l,
-                (None, Some(h)) => h,
-                (Some(l), Some(h)) => {
-                    if r - self.at[l].rating <= self.at[h].rating - r {
-                        l
-                    } else {
-                        h
-                    }
-                }
+            let Some(c) = self.step_out(&mut left, &mut right, r, r) else {
+                break;
             };
-            if Some(c) == l {
-                left = self.free.left_of(c.checked_sub(1));
-            } else {
-                right = self.free.right_of(c + 1, self.n);
-            }
             self.take_out(c);
             need = need.saturating_sub(self.at[c].size());
         }
+    }
+
+    /// Of the free positions `below` and `above` a match spanning
+    /// `low..=high` (the next on each side, each within reach), the one that
+    /// widens it less, below on a tie; that side moves on to its next free
+    /// position. `None` when neither side has one.
+    pub(super) fn step_out(
+        &mut self,
+        below: &mut Option<usize>,
+        above: &mut Option<usize>,
+        low: f64,
+        high: f64,
+    ) -> Option<usize> {
+        let c = match (*below, *above) {
+            (None, None) => return None,
+            (Some(l), None) => l,
+            (None, Some(h)) => h,
+            (Some(l), Some(h)) => {
+                if high - self.at[l].rating <= self.at[h].rating - low {
+                    l
+                } else {
+                    h
+                }
+            }
+        };
+        if Some(c) == *below {
+            *below = self.free.left_of(c.checked_sub(1));
+        } else {
+            *above = self.free.right_of(c + 1, self.n);
+        }
+        Some(c)
     }
 
     /// Whether the group splits into teams that meet the rules. Looked at

@@ -294,6 +294,24 @@ impl Steps {
     }
 }
 
+/// The roles rule that keeps the room check: its number among the rules, the
+/// rule, where each entry's players start in `masks`, the check, and each
+/// player's accepted roles as needed roles.
+struct RoomRule<'a> {
+    k: usize,
+    rule: &'a Rule,
+    start: &'a [u32],
+    room: &'a Room,
+    masks: &'a [u8],
+}
+
+impl RoomRule<'_> {
+    /// Entry `e`'s players' masks.
+    fn of(&self, e: usize) -> &[u8] {
+        &self.masks[self.start[e] as usize..self.start[e + 1] as usize]
+    }
+}
+
 /// What [`Traits::room_masks`] gives.
 pub(crate) struct RoomMasks<'a> {
     pub bits: usize,
@@ -436,25 +454,33 @@ impl Traits {
             })
     }
 
-    /// Whether entry `e`'s players, a party on one team of `team_size`, can
-    /// each take a different place of it at `steps` (see
-    /// [`Room::party_fits`]); true without a roles rule keeping the check.
-    pub(crate) fn party_roles_fit(&self, e: usize, steps: &Steps, team_size: usize) -> bool {
+    /// The roles rule that keeps the room check, if there is one.
+    fn room_rule(&self) -> Option<RoomRule<'_>> {
         self.rules
             .iter()
             .enumerate()
-            .all(|(k, (rule, column))| match column {
+            .find_map(|(k, (rule, column))| match column {
                 Column::Roles {
                     start,
                     room: Some((room, masks)),
                     ..
-                } => room.party_fits(
-                    steps.of(k, rule),
-                    &masks[start[e] as usize..start[e + 1] as usize],
-                    team_size,
-                ),
-                _ => true,
+                } => Some(RoomRule {
+                    k,
+                    rule,
+                    start,
+                    room,
+                    masks,
+                }),
+                _ => None,
             })
+    }
+
+    /// Whether entry `e`'s players, a party on one team of `team_size`, can
+    /// each take a different place of it at `steps` (see
+    /// [`Room::party_fits`]); true without a roles rule keeping the check.
+    pub(crate) fn party_roles_fit(&self, e: usize, steps: &Steps, team_size: usize) -> bool {
+        self.room_rule()
+            .is_none_or(|r| r.room.party_fits(steps.of(r.k, r.rule), r.of(e), team_size))
     }
 
     /// With a roles rule's room check: a set of needed roles (as in
@@ -486,39 +512,21 @@ impl Traits {
         members: impl Iterator<Item = usize>,
         wait: Millis,
     ) -> Option<bool> {
-        let (rule, start, room, masks) =
-            self.rules.iter().find_map(|(rule, column)| match column {
-                Column::Roles {
-                    start,
-                    room: Some((room, masks)),
-                    ..
-                } => Some((rule, start, room, masks)),
-                _ => None,
-            })?;
-        let of = |e: usize| {
-            masks[start[e] as usize..start[e + 1] as usize]
-                .iter()
-                .copied()
-        };
-        Some(room.team_fits(rule.step(wait), members.flat_map(of)))
+        let r = self.room_rule()?;
+        let of = |e: usize| r.of(e).iter().copied();
+        Some(r.room.team_fits(r.rule.step(wait), members.flat_map(of)))
     }
 
     /// With a roles rule's room check: how many needed roles it numbers, each
     /// entry's players' sets of them (`start`, `masks`, as in the column), and
     /// the wait from which the rule leaves its first step.
     pub(crate) fn room_masks(&self) -> Option<RoomMasks<'_>> {
-        self.rules.iter().find_map(|(rule, column)| match column {
-            Column::Roles {
-                start,
-                room: Some((room, masks)),
-                ..
-            } => Some(RoomMasks {
-                bits: room.bits(),
-                start,
-                masks,
-                relaxes_at: rule.steps.get(1).map_or(Millis::MAX, |s| s.after),
-            }),
-            _ => None,
+        let r = self.room_rule()?;
+        Some(RoomMasks {
+            bits: r.room.bits(),
+            start: r.start,
+            masks: r.masks,
+            relaxes_at: r.rule.steps.get(1).map_or(Millis::MAX, |s| s.after),
         })
     }
 
