@@ -107,19 +107,9 @@ impl Snapshot<'_> {
             needs = self.roles_needed(g);
         }
         // In rating order, as a match grown upwards is.
-        let mut order: Vec<(usize, usize)> = g
-            .members
-            .iter()
-            .copied()
-            .zip(g.sizes.iter().copied())
-            .collect();
-        order.sort_unstable();
-        g.members.clear();
+        g.members.sort_unstable();
         g.sizes.clear();
-        for (m, s) in order {
-            g.members.push(m);
-            g.sizes.push(s);
-        }
+        g.sizes.extend(g.members.iter().map(|&m| self.at[m].size()));
         g.spread = high - low;
         g.reach = reach;
         true

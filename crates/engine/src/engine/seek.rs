@@ -35,30 +35,32 @@ impl Seek {
             return None;
         }
         let n = since.len();
-        let mut next = vec![0u32; n * bits];
-        let mut last = vec![n as u32; bits];
-        for p in (0..n).rev() {
-            let relaxes = now.saturating_sub(since[p]) >= room.relaxes_at;
-            let accepts = room.of(p).iter().fold(0u8, |all, &m| all | m);
-            for (k, l) in last.iter_mut().enumerate() {
-                if relaxes || accepts >> k & 1 == 1 {
-                    *l = p as u32;
+        // Per position, the needed roles it is worth looking at for (every one
+        // when its own wait may relax the rule).
+        let wanted: Vec<u8> = (0..n)
+            .map(|p| {
+                if now.saturating_sub(since[p]) >= room.relaxes_at {
+                    u8::MAX
+                } else {
+                    room.of(p).iter().fold(0u8, |all, &m| all | m)
                 }
-            }
-            next[p * bits..(p + 1) * bits].copy_from_slice(&last);
-        }
-        let mut prev = vec![0u32; n * bits];
-        let mut last = vec![n as u32; bits];
-        for p in 0..n {
-            let relaxes = now.saturating_sub(since[p]) >= room.relaxes_at;
-            let accepts = room.of(p).iter().fold(0u8, |all, &m| all | m);
-            for (k, l) in last.iter_mut().enumerate() {
-                if relaxes || accepts >> k & 1 == 1 {
-                    *l = p as u32;
+            })
+            .collect();
+        let index = |order: &mut dyn Iterator<Item = usize>| {
+            let mut out = vec![0u32; n * bits];
+            let mut last = vec![n as u32; bits];
+            for p in order {
+                for (k, l) in last.iter_mut().enumerate() {
+                    if wanted[p] >> k & 1 == 1 {
+                        *l = p as u32;
+                    }
                 }
+                out[p * bits..(p + 1) * bits].copy_from_slice(&last);
             }
-            prev[p * bits..(p + 1) * bits].copy_from_slice(&last);
-        }
+            out
+        };
+        let next = index(&mut (0..n).rev());
+        let prev = index(&mut (0..n));
         Some(Seek {
             bits,
             next,
