@@ -225,13 +225,15 @@ async fn two_leaders_in_one_process_take_turns() {
     assert_eq!(players.len(), 62, "no player twice");
 }
 
-/// A leader commits a whole pool's matches in steps of
-/// [`mm_server::leader::COMMIT_STEP`]: 300 matches formed in one cycle all commit.
+/// A leader commits a whole pool's matches in steps of about
+/// [`mm_server::leader::COMMIT_STEP_PLAYERS`] players: 300 matches formed in
+/// one cycle (24 steps) all commit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_commits_more_matches_than_one_step_holds() {
     let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
     let pool = Pool::new("ffa", "eu");
-    let matches = mm_server::leader::COMMIT_STEP + 50;
+    let matches = 300;
+    assert!(matches * 8 > 20 * mm_server::leader::COMMIT_STEP_PLAYERS);
     let now = now_ms();
     // Groups of eight equal ratings, 1,000 apart: one full match each.
     for i in 0..matches * 8 {
