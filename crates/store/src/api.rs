@@ -225,7 +225,8 @@ pub trait Store:
 
     /// Claims up to `max` queued tickets of `pool` for `worker`, starting at the
     /// rating rank `start * queue length` (start in `[0, 1)`), and sets the worker's
-    /// lease on the pool to `lease` from now.
+    /// lease on the pool to `lease` from now. The Redis store takes at most 2,000
+    /// in one call (see `claim.lua`).
     ///
     /// While a pool leader holds the pool's lock ([`crate::Leading`]), the pool is
     /// the leader's: this claims nothing and answers [`StoreError::Led`], so workers

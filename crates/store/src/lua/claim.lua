@@ -1,4 +1,4 @@
--- Claims up to ARGV[2] queued tickets for a worker, atomically.
+-- Claims up to ARGV[2] (at most 2000) queued tickets for a worker, atomically.
 -- The batch is a contiguous run of the rating-ordered queue starting at a rank the
 -- caller picks at random (ARGV[3] in [0,1)), so batches are rating-tight and no
 -- rating band is systematically left behind.
@@ -18,7 +18,10 @@ local now = now_ms()
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('SET', KEYS[6], '1')
 local n = redis.call('ZCARD', KEYS[1])
-local max = tonumber(ARGV[2])
+-- At most 2000: the held set's ZADD and the states' HSET take two values a
+-- ticket through `unpack`, which stops near 8000 (Lua's stack), and a call that
+-- failed there would have taken its tickets off the queue already.
+local max = math.min(tonumber(ARGV[2]), 2000)
 if n == 0 or max <= 0 then return {} end
 local start = math.floor(tonumber(ARGV[3]) * n)
 if start + max > n then start = n - max end
