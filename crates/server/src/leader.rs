@@ -35,15 +35,15 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// Most tickets a leader claims in one script: new arrivals come in steps of
-/// this many, so no one script holds Redis for long. Redis spends about 5% less
-/// per drained ticket with steps of 500 than of 2,000 (fewer calls of 250 cost
+/// this many, so no one script holds Redis for long. Redis spends about a tenth
+/// less per drained ticket with steps of 500 than of 2,000 (fewer calls of 250 cost
 /// more again; see BENCHMARKS.md, "Smaller commit steps for leaders").
 pub const CLAIM_STEP: usize = 500;
 
 /// A leader commits (and fans out) its matches in steps of about this many
 /// players: matches join a step until it holds this many or more (a match
 /// bigger than that is a step of its own). About a claim worker's batch: Redis
-/// spends a fifth less per ticket on steps this size than on steps of 250
+/// spends about an eighth less per ticket on steps this size than on steps of 250
 /// matches (2,000 players; the script's own work, not its commands, grows with
 /// its size), and the leader holds less (see BENCHMARKS.md, "Smaller commit
 /// steps for leaders").

@@ -435,26 +435,14 @@ impl Traits {
         remaining: usize,
         teams: usize,
     ) -> bool {
-        self.rules
-            .iter()
-            .enumerate()
-            .all(|(k, (rule, column))| match column {
-                Column::Roles {
-                    start,
-                    room: Some((room, masks)),
-                    ..
-                } => room.fits(
-                    steps.of(k, rule),
-                    &g.room,
-                    &masks[start[e] as usize..start[e + 1] as usize],
-                    remaining,
-                    teams,
-                ),
-                _ => true,
-            })
+        self.room_rule().is_none_or(|r| {
+            r.room
+                .fits(steps.of(r.k, r.rule), &g.room, r.of(e), remaining, teams)
+        })
     }
 
-    /// The roles rule that keeps the room check, if there is one.
+    /// The roles rule that keeps the room check, if there is one (a mode has
+    /// at most one roles rule: see `config.rs`).
     fn room_rule(&self) -> Option<RoomRule<'_>> {
         self.rules
             .iter()
@@ -495,13 +483,8 @@ impl Traits {
         remaining: usize,
         teams: usize,
     ) -> Option<u8> {
-        self.rules.iter().find_map(|(rule, column)| match column {
-            Column::Roles {
-                room: Some((room, _)),
-                ..
-            } => room.tight(rule.step(wait), &g.room, remaining, teams),
-            _ => None,
-        })
+        let r = self.room_rule()?;
+        r.room.tight(r.rule.step(wait), &g.room, remaining, teams)
     }
 
     /// Whether the team of `members` (entries) can fill its roles at `wait`,
