@@ -108,6 +108,7 @@ impl Snapshot<'_> {
         }
         // In rating order, as a match grown upwards is.
         g.members.sort_unstable();
+        g.split = None;
         g.sizes.clear();
         g.sizes.extend(g.members.iter().map(|&m| self.at[m].size()));
         g.spread = high - low;

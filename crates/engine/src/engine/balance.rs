@@ -15,7 +15,7 @@
 //! The solos traded away stay in the pool.
 
 use super::Proposal;
-use super::ruled::Decided;
+use super::ruled::Split;
 use super::snapshot::{Group, Snapshot};
 use crate::teams::Unit;
 use mm_domain::Millis;
@@ -70,7 +70,7 @@ impl Snapshot<'_> {
     }
 
     /// [`Snapshot::split`] of group `g`, its units laid out in the reused buffer.
-    pub(super) fn split_group(&mut self, g: &Group) -> Option<(Vec<usize>, Decided)> {
+    pub(super) fn split_group(&mut self, g: &Group) -> Option<Split> {
         let mut units = std::mem::take(&mut self.units);
         units.clear();
         units.extend(g.members.iter().map(|&m| Unit {
@@ -88,37 +88,34 @@ impl Snapshot<'_> {
     /// `max_team_gap` allows at the group's longest wait (then the group stays
     /// in the pool).
     pub(super) fn accept(&mut self, g: &mut Group, room: Room) -> Option<Proposal> {
-        let (mut team_of, mut decided) = self.split_group(g)?;
+        let mut split = match g.split.take() {
+            Some(split) => split,
+            None => self.split_group(g)?,
+        };
         if self.mode.team_size > 1 && self.mode.teams > 1 {
-            self.narrow(g, &mut team_of, &mut decided, room);
+            self.narrow(g, &mut split, room);
         }
         if let Some(limit) = &self.mode.max_team_gap
-            && self.team_gap(g, &team_of) > limit.delta(self.wait_since(g.oldest))
+            && self.team_gap(g, &split.team_of) > limit.delta(self.wait_since(g.oldest))
         {
             return None;
         }
         for &m in &g.members {
             self.take_out(m);
         }
-        Some(self.proposal(g, team_of, decided))
+        Some(self.proposal(g, split))
     }
 
     /// Trades solo members of `g` for free solos while that narrows the gap of
     /// its best split (see the module's doc).
-    fn narrow(
-        &mut self,
-        g: &mut Group,
-        team_of: &mut Vec<usize>,
-        decided: &mut Decided,
-        room: Room,
-    ) {
+    fn narrow(&mut self, g: &mut Group, split: &mut Split, room: Room) {
         let small = SMALL_GAP * self.mode.window.initial;
-        let mut gap = self.team_gap(g, team_of);
+        let mut gap = self.team_gap(g, &split.team_of);
         for _ in 0..TRADES {
             if gap <= small {
                 return;
             }
-            let Some(trade) = self.best_trade(g, team_of, gap, room) else {
+            let Some(trade) = self.best_trade(g, &split.team_of, gap, room) else {
                 return;
             };
             let old = g.members[trade.out];
@@ -128,13 +125,12 @@ impl Snapshot<'_> {
             let kept = (!self.ruled || self.traits.meets(&g.members, wait))
                 .then(|| self.split_group(g))
                 .flatten()
-                .map(|(t, d)| (self.team_gap(g, &t), t, d))
-                .filter(|(new_gap, _, _)| *new_gap < gap);
+                .map(|s| (self.team_gap(g, &s.team_of), s))
+                .filter(|(new_gap, _)| *new_gap < gap);
             match kept {
-                Some((new_gap, t, d)) => {
+                Some((new_gap, s)) => {
                     gap = new_gap;
-                    *team_of = t;
-                    *decided = d;
+                    *split = s;
                 }
                 None => {
                     g.members[trade.out] = old;

@@ -147,7 +147,7 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
         if pool.tracks {
             // Rules that keep state: grown outwards from the anchor (see `around`).
             let grown = pool.grow_around(a, &mut best) && pool.formable(&mut best);
-            if !(grown && (pool.splits(&best) || pool.regrow_without_parties(a, &mut best))) {
+            if !(grown && (pool.splits(&mut best) || pool.regrow_without_parties(a, &mut best))) {
                 best.clear();
             }
         }
@@ -169,7 +169,7 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
             if pool.grow_along(s, Some(a), give_up, &mut group, &mut ladder.climb())
                 && pool.formable(&mut group)
                 && (best.is_empty() || group.spread < best.spread)
-                && pool.splits(&group)
+                && pool.splits(&mut group)
             {
                 std::mem::swap(&mut best, &mut group);
             }

@@ -13,13 +13,15 @@ use crate::rules::roles::{self, Need};
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
 
-/// What the rules decided for a match, beside its teams.
+/// A split of a match into teams: the team of each member and, under a
+/// roles rule, the role (index into the rule's needs at the match's step) of
+/// each player of each member. What the rules decided in words (the chosen
+/// values, the steps, the roles' names) is only written out for the match
+/// taken ([`Snapshot::proposal`]): most splits are looked at and dropped.
 #[derive(Debug, Default)]
-pub(super) struct Decided {
-    pub chosen: Vec<(String, String)>,
-    pub steps: Vec<(String, usize)>,
-    /// (member index, player index, role)
-    pub roles: Vec<(usize, usize, String)>,
+pub(super) struct Split {
+    pub team_of: Vec<usize>,
+    pub roles: Option<Vec<Vec<usize>>>,
 }
 
 impl Snapshot<'_> {
@@ -82,9 +84,9 @@ impl Snapshot<'_> {
             || self.traits.party_roles_fit(c, steps, self.mode.team_size)
     }
 
-    /// Splits group `g` into teams (balanced, roles filled, parties alike) and
-    /// says what the rules decided; `None` when no split meets the rules.
-    pub(super) fn split(&self, g: &Group, units: &[Unit]) -> Option<(Vec<usize>, Decided)> {
+    /// Splits group `g` into teams (balanced, roles filled, parties alike);
+    /// `None` when no split meets the rules.
+    pub(super) fn split(&self, g: &Group, units: &[Unit]) -> Option<Split> {
         let teams = g.players / self.mode.team_size;
         let wait = self.wait_since(g.oldest);
         let roles = self.traits.roles_at(wait);
@@ -114,22 +116,10 @@ impl Snapshot<'_> {
                 }
             })?
         };
-        let mut decided = Decided {
-            chosen: self
-                .traits
-                .chosen(members, wait, seed(self.orders(members))),
-            steps: self.traits.steps(wait),
-            roles: Vec::new(),
-        };
-        if let (Some(r), Some(per_member)) = (&roles, picked) {
-            for (k, players) in per_member.iter().enumerate() {
-                for (i, &role) in players.iter().enumerate() {
-                    let name = r.names[r.need[role].bit].clone();
-                    decided.roles.push((k, i, name));
-                }
-            }
-        }
-        Some((team_of, decided))
+        Some(Split {
+            team_of,
+            roles: picked,
+        })
     }
 
     /// Whether every team of the split `assign` of `members` passes the room
@@ -151,18 +141,26 @@ impl Snapshot<'_> {
         })
     }
 
-    /// The proposal of group `g` with its teams and what the rules decided.
-    pub(super) fn proposal(&self, g: &Group, teams: Vec<usize>, decided: Decided) -> Proposal {
+    /// The proposal of group `g` split as `split`, with what the rules decided:
+    /// the values chosen, each rule's step, each player's role.
+    pub(super) fn proposal(&self, g: &Group, split: Split) -> Proposal {
+        let wait = self.wait_since(g.oldest);
+        let mut roles = Vec::new();
+        if let (Some(r), Some(per_member)) = (self.traits.roles_at(wait), split.roles) {
+            for (k, players) in per_member.iter().enumerate() {
+                for (i, &role) in players.iter().enumerate() {
+                    roles.push((k, i, r.names[r.need[role].bit].clone()));
+                }
+            }
+        }
         Proposal {
-            members: g
-                .members
-                .iter()
-                .map(|&m| self.at[m].order as usize)
-                .collect(),
-            teams,
-            chosen: decided.chosen,
-            steps: decided.steps,
-            roles: decided.roles,
+            members: self.orders(&g.members).collect(),
+            teams: split.team_of,
+            chosen: self
+                .traits
+                .chosen(&g.members, wait, seed(self.orders(&g.members))),
+            steps: self.traits.steps(wait),
+            roles,
         }
     }
 }

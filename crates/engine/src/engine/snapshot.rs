@@ -3,6 +3,7 @@
 //! above a start while the match stays fair, [`Snapshot::formable`] says whether
 //! it may start as it is (taking it is [`super::balance`]).
 
+use super::ruled::Split;
 use super::seek::Seek;
 use super::walk::{Free, FreeAbove, Recording, Replay, Upward};
 use super::{Entry, GiveUp, SKIP_LIMIT};
@@ -75,6 +76,11 @@ pub(super) struct Group {
     pub(super) rules: Grown,
     /// The rules' steps at the group's longest wait.
     pub(super) steps: Steps,
+    /// Its split into teams, once [`Snapshot::splits`] worked it out for the
+    /// members as they are (any change of members drops it): the overdue
+    /// pass checks a group splits before taking it, and taking it need not
+    /// split it again.
+    pub(super) split: Option<Split>,
 }
 
 impl Group {
@@ -85,6 +91,7 @@ impl Group {
         self.spread = 0.0;
         self.reach = 0.0;
         self.oldest = Millis::MAX;
+        self.split = None;
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -504,6 +511,7 @@ impl<'a> Snapshot<'a> {
             self.traits.add(&mut g.rules, c);
         }
         g.members.push(c);
+        g.split = None;
         g.sizes.push(self.at[c].size());
         g.players += self.at[c].size();
         g.oldest = g.oldest.min(self.since[c]);
@@ -554,6 +562,7 @@ impl<'a> Snapshot<'a> {
         }
         while !g.players.is_multiple_of(self.mode.team_size) && g.members.len() > 1 {
             let m = g.members.pop().expect("more than one member");
+            g.split = None;
             g.sizes.pop();
             g.players -= self.at[m].size();
         }
@@ -641,10 +650,11 @@ impl<'a> Snapshot<'a> {
     /// only while a roles rule is on: a group grown under party balance alone
     /// nearly always splits (on a 100k pool, every one of 14,030), and the look
     /// would more than double the shipped 5v5's cycle.
-    pub(super) fn splits(&mut self, g: &Group) -> bool {
+    pub(super) fn splits(&mut self, g: &mut Group) -> bool {
         if !self.ruled || self.traits.roles_at(self.wait_since(g.oldest)).is_none() {
             return true;
         }
-        self.split_group(g).is_some()
+        g.split = self.split_group(g);
+        g.split.is_some()
     }
 }
