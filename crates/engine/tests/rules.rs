@@ -146,6 +146,37 @@ fn intersect_chooses_the_map_most_listed_first() {
     assert_eq!(p[0].chosen, vec![("maps".to_string(), "dust".to_string())]);
 }
 
+/// Two players who share a map, with thirty who share another between them in
+/// rating: growing up from the lower one meets two dozen misfits and gives up,
+/// while the thirty pair off. Once they have, nothing stands between the two:
+/// the same cycle passes over what is left and matches them, rather than
+/// leaving them for the next.
+#[test]
+fn one_cycle_takes_what_its_own_matches_freed() {
+    let m = mode(
+        "[[modes.m.rules]]\nkind = \"intersect\"\nattribute = \"maps\"",
+        2,
+        1,
+    );
+    let mut tickets = vec![solo("low", r#"{"maps": ["dust"]}"#)];
+    for i in 0..30 {
+        tickets.push(solo(&format!("p{i}"), r#"{"maps": ["canal"]}"#));
+    }
+    tickets.push(solo("high", r#"{"maps": ["dust"]}"#));
+    let entries = entries(tickets.len(), 0);
+    let p = run(&m, &tickets, &entries, 1_000);
+    assert_eq!(p.len(), 16, "{p:?}");
+    let last = tickets.len() - 1;
+    assert!(
+        p.iter().any(|p| {
+            let mut members = p.members.clone();
+            members.sort_unstable();
+            members == vec![0, last]
+        }),
+        "{p:?}"
+    );
+}
+
 #[test]
 fn distance_widens_with_wait() {
     let rules = "[[modes.m.rules]]\nkind = \"distance\"\nattribute = \"level\"\n\

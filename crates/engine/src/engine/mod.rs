@@ -16,7 +16,9 @@
 //!    the next tightest, and so on (a lazy priority queue: a candidate spoiled by an
 //!    earlier match is rebuilt and re-queued). Here a match may only use the mode's
 //!    `patience` share of its members' windows: fresh tickets wait a little for a
-//!    tighter match instead of taking the first that is barely fair.
+//!    tighter match instead of taking the first that is barely fair. Under rules
+//!    this pass goes over what is left again (up to [`RULED_ROUNDS`] times) while
+//!    a pass takes a tenth or more of the free tickets.
 //!
 //! A ticket joins a match only if the match's rating spread fits inside every
 //! member's current window half-width (so every member lies inside every other
@@ -202,10 +204,38 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
     }
 
     // 2. Everyone else: the tightest match anywhere first, lazily re-evaluated.
-    // The first evaluation of every start is sorted once; a candidate spoiled by
-    // an earlier match and rebuilt looser goes into a heap, and the two are
-    // merged, so candidates come out in (spread, start) order as from one heap
-    // (sorting a million candidates once is far cheaper than heaping them).
+    // Under rules a pass leaves matches behind: a start that met two dozen
+    // misfits, or whose match did not split, is dropped for the cycle, and
+    // once the matches around it are taken the misfits are gone. So a ruled
+    // pool whose pass took a good share of its free tickets is passed over
+    // again (a few times at most); a pass that took little changed little.
+    // Without rules one pass takes nearly all there is.
+    let rounds = if pool.ruled { RULED_ROUNDS } else { 1 };
+    for _ in 0..rounds {
+        let free = pool.at.iter().filter(|slot| !slot.used).count();
+        let taken = tightest_first(&mut pool, mode, can_cut, &mut group, &mut out);
+        if taken * AGAIN_SHARE < free {
+            break;
+        }
+    }
+    out
+}
+
+/// The second pass: for every free ticket the tightest comfortable match it
+/// starts, taken tightest first (a lazy priority queue: a candidate spoiled by
+/// an earlier match is rebuilt and re-queued). The first evaluation of every
+/// start is sorted once; a candidate rebuilt looser goes into a heap, and the
+/// two are merged, so candidates come out in (spread, start) order as from
+/// one heap (sorting a million candidates once is far cheaper than heaping
+/// them). Returns how many tickets it took.
+fn tightest_first(
+    pool: &mut Snapshot<'_>,
+    mode: &Mode,
+    can_cut: bool,
+    group: &mut Group,
+    out: &mut Vec<Proposal>,
+) -> usize {
+    let mut taken = 0;
     let comfortable = |g: &Group| g.spread <= mode.patience * g.reach;
     // Once a group is not comfortable it never will be (unless it may be cut).
     let give_up = (!can_cut).then_some(GiveUp {
@@ -215,9 +245,9 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
     let mut first: Vec<(u64, usize)> = Vec::new();
     for s in 0..pool.n {
         if !pool.at[s].used
-            && pool.grow(s, None, give_up, &mut group)
-            && pool.formable(&mut group)
-            && comfortable(&group)
+            && pool.grow(s, None, give_up, group)
+            && pool.formable(group)
+            && comfortable(group)
         {
             first.push((group.spread.to_bits(), s));
         }
@@ -242,10 +272,7 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
         }
         // Matches taken since may have spoiled this one: rebuild it, and take it only
         // if it is still as tight, else queue it again with its new spread.
-        if !pool.grow(s, None, give_up, &mut group)
-            || !pool.formable(&mut group)
-            || !comfortable(&group)
-        {
+        if !pool.grow(s, None, give_up, group) || !pool.formable(group) || !comfortable(group) {
             continue;
         }
         if group.spread.to_bits() > spread {
@@ -256,11 +283,12 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
             share: mode.patience,
             keep: None,
         };
-        if let Some(p) = pool.accept(&mut group, room) {
+        if let Some(p) = pool.accept(group, room) {
+            taken += p.members.len();
             out.push(p);
         }
     }
-    out
+    taken
 }
 
 /// When growing a group can stop, because it can no longer be taken.
@@ -280,6 +308,14 @@ impl GiveUp {
 
 /// How many anchors ahead the search asks for an anchor's data.
 const PREFETCH_AHEAD: usize = 16;
+
+/// Most passes over a ruled pool's free tickets in one cycle (see
+/// [`tightest_first`]).
+const RULED_ROUNDS: usize = 3;
+
+/// A ruled pool is passed over again when a pass took at least one in this
+/// many of its free tickets.
+const AGAIN_SHARE: usize = 10;
 
 /// How many starting points an overdue ticket's match is tried from.
 const ANCHOR_STARTS: usize = 12;
