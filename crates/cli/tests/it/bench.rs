@@ -293,7 +293,10 @@ fn recovery_of_the_seed000_port_reclaims_after_its_lease() {
     let back: f64 = cols[1].trim_end_matches('s').parse().unwrap();
     assert!(cols[0].parse::<u64>().unwrap() > 0, "{out}");
     // Its supervisor reclaims once the 30 s lease is over, within one 5 s period.
-    assert!((29.0..40.0).contains(&back), "{out}");
+    // The lease runs from the victim's last claim or heartbeat (every 2 s), which
+    // may be up to 2 s before the kill: back after 28 s at the earliest (a run
+    // read 28.90 s when this said 29).
+    assert!((27.5..40.0).contains(&back), "{out}");
     // Nothing lost; the port may match a ticket twice (a worker killed between
     // saving a match and completing it), which the bench reports.
     assert_eq!(cols[5], "0", "{out}");
