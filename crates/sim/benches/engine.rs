@@ -155,11 +155,7 @@ fn rules(c: &mut Criterion) {
     // What each cycle forms, printed once: a faster cycle that matches fewer
     // players is not an improvement.
     let formed = |props: &[mm_engine::Proposal]| {
-        let players: usize = props
-            .iter()
-            .flat_map(|p| &p.members)
-            .map(|&e| entries[e].size)
-            .sum();
+        let players = players_in(props, &entries);
         format!("{} matches, {players} players", props.len())
     };
     eprintln!(
@@ -185,6 +181,15 @@ fn rules(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// How many players the proposals `props` over `entries` match.
+fn players_in(props: &[mm_engine::Proposal], entries: &[Entry]) -> usize {
+    props
+        .iter()
+        .flat_map(|p| &p.members)
+        .map(|&e| entries[e].size)
+        .sum()
 }
 
 /// What one cycle takes of a backlog, printed once (not timed by criterion):
@@ -218,14 +223,8 @@ fn backlog(ruled: &Mode, plain: &Mode, entries: &[Entry], compiler: &mut Compile
         })
         .collect();
     let players: usize = fresh.iter().map(|e| e.size).sum();
-    let share = |props: &[mm_engine::Proposal]| {
-        let matched: usize = props
-            .iter()
-            .flat_map(|p| &p.members)
-            .map(|&e| fresh[e].size)
-            .sum();
-        100.0 * matched as f64 / players as f64
-    };
+    let share =
+        |props: &[mm_engine::Proposal]| 100.0 * players_in(props, &fresh) as f64 / players as f64;
     let started = std::time::Instant::now();
     let plain_share = share(&propose_with(plain, &fresh, &Traits::none(), NOW));
     let plain_took = started.elapsed();
