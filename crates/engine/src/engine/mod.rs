@@ -214,7 +214,7 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
     for _ in 0..rounds {
         let free = pool.at.iter().filter(|slot| !slot.used).count();
         let taken = tightest_first(&mut pool, mode, can_cut, &mut group, &mut out);
-        if taken * AGAIN_SHARE < free {
+        if taken == 0 || taken * AGAIN_SHARE < free {
             break;
         }
     }
