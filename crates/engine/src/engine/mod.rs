@@ -211,12 +211,13 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
     // again (a few times at most); a pass that took little changed little.
     // Without rules one pass takes nearly all there is.
     let rounds = if pool.ruled { RULED_ROUNDS } else { 1 };
+    let mut free = pool.at.iter().filter(|slot| !slot.used).count();
     for _ in 0..rounds {
-        let free = pool.at.iter().filter(|slot| !slot.used).count();
         let taken = tightest_first(&mut pool, mode, can_cut, &mut group, &mut out);
         if taken == 0 || taken * AGAIN_SHARE < free {
             break;
         }
+        free -= taken;
     }
     out
 }

@@ -18,7 +18,7 @@ use mm_domain::Millis;
 /// each player of each member. What the rules decided in words (the chosen
 /// values, the steps, the roles' names) is only written out for the match
 /// taken ([`Snapshot::proposal`]): most splits are looked at and dropped.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Split {
     pub team_of: Vec<usize>,
     pub roles: Option<Vec<Vec<usize>>>,
