@@ -28,7 +28,7 @@ use mm_domain::{
     now_ms,
 };
 use mm_engine::{Modes, WindowPolicy};
-use mm_server::worker::{WorkerConfig, WorkerStats, cycle};
+use mm_server::worker::{ClaimSizes, WorkerConfig, WorkerStats, cycle};
 use mm_store::{EnqueueOutcome, RedisStore, Store};
 use mm_testkit::{Proc, RedisServer, free_port, wait_for_port};
 use std::collections::HashMap;
@@ -439,8 +439,9 @@ async fn pipeline_round(
         let (commits, done) = (commits.clone(), done.clone());
         consumers.spawn(async move {
             let pool = cfg.pools[0].clone();
+            let mut sizes = ClaimSizes::default();
             while !done.is_cancelled() {
-                let formed = cycle(&*store, &cfg, &stats, &pool).await?;
+                let formed = cycle(&*store, &cfg, &stats, &pool, &mut sizes).await?;
                 if let Some(at) = formed.committed_at {
                     let mut c = commits.lock().expect("not poisoned");
                     for m in &formed.matches {

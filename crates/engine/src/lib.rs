@@ -8,6 +8,7 @@
 //! - [`rules`]: attributes, roles and party make-up a match must respect.
 //! - [`teams`]: splitting a match into balanced teams with parties intact.
 //! - [`backfill`]: filling the open seats of running matches.
+//! - [`claim`]: how many tickets a claim worker takes of a pool at a time.
 //! - [`batch`]: seed 000's tightest-spread batch algorithm, kept as the baseline.
 
 // Module docs are a code map for contributors: they name private modules and
@@ -16,6 +17,7 @@
 
 pub mod backfill;
 pub mod batch;
+pub mod claim;
 pub mod engine;
 pub mod estimate;
 pub mod mode;

@@ -6,7 +6,7 @@
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_engine::{Modes, WindowPolicy};
-use mm_server::worker::{Coordination, Formation, WorkerConfig, WorkerStats, cycle};
+use mm_server::worker::{ClaimSizes, Coordination, Formation, WorkerConfig, WorkerStats, cycle};
 use mm_store::{MemoryStore, Store};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -61,7 +61,10 @@ async fn one_cycle(formation: Formation, batch: usize) -> (u64, Vec<mm_domain::M
     let store = seeded().await;
     let cfg = config(formation, batch);
     let stats = WorkerStats::default();
-    let formed = cycle(&store, &cfg, &stats, &cfg.pools[0]).await.unwrap();
+    let mut sizes = ClaimSizes::default();
+    let formed = cycle(&store, &cfg, &stats, &cfg.pools[0], &mut sizes)
+        .await
+        .unwrap();
     (stats.claimed.load(Ordering::Relaxed), formed.matches)
 }
 
@@ -92,6 +95,118 @@ async fn engine_formation_claims_three_full_matches_worth() {
     let (claimed, matches) = one_cycle(Formation::Engine, 10).await;
     assert_eq!(claimed, 24);
     check(&matches);
+}
+
+/// In a mode whose builds are kept apart, a batch of four builds holds a
+/// quarter of the pairs that may meet: after a claim that formed matches, the
+/// consumer's next claim of the pool takes about four times the batch; after
+/// one that formed none, the batch (and a mode without such rules keeps its
+/// batch).
+#[tokio::test]
+async fn a_pool_split_by_builds_is_claimed_in_bigger_batches() {
+    const DUO: &str = r#"
+[modes.duo]
+teams = 2
+team_size = 1
+ready_check = false
+placement = "none"
+rules = [{ kind = "equal", attribute = "build" }]
+"#;
+    let modes = Modes::load(Some(DUO), WindowPolicy::default()).unwrap();
+    let mut cfg = config(Formation::Engine, 40);
+    cfg.pools = vec![Pool::new("duo", "eu")];
+    cfg.modes = Modes::of([modes.get("duo").unwrap().clone()]).unwrap();
+    let store = MemoryStore::new();
+    let now = now_ms();
+    // Tickets in eights 1,000 rating apart, each eight two of each of four
+    // builds (0, 0, 1, 1, ...): a claim matches the pairs it holds whole.
+    let enqueue = |i: usize, build: usize, rating: f64| {
+        let mut t = Ticket::solo(
+            TicketId::new(format!("t-{i}")).unwrap(),
+            PlayerId::new(format!("p-{i}")).unwrap(),
+            "duo",
+            "eu",
+            rating,
+            now,
+        );
+        let build = mm_domain::Value::Text(format!("1.{build}"));
+        t.attributes.insert("build", build);
+        let store = &store;
+        async move { store.enqueue(&t).await.unwrap() }
+    };
+    for i in 0..2000 {
+        enqueue(i, (i % 8) / 2, (i / 8) as f64 * 1000.0 + (i % 8) as f64).await;
+    }
+    let stats = WorkerStats::default();
+    let mut sizes = ClaimSizes::default();
+    let mut claim = async || {
+        let before = stats.claimed.load(Ordering::Relaxed);
+        let formed = cycle(&store, &cfg, &stats, &cfg.pools[0], &mut sizes)
+            .await
+            .unwrap();
+        (
+            stats.claimed.load(Ordering::Relaxed) - before,
+            formed.matches.len(),
+        )
+    };
+    // A rating-contiguous run of 40 holds about ten of each build: kinship
+    // about 1/4.
+    let (first, formed) = claim().await;
+    assert_eq!(first, 40);
+    assert!(formed > 0);
+    for _ in 0..2 {
+        let (claimed, formed) = claim().await;
+        assert!((130..=160).contains(&claimed), "claimed {claimed}");
+        assert!(formed > 0);
+    }
+    // Without the rule, the batch.
+    let (claimed, _) = one_cycle(Formation::Engine, 40).await;
+    assert_eq!(claimed, 40);
+}
+
+/// After a claim that formed no match the next claim takes the batch again:
+/// a queue of tickets that cannot meet yet is not claimed in big batches.
+#[tokio::test]
+async fn a_claim_that_formed_nothing_keeps_the_batch() {
+    const DUO: &str = r#"
+[modes.duo]
+teams = 2
+team_size = 1
+ready_check = false
+placement = "none"
+rules = [{ kind = "equal", attribute = "build" }]
+"#;
+    let modes = Modes::load(Some(DUO), WindowPolicy::default()).unwrap();
+    let mut cfg = config(Formation::Engine, 40);
+    cfg.pools = vec![Pool::new("duo", "eu")];
+    cfg.modes = Modes::of([modes.get("duo").unwrap().clone()]).unwrap();
+    let store = MemoryStore::new();
+    let now = now_ms();
+    // Builds take turns, ratings 1,000 apart in fours: no two of one build
+    // are ever in one window.
+    for i in 0..1000 {
+        let mut t = Ticket::solo(
+            TicketId::new(format!("t-{i}")).unwrap(),
+            PlayerId::new(format!("p-{i}")).unwrap(),
+            "duo",
+            "eu",
+            (i / 4) as f64 * 1000.0 + (i % 4) as f64,
+            now,
+        );
+        t.attributes
+            .insert("build", mm_domain::Value::Text(format!("1.{}", i % 4)));
+        store.enqueue(&t).await.unwrap();
+    }
+    let stats = WorkerStats::default();
+    let mut sizes = ClaimSizes::default();
+    for _ in 0..3 {
+        let before = stats.claimed.load(Ordering::Relaxed);
+        let formed = cycle(&store, &cfg, &stats, &cfg.pools[0], &mut sizes)
+            .await
+            .unwrap();
+        assert!(formed.matches.is_empty());
+        assert_eq!(stats.claimed.load(Ordering::Relaxed) - before, 40);
+    }
 }
 
 /// A worker idle long enough that its pause has grown past 5 s (5, 10, ... ms,

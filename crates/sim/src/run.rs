@@ -18,6 +18,7 @@ use mm_domain::{Attributes, Value};
 use mm_engine::{Compiled, Compiler, Described, Mode, Modes, RegionChoice, Traits, plan};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// When a strategy's matchers run, as the service schedules its consumers and
@@ -196,6 +197,9 @@ struct Matcher {
     pause: u64,
     woken: bool,
     rng: StdRng,
+    /// Its next claim's size per pool (`COORDINATION=claim`; see
+    /// [`mm_engine::claim`]): the batch until it has claimed the pool.
+    claims: HashMap<usize, usize>,
 }
 
 impl Matcher {
@@ -363,6 +367,7 @@ fn matchers(engine: Engine, pools: usize) -> Vec<Matcher> {
         pause: first,
         woken: false,
         rng: StdRng::seed_from_u64(seed),
+        claims: HashMap::new(),
     };
     match engine {
         Engine::Leader { .. } => (0..pools).map(|p| matcher(vec![p], 0, 0)).collect(),
@@ -516,7 +521,7 @@ impl Sim<'_> {
         let p = m.pools[(m.offset + m.step) % n];
         let end = now + timing.cycle_ms;
         m.formed += self.backfill(p, now, end);
-        let matches = self.form(p, now, &mut m.rng);
+        let matches = self.form(p, now, &mut m.rng, &mut m.claims);
         m.formed += matches.len();
         for teams in matches {
             self.commit(p, &teams, now, end);
@@ -537,8 +542,15 @@ impl Sim<'_> {
         }
     }
 
-    /// The matches one cycle over pool `p` forms at `now`.
-    fn form(&self, p: usize, now: u64, rng: &mut StdRng) -> Vec<Vec<Vec<usize>>> {
+    /// The matches one cycle over pool `p` forms at `now`; a claim's size is
+    /// the matcher's in `claims`, which the claim updates.
+    fn form(
+        &self,
+        p: usize,
+        now: u64,
+        rng: &mut StdRng,
+        claims: &mut HashMap<usize, usize>,
+    ) -> Vec<Vec<Vec<usize>>> {
         let (mode, region) = (self.modes[p / self.regions], p % self.regions);
         let queue = &self.queues[p];
         let n = queue.len();
@@ -555,17 +567,32 @@ impl Sim<'_> {
                 now,
             ),
             Engine::Claim { batch, .. } => {
-                let take = batch.max(3 * mode.max_players());
+                let base = batch.max(3 * mode.max_players());
+                // As `Store::claim_part`: past the batch, at most half the queue.
+                let take = claims
+                    .get(&p)
+                    .copied()
+                    .unwrap_or(base)
+                    .min(base.max(n.div_ceil(2)));
                 let start = ((rng.random::<f64>() * n as f64) as usize).min(n.saturating_sub(take));
                 let run = &queue[start..(start + take).min(n)];
-                ours(
+                let matches = ours(
                     mode,
                     &self.compilers[p / self.regions],
                     &self.tickets,
                     run,
                     region,
                     now,
-                )
+                );
+                // As `ClaimSizes` in the worker: measured on a claim that formed
+                // a match, else the batch.
+                if matches.is_empty() {
+                    claims.remove(&p);
+                } else {
+                    let claimed: Vec<&SimTicket> = run.iter().map(|&t| &self.tickets[t]).collect();
+                    claims.insert(p, mm_engine::claim::next_claim(mode, base, &claimed));
+                }
+                matches
             }
             Engine::Seed000 { batch, .. } => {
                 // The claim size our worker uses too: at least three full matches.

@@ -241,6 +241,20 @@ pub trait Store:
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError>;
 
+    /// [`Store::claim`] of up to `max` tickets but at most half the queue,
+    /// unless that is fewer than `floor`: a consumer whose claims grow past its
+    /// batch (rules that thin it: see `mm_engine::claim`) does not take a small
+    /// pool whole, away from the other consumers.
+    async fn claim_part(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        max: usize,
+        floor: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError>;
+
     /// Commits matches whose tickets `worker` still holds, each all or nothing, and
     /// none of whose players is already in another match (through another ticket or
     /// another region's entry of the same ticket). Returns the ids of the committed

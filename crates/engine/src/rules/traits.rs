@@ -14,6 +14,7 @@ use super::config::{Kind, MAX_RULES, Params, Rule};
 use super::roles::Need;
 use super::room::Room;
 
+mod kinship;
 mod permute;
 use mm_domain::Millis;
 

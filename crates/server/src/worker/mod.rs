@@ -20,16 +20,18 @@ use crate::MAX_BACKOFF;
 use crate::saga;
 
 mod fill;
+mod pause;
 pub(crate) use fill::fill_then_propose;
 use mm_domain::{
     Decided, Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool,
-    RuleStep, TicketId, now_ms,
+    RuleStep, Ticket, TicketId, now_ms,
 };
 use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
 use mm_store::outage::Backoff;
 use mm_store::{Claimed, Store, StoreError, Wake};
 use mm_telemetry::names;
-use std::collections::HashSet;
+pub(crate) use pause::IdlePause;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -98,6 +100,39 @@ impl WorkerConfig {
             Formation::Engine => self.batch_size.max(3 * mode.max_players()),
             Formation::Seed000 => self.batch_size,
         }
+    }
+}
+
+/// How many tickets a consumer's next claim of each pool takes: the batch
+/// ([`WorkerConfig::batch_for`]), more in a pool whose `equal` rules split its
+/// batches (see [`mm_engine::claim`]), measured on the consumer's last claim of
+/// the pool if that claim formed a match; a claim past the batch takes at most
+/// half the queue ([`Store::claim_part`]).
+#[derive(Debug, Default)]
+pub struct ClaimSizes(HashMap<String, usize>);
+
+impl ClaimSizes {
+    fn next(&self, cfg: &WorkerConfig, pool: &Pool, mode: &Mode) -> usize {
+        let base = cfg.batch_for(mode);
+        self.0.get(&pool.name()).copied().unwrap_or(base)
+    }
+
+    /// After a claim that took `claimed` and formed `formed` matches.
+    fn learn(
+        &mut self,
+        cfg: &WorkerConfig,
+        pool: &Pool,
+        mode: &Mode,
+        claimed: &[Claimed],
+        formed: usize,
+    ) {
+        if cfg.formation != Formation::Engine || formed == 0 {
+            self.0.remove(&pool.name());
+            return;
+        }
+        let tickets: Vec<&Ticket> = claimed.iter().map(|c| &c.ticket).collect();
+        let next = mm_engine::claim::next_claim(mode, cfg.batch_for(mode), &tickets);
+        self.0.insert(pool.name(), next);
     }
 }
 
@@ -322,6 +357,7 @@ async fn consume(
     let n = cfg.pools.len();
     let mut pause = IdlePause::new(cfg.poll);
     let mut backoff = Backoff::new(cfg.poll, MAX_BACKOFF);
+    let mut sizes = ClaimSizes::default();
     while !shutdown.is_cancelled() {
         // Wake-ups from here on end the pause after this pass.
         wakes.borrow_and_update();
@@ -332,7 +368,7 @@ async fn consume(
                 return;
             }
             let pool = &cfg.pools[(index + k) % n];
-            match cycle(&*store, &cfg, &stats, pool).await {
+            match cycle(&*store, &cfg, &stats, pool, &mut sizes).await {
                 Ok(done) => {
                     formed += done.matches.len();
                     start_sagas(&store, pool, done.matches);
@@ -373,89 +409,6 @@ async fn consume(
     }
 }
 
-/// The pause of a consumer after a pass over its pools. None after a pass that
-/// formed a match: the queue may hold more. After a pass that formed nothing, a
-/// short pause that doubles with each idle pass up to `POLL_INTERVAL`: under a
-/// steady trickle of tickets the consumer looks again within milliseconds and
-/// matches in small batches, while an idle or unmatchable queue costs no more
-/// polls than a fixed `POLL_INTERVAL`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct IdlePause {
-    next: Duration,
-    max: Duration,
-}
-
-/// The first pause after a pass that formed nothing.
-const FIRST_IDLE_PAUSE: Duration = Duration::from_millis(5);
-
-/// The least time from the end of a pass that formed nothing to the next pass a
-/// wake-up starts. Wake-ups that come faster than that (a busy queue: one per
-/// claim) are gathered into one pass instead of each starting a pass of a ticket
-/// or two; a ticket arriving at a quiet queue starts one at once.
-const WAKE_GATHER: Duration = Duration::from_millis(1);
-
-impl IdlePause {
-    pub(crate) fn new(max: Duration) -> Self {
-        Self {
-            next: FIRST_IDLE_PAUSE.min(max),
-            max,
-        }
-    }
-
-    /// A wake-up ended the pause: new tickets, so look again soon. Returns how long
-    /// to wait before that pass, `since_pass` after the last one ended (see
-    /// [`WAKE_GATHER`]).
-    pub(crate) fn woken(&mut self, since_pass: Duration) -> Duration {
-        self.next = FIRST_IDLE_PAUSE.min(self.max);
-        WAKE_GATHER.min(self.max).saturating_sub(since_pass)
-    }
-
-    pub(crate) fn after_pass(&mut self, formed: usize) -> Option<Duration> {
-        if formed > 0 {
-            self.next = FIRST_IDLE_PAUSE.min(self.max);
-            return None;
-        }
-        let wait = self.next;
-        self.next = (self.next * 2).min(self.max);
-        Some(wait)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn idle_pause_doubles_up_to_the_poll_interval_and_resets_on_a_match() {
-        let mut p = IdlePause::new(Duration::from_millis(100));
-        let ms = |d: Option<Duration>| d.map(|d| d.as_millis());
-        let waits: Vec<_> = (0..7).map(|_| ms(p.after_pass(0))).collect();
-        assert_eq!(waits, [5, 10, 20, 40, 80, 100, 100].map(Some).to_vec());
-        assert_eq!(p.after_pass(3), None);
-        assert_eq!(ms(p.after_pass(0)), Some(5));
-        // A poll interval below the first pause caps it.
-        let mut short = IdlePause::new(Duration::from_millis(2));
-        assert_eq!(ms(short.after_pass(0)), Some(2));
-        assert_eq!(ms(short.after_pass(0)), Some(2));
-    }
-
-    #[test]
-    fn a_wake_up_soon_after_a_pass_waits_to_gather_the_next_ones() {
-        let mut p = IdlePause::new(Duration::from_millis(100));
-        let us = Duration::from_micros;
-        p.after_pass(0);
-        p.after_pass(0);
-        // Right after a pass: the rest of the gathering time; the pause starts over.
-        assert_eq!(p.woken(us(300)), WAKE_GATHER - us(300));
-        assert_eq!(p.after_pass(0), Some(FIRST_IDLE_PAUSE));
-        // A quiet queue: at once.
-        assert_eq!(p.woken(Duration::from_millis(40)), Duration::ZERO);
-        // Never longer than the poll interval.
-        let mut short = IdlePause::new(us(300));
-        assert_eq!(short.woken(Duration::ZERO), us(300));
-    }
-}
-
 /// Drives the sagas of matches just committed and fanned out: placement now, or a
 /// timer for the ready check's deadline.
 pub(crate) fn start_sagas(store: &Arc<dyn Store>, pool: &Pool, done: Vec<Match>) {
@@ -489,22 +442,26 @@ pub struct Formed {
     pub matches: Vec<Match>,
 }
 
-/// One claim -> form -> complete -> release -> fan-out cycle on one pool.
+/// One claim -> form -> complete -> release -> fan-out cycle on one pool; the
+/// claim's size is `sizes`'s for the pool, which the claim updates.
 pub async fn cycle(
     store: &dyn Store,
     cfg: &WorkerConfig,
     stats: &WorkerStats,
     pool: &Pool,
+    sizes: &mut ClaimSizes,
 ) -> Result<Formed, StoreError> {
     let Some(mode) = cfg.modes.get(&pool.mode) else {
         tracing::warn!(pool = %pool.name(), "pool of an unknown mode; skipped");
         return Ok(Formed::default());
     };
     let started = Instant::now();
+    // A claim past the batch takes at most half the queue.
     let claimed = store
-        .claim(
+        .claim_part(
             &cfg.id,
             pool,
+            sizes.next(cfg, pool, mode),
             cfg.batch_for(mode),
             rand::random::<f64>(),
             cfg.lease,
@@ -519,6 +476,7 @@ pub async fn cycle(
     };
     stats.note_led(&cfg.id, pool, None);
     if claimed.is_empty() {
+        sizes.learn(cfg, pool, mode, &claimed, 0);
         return Ok(Formed::default());
     }
     stats
@@ -528,6 +486,7 @@ pub async fn cycle(
         .increment(claimed.len() as u64);
     publish_searching(store, &claimed).await;
     let matches = fill::fill_then_propose(store, cfg, &claimed, pool, mode).await;
+    sizes.learn(cfg, pool, mode, &claimed, matches.len());
     let committed: HashSet<MatchId> = store
         .complete(&cfg.id, pool, &matches, cfg.lease)
         .await?

@@ -8,7 +8,9 @@
 -- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset,
 --       6 armed flag, 7 the pool's fencing counter, 8 the pool leader's lock
 -- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms, 5 the leader's
---       fencing token ('' for a worker that is not a pool leader)
+--       fencing token ('' for a worker that is not a pool leader), 6 (optional,
+--       '' none) a floor: then at most half the queue is taken, or the floor if
+--       that is more
 -- Returns a flat list: ticket JSON, first-claim flag (1/0), ...
 if ARGV[5] == '' and redis.call('EXISTS', KEYS[8]) == 1 then
   error({err = 'LED the pool has a leader (COORDINATION=leader); a claim worker leaves it alone'})
@@ -22,6 +24,9 @@ local n = redis.call('ZCARD', KEYS[1])
 -- ticket through `unpack`, which stops near 8000 (Lua's stack), and a call that
 -- failed there would have taken its tickets off the queue already.
 local max = math.min(tonumber(ARGV[2]), 2000)
+if ARGV[6] and ARGV[6] ~= '' then
+  max = math.min(max, math.max(tonumber(ARGV[6]), math.ceil(n / 2)))
+end
 if n == 0 or max <= 0 then return {} end
 local start = math.floor(tonumber(ARGV[3]) * n)
 if start + max > n then start = n - max end

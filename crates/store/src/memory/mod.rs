@@ -614,6 +614,20 @@ impl Store for MemoryStore {
         Ok(self.claim_batch(worker, pool, max, start, lease))
     }
 
+    async fn claim_part(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        max: usize,
+        floor: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let queued = self.lock().pool(pool).queue.len();
+        let max = max.min(floor.max(queued.div_ceil(2)));
+        self.claim(worker, pool, max, start, lease).await
+    }
+
     async fn complete(
         &self,
         worker: &str,

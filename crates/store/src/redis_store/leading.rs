@@ -14,12 +14,14 @@ pub(super) fn fence_arg(fence: Option<u64>) -> String {
 }
 
 impl RedisStore {
+    /// `claim.lua` for a worker (`fence`: a pool leader's token), up to `max`
+    /// tickets; with a `floor`, at most half the queue unless that is fewer.
     pub(super) async fn claim_as(
         &self,
         worker: &str,
         pool: &Pool,
         fence: Option<u64>,
-        max: usize,
+        (max, floor): (usize, Option<usize>),
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
@@ -40,6 +42,7 @@ impl RedisStore {
             .arg(start.clamp(0.0, 1.0))
             .arg(lease.as_millis() as u64)
             .arg(fence_arg(fence))
+            .arg(floor.map_or(String::new(), |f| f.to_string()))
             .invoke_async(&mut self.conn())
             .await?;
         got.into_iter()
@@ -107,7 +110,7 @@ impl Leading for RedisStore {
         max: usize,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.claim_as(worker, pool, Some(fence), max, 0.0, lease)
+        self.claim_as(worker, pool, Some(fence), (max, None), 0.0, lease)
             .await
     }
 

@@ -644,7 +644,21 @@ impl Store for RedisStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.claim_as(worker, pool, None, max, start, lease).await
+        self.claim_as(worker, pool, None, (max, None), start, lease)
+            .await
+    }
+
+    async fn claim_part(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        max: usize,
+        floor: usize,
+        start: f64,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.claim_as(worker, pool, None, (max, Some(floor)), start, lease)
+            .await
     }
 
     async fn complete(

@@ -3,6 +3,7 @@
 
 mod backfills;
 mod blocks;
+mod claims;
 mod commits;
 mod conformance;
 mod giveup;
