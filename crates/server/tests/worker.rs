@@ -97,13 +97,8 @@ async fn engine_formation_claims_three_full_matches_worth() {
     check(&matches);
 }
 
-/// In a mode whose builds are kept apart, a batch of four builds holds a
-/// quarter of the pairs that may meet: after a claim that formed matches, the
-/// consumer's next claim of the pool takes about four times the batch; after
-/// one that formed none, the batch (and a mode without such rules keeps its
-/// batch).
-#[tokio::test]
-async fn a_pool_split_by_builds_is_claimed_in_bigger_batches() {
+/// A 1v1 (`duo`) whose builds are kept apart, claiming batches of `batch`.
+fn duo_config(batch: usize) -> WorkerConfig {
     const DUO: &str = r#"
 [modes.duo]
 teams = 2
@@ -113,9 +108,20 @@ placement = "none"
 rules = [{ kind = "equal", attribute = "build" }]
 "#;
     let modes = Modes::load(Some(DUO), WindowPolicy::default()).unwrap();
-    let mut cfg = config(Formation::Engine, 40);
+    let mut cfg = config(Formation::Engine, batch);
     cfg.pools = vec![Pool::new("duo", "eu")];
     cfg.modes = Modes::of([modes.get("duo").unwrap().clone()]).unwrap();
+    cfg
+}
+
+/// In a mode whose builds are kept apart, a batch of four builds holds a
+/// quarter of the pairs that may meet: after a claim that formed matches, the
+/// consumer's next claim of the pool takes about four times the batch; after
+/// one that formed none, the batch (and a mode without such rules keeps its
+/// batch).
+#[tokio::test]
+async fn a_pool_split_by_builds_is_claimed_in_bigger_batches() {
+    let cfg = duo_config(40);
     let store = MemoryStore::new();
     let now = now_ms();
     // Tickets in eights 1,000 rating apart, each eight two of each of four
@@ -168,18 +174,7 @@ rules = [{ kind = "equal", attribute = "build" }]
 /// a queue of tickets that cannot meet yet is not claimed in big batches.
 #[tokio::test]
 async fn a_claim_that_formed_nothing_keeps_the_batch() {
-    const DUO: &str = r#"
-[modes.duo]
-teams = 2
-team_size = 1
-ready_check = false
-placement = "none"
-rules = [{ kind = "equal", attribute = "build" }]
-"#;
-    let modes = Modes::load(Some(DUO), WindowPolicy::default()).unwrap();
-    let mut cfg = config(Formation::Engine, 40);
-    cfg.pools = vec![Pool::new("duo", "eu")];
-    cfg.modes = Modes::of([modes.get("duo").unwrap().clone()]).unwrap();
+    let cfg = duo_config(40);
     let store = MemoryStore::new();
     let now = now_ms();
     // Builds take turns, ratings 1,000 apart in fours: no two of one build
