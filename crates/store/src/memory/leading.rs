@@ -37,7 +37,7 @@ impl Leading for MemoryStore {
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
         let _gate = self.fenced(pool, fence).await?;
-        Ok(self.claim_batch(worker, pool, max, 0.0, lease))
+        Ok(self.claim_batch(worker, pool, max, None, 0.0, lease))
     }
 
     async fn lead_complete(

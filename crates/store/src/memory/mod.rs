@@ -167,6 +167,7 @@ impl MemoryStore {
         worker: &str,
         pool: &Pool,
         max: usize,
+        floor: Option<usize>,
         start: f64,
         lease: Duration,
     ) -> Vec<Claimed> {
@@ -176,6 +177,9 @@ impl MemoryStore {
         ps.leases
             .insert(worker.to_string(), now + lease.as_millis() as Millis);
         let n = ps.queue.len();
+        // With a floor, at most half the queue unless that is fewer (see
+        // `Store::claim_part`).
+        let max = floor.map_or(max, |f| max.min(f.max(n.div_ceil(2))));
         if n == 0 || max == 0 {
             return Vec::new();
         }
@@ -208,6 +212,17 @@ impl MemoryStore {
         for pool in ticket.pools() {
             self.wakes.wake(&pool.name());
         }
+    }
+
+    /// Refuses a claim worker's claim while a pool leader holds the pool.
+    fn led(&self, pool: &Pool) -> Result<(), StoreError> {
+        if self.locks.is_held(&LockName::pool_leader(pool)) {
+            return Err(StoreError::Led(
+                "the pool has a leader (COORDINATION=leader); a claim worker leaves it alone"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -335,13 +350,8 @@ impl Store for MemoryStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        if self.locks.is_held(&LockName::pool_leader(pool)) {
-            return Err(StoreError::Led(
-                "the pool has a leader (COORDINATION=leader); a claim worker leaves it alone"
-                    .into(),
-            ));
-        }
-        Ok(self.claim_batch(worker, pool, max, start, lease))
+        self.led(pool)?;
+        Ok(self.claim_batch(worker, pool, max, None, start, lease))
     }
 
     async fn claim_part(
@@ -353,9 +363,8 @@ impl Store for MemoryStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let queued = self.lock().pool(pool).queue.len();
-        let max = max.min(floor.max(queued.div_ceil(2)));
-        self.claim(worker, pool, max, start, lease).await
+        self.led(pool)?;
+        Ok(self.claim_batch(worker, pool, max, Some(floor), start, lease))
     }
 
     async fn complete(
