@@ -49,6 +49,9 @@ pub const CLAIM_STEP: usize = 500;
 /// steps for leaders").
 pub const COMMIT_STEP_PLAYERS: usize = 100;
 
+/// Claims a leader has in flight at once while a backlog lasts.
+const CLAIMS_IN_FLIGHT: usize = 3;
+
 /// Commit steps a leader has in flight at once.
 const STEPS_IN_FLIGHT: usize = 6;
 
@@ -329,21 +332,7 @@ async fn cycle(
         return Ok(Formed::default());
     };
     let started = Instant::now();
-    loop {
-        let got = store
-            .lead_claim(&cfg.id, pool, l.fence, CLAIM_STEP, cfg.lease)
-            .await?;
-        let n = got.len();
-        if n > 0 {
-            stats.claimed.fetch_add(n as u64, Ordering::Relaxed);
-            metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name()).increment(n as u64);
-            publish_searching(store, &got).await;
-            l.tickets.extend(got);
-        }
-        if n < CLAIM_STEP {
-            break;
-        }
-    }
+    claim_arrivals(store, cfg, stats, pool, l).await?;
     if l.tickets.is_empty() {
         return Ok(Formed::default());
     }
@@ -441,6 +430,55 @@ async fn cycle(
         .matches
         .fetch_add(done.len() as u64, Ordering::Relaxed);
     Ok(fanned_out(fanned, committed_at, done))
+}
+
+/// Claims what arrived since the last cycle, in steps of [`CLAIM_STEP`]: one
+/// claim first (a steady pool's arrivals fit in it), then, while every claim
+/// comes back full, [`CLAIMS_IN_FLIGHT`] at once, so a backlog's claims keep
+/// Redis busy instead of waiting on each reply in turn.
+async fn claim_arrivals(
+    store: &dyn Store,
+    cfg: &WorkerConfig,
+    stats: &WorkerStats,
+    pool: &Pool,
+    l: &mut Leadership,
+) -> Result<(), StoreError> {
+    let fence = l.fence;
+    let mut in_flight = 1;
+    loop {
+        let claims = futures_util::future::join_all(
+            (0..in_flight).map(|_| store.lead_claim(&cfg.id, pool, fence, CLAIM_STEP, cfg.lease)),
+        )
+        .await;
+        let mut full = true;
+        let mut failed = None;
+        // Every claim that succeeded holds its tickets now, whatever the others did.
+        for got in claims {
+            let got = match got {
+                Ok(got) => got,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    continue;
+                }
+            };
+            let n = got.len();
+            full &= n == CLAIM_STEP;
+            if n > 0 {
+                stats.claimed.fetch_add(n as u64, Ordering::Relaxed);
+                metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
+                    .increment(n as u64);
+                publish_searching(store, &got).await;
+                l.tickets.extend(got);
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if !full {
+            return Ok(());
+        }
+        in_flight = CLAIMS_IN_FLIGHT;
+    }
 }
 
 /// `matches` in commit steps of about [`COMMIT_STEP_PLAYERS`] players each, in

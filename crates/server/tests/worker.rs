@@ -337,7 +337,9 @@ async fn two_leaders_in_one_process_take_turns() {
 
 /// A leader commits a whole pool's matches in steps of about
 /// [`mm_server::leader::COMMIT_STEP_PLAYERS`] players: 300 matches formed in
-/// one cycle (24 steps) all commit.
+/// one cycle (24 steps) all commit. The 2,400 tickets are more than one claim
+/// step takes: the claims that follow a full one go several at once, and each
+/// ticket is claimed once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_commits_more_matches_than_one_step_holds() {
     let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
@@ -377,6 +379,8 @@ async fn a_leader_commits_more_matches_than_one_step_holds() {
         stats.matched_tickets.load(Ordering::Relaxed),
         matches as u64 * 8
     );
+    assert!(matches * 8 > 4 * mm_server::leader::CLAIM_STEP);
+    assert_eq!(stats.claimed.load(Ordering::Relaxed), matches as u64 * 8);
     let d = store.depths(&pool).await.unwrap();
     assert_eq!(d.queued + d.processing, 0);
 }
