@@ -10,8 +10,9 @@
 //!
 //! The leader claims everything queued in its pool and keeps it: its held set is
 //! the whole pool, mirrored in its memory, and it forms matches over all of it. A
-//! new leader first [`Leading::adopt`]s: whatever other workers still hold in the
-//! pool (the old leader's tickets) goes back to the queue, and it claims the lot.
+//! new leader first [`Leading::adopt`]s: whatever is still held in the pool (the
+//! old leader's tickets, or its own from an earlier term) goes back to the queue,
+//! and it claims the lot.
 
 use crate::{Claimed, StoreError};
 use async_trait::async_trait;
@@ -32,7 +33,13 @@ pub trait Leading {
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError>;
 
-    /// [`crate::Store::complete`], fenced.
+    /// [`crate::Store::complete`], fenced, and refused whole
+    /// ([`StoreError::Fenced`]) while the pool's lock is not held: a leader
+    /// commits only while it has held the lock without a break since it took
+    /// it, so only its own claims took tickets meanwhile (a plain worker's claim
+    /// is refused in a led pool) and a ticket still held is held by it. So
+    /// `matches` may hold only tickets claimed under this `fence` (a leader
+    /// that takes the lock again starts over from [`Leading::adopt`]).
     async fn lead_complete(
         &self,
         worker: &str,
@@ -71,8 +78,10 @@ pub trait Leading {
         ids: Option<&[TicketId]>,
     ) -> Result<Vec<TicketId>, StoreError>;
 
-    /// Returns every ticket that workers other than `worker` hold in `pool` to
-    /// the queue (waking the pool); the new leader's first step. How many.
+    /// Returns every ticket held in `pool` to the queue (waking the pool): other
+    /// workers' and `worker`'s own from an earlier term (a leader whose lock
+    /// lapsed and that took it again knows none of them any more); the new
+    /// leader's first step. How many.
     async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError>;
 
     /// Registers `worker` as a candidate to lead `pool` until `lease` from now

@@ -1,7 +1,12 @@
 -- Commits matches formed by a worker, after their players were reserved. A match
 -- commits only if it was not aborted meanwhile (see decide.lua), the worker still
 -- holds every one of its tickets and none was cancelled or withdrawn; otherwise it
--- is aborted whole and its tickets stay held (the worker releases them next). The
+-- is aborted whole and its tickets stay held (the worker releases them next).
+-- A pool leader's call (a fencing token in ARGV[3]) is refused whole unless the
+-- leader lock (KEYS[12]) is held and its fencing counter is the caller's token:
+-- then the caller has held the lock without a break since it took it, every
+-- claim but its own was refused meanwhile (claim.lua), so a ticket of its
+-- whose state says held ('s') is held by it, and its held set is not read. The
 -- decision is recorded once: 'c' committed or 'a' aborted. A committed match gets
 -- its lifecycle hash (status, players, ready-check deadline, its tickets and when
 -- they joined it; the tickets enter the done zset with the match, as one entry,
@@ -27,7 +32,7 @@
 -- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
 --       counter, 10 waiting-since zset (see since_add), 11 the pool's backfills hash,
---       then ('f' matches) five keys per player as
+--       12 the pool leader's lock, then ('f' matches) five keys per player as
 --       settle.lua takes them: active hash, ticket index hash, history zset,
 --       reservation string, in-match string
 -- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
@@ -46,6 +51,10 @@
 -- Returns {committed ids, of those the ones settled here ('f'), 'f' matches left
 -- for the protocol}.
 fenced(KEYS[9], ARGV[3])
+local leads = ARGV[3] ~= ''
+if leads and redis.call('EXISTS', KEYS[12]) == 0 then
+  error({err = 'FENCED the pool leader lock lapsed: token ' .. ARGV[3] .. ' no longer holds it'})
+end
 -- As strings once: Lua formats a number each time it is passed to Redis.
 local now = string.format('%d', now_ms())
 -- The rank a history is trimmed to.
@@ -120,9 +129,9 @@ while i <= #ARGV do
     local ids = {}
     for j = 1, n do ids[j] = ARGV[first + j - 1] end
     local states = redis.call('HMGET', KEYS[1], unpack(ids))
-    local held = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+    local held = leads or redis.call('ZMSCORE', KEYS[2], unpack(ids))
     for j = 1, n do
-      if states[j] ~= 's' or not held[j] then
+      if states[j] ~= 's' or not (leads or held[j]) then
         ok = false
         break
       end

@@ -49,6 +49,13 @@ impl Leading for MemoryStore {
         lease: Duration,
     ) -> Result<Vec<MatchId>, StoreError> {
         let _gate = self.fenced(pool, fence).await?;
+        // As Redis: a leader whose lock lapsed commits nothing, even if no one
+        // took the lock since (claim workers may have claimed meanwhile).
+        if !self.locks.is_held(&LockName::pool_leader(pool)) {
+            return Err(StoreError::Fenced(format!(
+                "the pool leader lock lapsed: token {fence} no longer holds it"
+            )));
+        }
         self.complete(worker, pool, matches, lease).await
     }
 
@@ -104,13 +111,15 @@ impl Leading for MemoryStore {
         Ok(gone)
     }
 
-    async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {
+    async fn adopt(&self, _worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {
         let _gate = self.fenced(pool, fence).await?;
         let back = {
             let mut inner = self.lock();
             let ps = inner.pool(pool);
-            let others: Vec<String> = ps.held.keys().filter(|w| *w != worker).cloned().collect();
-            others
+            // The new leader's own held set too: what it held under an earlier
+            // token is in no one's memory now.
+            let holders: Vec<String> = ps.held.keys().cloned().collect();
+            holders
                 .iter()
                 .map(|w| {
                     let ids = ps.held_ids(w);

@@ -572,7 +572,7 @@ fn match_ids(raw: Vec<String>) -> Result<Vec<MatchId>, StoreError> {
 type Completed = (Vec<String>, Vec<String>, Vec<String>);
 
 /// The keys `complete.lua` takes before the players' (see the script).
-const COMPLETE_KEYS: usize = 11;
+const COMPLETE_KEYS: usize = 12;
 
 /// `complete.lua`'s keys and the arguments before the matches.
 fn complete_header(
@@ -593,6 +593,7 @@ fn complete_header(
         .key(&keys.fence)
         .key(&keys.since)
         .key(&keys.backfills)
+        .key(&keys.leader)
         .arg(&keys.life_prefix)
         .arg(crate::RECENT_MATCHES)
         .arg(super::leading::fence_arg(fence))

@@ -176,7 +176,8 @@ impl Leading for RedisStore {
     async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {
         let keys = PoolKeys::new(pool);
         // Every worker that ever heartbeated the pool and was not reclaimed since:
-        // whoever else holds tickets here.
+        // whoever holds tickets here, the new leader too (what it held under an
+        // earlier token is in no one's memory now).
         let others: Vec<String> = redis::cmd("ZRANGE")
             .arg(&keys.leases)
             .arg(0)
@@ -187,7 +188,8 @@ impl Leading for RedisStore {
         inv.key(&keys.queue)
             .key(&keys.state)
             .key(&keys.fence)
-            .key(&keys.armed);
+            .key(&keys.armed)
+            .key(keys.held(worker));
         for other in others.iter().filter(|w| *w != worker) {
             inv.key(keys.held(other));
         }

@@ -2,8 +2,8 @@
 //! leader whose lock was taken by a later one can write nothing to the pool, the
 //! new leader adopts what the old one held, a leader hears which of its tickets
 //! ended meanwhile, a whole pool (more than one script's unpack) moves at once, and
-//! a plain worker's claim leaves a led pool alone, and only workers that register
-//! are candidates to lead.
+//! a plain worker's claim leaves a led pool alone, a leader whose lock lapsed
+//! commits nothing, and only workers that register are candidates to lead.
 
 use crate::conformance::make_match;
 use crate::{Harness, pool, ticket};
@@ -225,7 +225,76 @@ async fn a_claim_worker_leaves_a_led_pool_to_its_leader(h: Harness) {
     assert_eq!(got.len(), 4);
 }
 
+/// A leader whose lock lapsed commits nothing, even though no one has taken
+/// the lock since (its fencing token is still the latest): a claim worker may
+/// claim the pool's tickets as soon as the lock is free, so a leader's commit
+/// relies on the lock held without a break, not on its token alone. Its tickets
+/// stay held for whoever comes next; while the lock is held, a held ticket of
+/// the leader's commits, and one that ended (cancelled) does not.
+async fn a_leader_whose_lock_lapsed_commits_nothing_and_starts_over(h: Harness) {
+    let (s, pool) = (&*h.store, pool());
+    for i in 0..6 {
+        s.enqueue(&ticket(i, 1500.0 + i as f64)).await.unwrap();
+    }
+    let lock = TokenLock::new(LockName::pool_leader(&pool), Duration::from_millis(300));
+    let fence = lock.acquire(s).await.unwrap().expect("a free pool");
+    let held = s.lead_claim("l", &pool, fence, 100, LEASE).await.unwrap();
+    assert_eq!(held.len(), 6);
+    let first = make_match(&[&held[0], &held[1]]);
+    assert_eq!(
+        s.lead_complete("l", &pool, fence, std::slice::from_ref(&first), LEASE)
+            .await
+            .unwrap(),
+        vec![first.id.clone()]
+    );
+    // A cancelled ticket aborts its match, though the leader holds the lock.
+    let gone = &held[2].ticket;
+    s.cancel(&gone.owner, &gone.id).await.unwrap();
+    let ended = make_match(&[&held[2], &held[3]]);
+    assert!(
+        s.lead_complete("l", &pool, fence, std::slice::from_ref(&ended), LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let pruned = s.lead_prune("l", &pool, fence, None).await.unwrap();
+    assert_eq!(pruned, vec![gone.id.clone()]);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The lock lapsed; no one took it, so the token is still the latest.
+    let late = make_match(&[&held[4], &held[5]]);
+    fenced(
+        s.lead_complete("l", &pool, fence, std::slice::from_ref(&late), LEASE)
+            .await,
+    );
+    let recent = s.recent_matches(&pool, 10).await.unwrap();
+    assert_eq!(
+        recent.iter().map(|m| &m.id).collect::<Vec<_>>(),
+        [&first.id]
+    );
+    let d = s.depths(&pool).await.unwrap();
+    assert_eq!(
+        (d.queued, d.processing),
+        (0, 3),
+        "the uncommitted tickets stay held"
+    );
+    // Taken again (a new token), the leader starts over as any new leader
+    // does: adopts what is held, claims it and commits.
+    let again = lock.acquire(s).await.unwrap().expect("the lock is free");
+    assert!(again > fence);
+    s.adopt("l", &pool, again).await.unwrap();
+    let mine = s.lead_claim("l", &pool, again, 100, LEASE).await.unwrap();
+    assert_eq!(mine.len(), 3);
+    let now = make_match(&[&mine[0], &mine[1], &mine[2]]);
+    assert_eq!(
+        s.lead_complete("l", &pool, again, std::slice::from_ref(&now), LEASE)
+            .await
+            .unwrap(),
+        vec![now.id.clone()]
+    );
+}
+
 crate::every_deployment!(
+    a_leader_whose_lock_lapsed_commits_nothing_and_starts_over,
     a_claim_worker_leaves_a_led_pool_to_its_leader,
     candidates_to_lead_are_the_workers_that_register,
     a_deposed_leader_cannot_write_a_thing,
