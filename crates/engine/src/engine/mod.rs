@@ -34,10 +34,11 @@
 //! growing candidate matches), [`around`] (an overdue ticket's match grown
 //! outwards from it), [`walk`] (the free positions), [`seek`] (the next
 //! players a match's roles need) and [`balance`] (taking a match: its teams
-//! and their gap).
+//! and their gap); [`parts`] forms a big pool split by hard rules part by part.
 
 mod around;
 mod balance;
+mod parts;
 mod ruled;
 mod seek;
 mod snapshot;
@@ -116,7 +117,17 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
 
 /// Proposes matches from `entries` at time `now` under `mode`, its rules reading
 /// the tickets through `traits` (compiled over the same entries, in order).
+/// A big pool that hard `equal` rules split is formed part by part on the
+/// machine's cores ([`parts`]).
 pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis) -> Vec<Proposal> {
+    match parts::split(entries.len(), traits) {
+        Some(split) => parts::propose_parts(mode, entries, traits, now, &split, parts::threads()),
+        None => propose_whole(mode, entries, traits, now),
+    }
+}
+
+/// [`propose_with`] over the whole pool as one snapshot.
+fn propose_whole(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis) -> Vec<Proposal> {
     let Some(mut pool) = Snapshot::new(mode, entries, traits, now) else {
         return Vec::new();
     };
