@@ -433,9 +433,11 @@ async fn cycle(
 }
 
 /// Claims what arrived since the last cycle, in steps of [`CLAIM_STEP`]: one
-/// claim first (a steady pool's arrivals fit in it), then, while every claim
-/// comes back full, [`CLAIMS_IN_FLIGHT`] at once, so a backlog's claims keep
-/// Redis busy instead of waiting on each reply in turn.
+/// claim first (a steady pool's arrivals fit in it), then, while claims come
+/// back full, [`CLAIMS_IN_FLIGHT`] at a time, each answered one replaced at
+/// once, so a backlog's claims keep Redis busy instead of waiting on each
+/// reply in turn. The players of a backlog hear `ticket.searching` once it is
+/// all claimed (before any of its matches).
 async fn claim_arrivals(
     store: &dyn Store,
     cfg: &WorkerConfig,
@@ -444,41 +446,44 @@ async fn claim_arrivals(
     l: &mut Leadership,
 ) -> Result<(), StoreError> {
     let fence = l.fence;
-    let mut in_flight = 1;
-    loop {
-        let claims = futures_util::future::join_all(
-            (0..in_flight).map(|_| store.lead_claim(&cfg.id, pool, fence, CLAIM_STEP, cfg.lease)),
-        )
-        .await;
-        let mut full = true;
-        let mut failed = None;
-        // Every claim that succeeded holds its tickets now, whatever the others did.
-        for got in claims {
-            let got = match got {
-                Ok(got) => got,
-                Err(e) => {
-                    failed.get_or_insert(e);
-                    continue;
+    let claim = || store.lead_claim(&cfg.id, pool, fence, CLAIM_STEP, cfg.lease);
+    let first = claim().await?;
+    let full = first.len() == CLAIM_STEP;
+    let mut got = vec![first];
+    let mut failed = None;
+    if full {
+        let mut in_flight: futures_util::stream::FuturesUnordered<_> =
+            (0..CLAIMS_IN_FLIGHT).map(|_| claim()).collect();
+        let mut more = true;
+        // Every claim sent is waited for: one that succeeded holds its tickets
+        // now, whatever the others did.
+        while let Some(answer) = in_flight.next().await {
+            match answer {
+                Ok(step) => {
+                    if step.len() < CLAIM_STEP {
+                        more = false;
+                    }
+                    got.push(step);
+                    if more {
+                        in_flight.push(claim());
+                    }
                 }
-            };
-            let n = got.len();
-            full &= n == CLAIM_STEP;
-            if n > 0 {
-                stats.claimed.fetch_add(n as u64, Ordering::Relaxed);
-                metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
-                    .increment(n as u64);
-                publish_searching(store, &got).await;
-                l.tickets.extend(got);
+                Err(e) => {
+                    more = false;
+                    failed.get_or_insert(e);
+                }
             }
         }
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        if !full {
-            return Ok(());
-        }
-        in_flight = CLAIMS_IN_FLIGHT;
     }
+    let claimed: Vec<Claimed> = got.into_iter().flatten().collect();
+    let n = claimed.len();
+    if n > 0 {
+        stats.claimed.fetch_add(n as u64, Ordering::Relaxed);
+        metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name()).increment(n as u64);
+        publish_searching(store, &claimed).await;
+        l.tickets.extend(claimed);
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 /// `matches` in commit steps of about [`COMMIT_STEP_PLAYERS`] players each, in
