@@ -20,8 +20,8 @@
 
 use crate::MAX_BACKOFF;
 use crate::worker::{
-    Formed, IdlePause, WorkerConfig, WorkerStats, fanned_out, fill_then_propose, publish_searching,
-    record_matches, start_sagas,
+    Formed, IdlePause, Kept, WorkerConfig, WorkerStats, fanned_out, fill_then_propose,
+    publish_searching, record_matches, start_sagas,
 };
 use futures_util::StreamExt;
 use mm_domain::{Match, MatchId, Pool, TicketId};
@@ -78,10 +78,11 @@ fn score(worker: &str, pool: &str) -> u64 {
     h ^ (h >> 33)
 }
 
-/// What a leader holds: its fencing token and the pool's tickets.
+/// What a leader holds: its fencing token and the pool's tickets (with what
+/// the rules read of them).
 struct Leadership {
     fence: u64,
-    tickets: Vec<Claimed>,
+    tickets: Kept,
 }
 
 /// Why a leader stopped leading.
@@ -132,7 +133,7 @@ pub async fn lead_pool(
                             metrics::gauge!(names::POOLS_LED, "pool" => name.clone()).set(1.0);
                             leading = Some(Leadership {
                                 fence,
-                                tickets: Vec::new(),
+                                tickets: Kept::default(),
                             });
                         }
                         Take::Someone => not_owner_since = Instant::now(),
@@ -336,7 +337,8 @@ async fn cycle(
     if l.tickets.is_empty() {
         return Ok(Formed::default());
     }
-    let matches = fill_then_propose(store, cfg, &l.tickets, pool, mode).await;
+    let (tickets, reading) = l.tickets.reading(mode);
+    let matches = fill_then_propose(store, cfg, tickets, pool, mode, reading).await;
     if matches.is_empty() {
         return Ok(Formed::default());
     }

@@ -9,11 +9,13 @@
 //! tickets read once beforehand, as a pool leader keeps them) against the same
 //! pool with no rule at all (`5v5_100k_no_rules`); before timing them it
 //! prints how many matches and players each cycle forms, and what one cycle
-//! takes of a 50,000-ticket backlog with and without the rules.
+//! takes of a 50,000-ticket backlog with and without the rules. Last, what
+//! reading those 100,000 tickets for the rules costs a pool leader's cycle,
+//! afresh and from rows kept since they were claimed (`leader_reading`).
 //! Run: `cargo bench -p mm-sim --bench engine`.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use mm_domain::{Attributes, Value};
+use mm_domain::{Attributes, PlayerId, Ticket, TicketId, Value};
 use mm_engine::{
     BatchConfig, Candidate, Compiler, Described, Entry, Mode, Modes, Traits, WindowPolicy,
     form_matches, propose, propose_with,
@@ -179,6 +181,47 @@ fn rules(c: &mut Criterion) {
             let traits = compiler.traits(rows.iter());
             black_box(propose_with(&ruled, &entries, &traits, NOW))
         })
+    });
+    g.finish();
+    reading(c, &ruled, &drawn);
+}
+
+/// What a pool leader's cycle pays to read its held tickets for the rules:
+/// the same 100,000 tickets (players named, attributes as drawn above) read
+/// afresh, as every cycle did (`read_100k_afresh`), and turned into traits
+/// from the rows compiled when they were claimed, as a leader now keeps them
+/// (`read_100k_kept`).
+fn reading(c: &mut Criterion, ruled: &Mode, drawn: &[Drawn]) {
+    let tickets: Vec<Ticket> = drawn
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let players: Vec<PlayerId> = (0..d.size)
+                .map(|k| PlayerId::new(format!("player-{i}-{k}")).unwrap())
+                .collect();
+            let mut t = Ticket::solo(
+                TicketId::new(format!("ticket-{i}")).unwrap(),
+                players[0].clone(),
+                "5v5",
+                "eu",
+                1500.0,
+                NOW,
+            );
+            t.players = players;
+            t.attributes = d.group.clone();
+            t.player_attributes = d.players.clone();
+            t
+        })
+        .collect();
+    let mut compiler = Compiler::new(&ruled.rules);
+    let rows: Vec<_> = tickets.iter().map(|t| compiler.compile(t)).collect();
+    let mut g = c.benchmark_group("leader_reading");
+    g.sample_size(10);
+    g.bench_function("read_100k_afresh", |b| {
+        b.iter(|| black_box(Traits::new(&ruled.rules, &tickets)))
+    });
+    g.bench_function("read_100k_kept", |b| {
+        b.iter(|| black_box(compiler.traits(rows.iter())))
     });
     g.finish();
 }

@@ -12,6 +12,11 @@ use super::traits::{Column, Traits};
 use mm_domain::{PlayerId, Value};
 use std::collections::HashMap;
 
+/// The compiler's maps: players' ids and values are hashed once per ticket
+/// read, a pool's worth each cycle for a claimed batch; SipHash was an eighth
+/// of the reading. Never iterated, so the numbering does not depend on it.
+type Map<K> = HashMap<K, u32, foldhash::fast::RandomState>;
+
 /// Most distinct values of one `intersect` attribute a pool tells apart; values
 /// beyond are dropped from the lists that carry them.
 pub const MAX_LIST_VALUES: usize = 64;
@@ -90,14 +95,34 @@ pub struct Compiled {
     pub(super) blocked: Vec<u32>,
 }
 
+/// The number of `value` among a rule's values (`names`, `numbers`), a new
+/// one if it has none yet; `None` when it has none and `cap` are taken.
+fn number(
+    names: &mut Vec<String>,
+    numbers: &mut Map<String>,
+    value: &str,
+    cap: usize,
+) -> Option<u32> {
+    if let Some(&n) = numbers.get(value) {
+        return Some(n);
+    }
+    if names.len() >= cap {
+        return None;
+    }
+    let n = names.len() as u32;
+    names.push(value.to_string());
+    numbers.insert(value.to_string(), n);
+    Some(n)
+}
+
 /// The numbering of values and players for one pool.
 #[derive(Debug, Clone)]
 pub struct Compiler {
     rules: Vec<Rule>,
     /// Per rule: the names of its values, in number order.
     names: Vec<Vec<String>>,
-    numbers: Vec<HashMap<String, u32>>,
-    people: HashMap<PlayerId, u32>,
+    numbers: Vec<Map<String>>,
+    people: Map<PlayerId>,
 }
 
 fn text(v: Option<&Value>) -> &str {
@@ -124,8 +149,8 @@ impl Compiler {
         Self {
             rules: rules.to_vec(),
             names,
-            numbers: vec![HashMap::new(); rules.len()],
-            people: HashMap::new(),
+            numbers: vec![Map::default(); rules.len()],
+            people: Map::default(),
         }
     }
 
@@ -133,36 +158,32 @@ impl Compiler {
         &self.rules
     }
 
-    fn number(&mut self, rule: usize, value: &str, cap: usize) -> Option<u32> {
-        if let Some(&n) = self.numbers[rule].get(value) {
-            return Some(n);
-        }
-        if self.names[rule].len() >= cap {
-            return None;
-        }
-        let n = self.names[rule].len() as u32;
-        self.names[rule].push(value.to_string());
-        self.numbers[rule].insert(value.to_string(), n);
-        Some(n)
-    }
-
-    fn person(&mut self, p: &PlayerId) -> u32 {
-        let n = self.people.len() as u32;
-        *self.people.entry(p.clone()).or_insert(n)
+    /// Whether a numbering kept from ticket to ticket (a pool leader's) is
+    /// worn: it numbers more than `most` players and values, or a list
+    /// attribute has no number left for a new value (it would be dropped).
+    pub fn worn(&self, most: usize) -> bool {
+        let values: usize = self.names.iter().map(Vec::len).sum();
+        self.people.len() + values > most
+            || self
+                .rules
+                .iter()
+                .zip(&self.names)
+                .any(|(r, names)| r.kind == Kind::Intersect && names.len() >= MAX_LIST_VALUES)
     }
 
     /// Reads ticket `t` for the rules.
     pub fn compile(&mut self, t: &impl Described) -> Compiled {
         let players = t.players();
         let mut cells = Vec::with_capacity(self.rules.len());
-        for k in 0..self.rules.len() {
-            let attribute = self.rules[k].attribute.clone();
-            let cell = match self.rules[k].kind {
+        for (k, rule) in self.rules.iter().enumerate() {
+            let attribute = rule.attribute.as_str();
+            let (names, numbers) = (&mut self.names[k], &mut self.numbers[k]);
+            let cell = match rule.kind {
                 Kind::Equal => {
                     let mut values = Vec::with_capacity(1);
                     for i in 0..players.max(1) {
-                        let v = text(t.value(i, &attribute)).to_string();
-                        let n = self.number(k, &v, usize::MAX).expect("no cap");
+                        let v = text(t.value(i, attribute));
+                        let n = number(names, numbers, v, usize::MAX).expect("no cap");
                         if !values.contains(&n) {
                             values.push(n);
                         }
@@ -174,13 +195,12 @@ impl Compiler {
                     let mut first = u8::MAX;
                     for i in 0..players {
                         let mut mine = 0u64;
-                        let list: Vec<String> = t
-                            .value(i, &attribute)
+                        let list = t
+                            .value(i, attribute)
                             .and_then(Value::as_list)
-                            .unwrap_or(&[])
-                            .to_vec();
+                            .unwrap_or(&[]);
                         for (j, v) in list.iter().enumerate() {
-                            let Some(n) = self.number(k, v, MAX_LIST_VALUES) else {
+                            let Some(n) = number(names, numbers, v, MAX_LIST_VALUES) else {
                                 continue;
                             };
                             mine |= 1 << n;
@@ -193,24 +213,27 @@ impl Compiler {
                     Cell::Intersect(if players == 0 { 0 } else { set }, first)
                 }
                 Kind::Distance => {
-                    let nums: Vec<f64> = (0..players)
-                        .map(|i| {
-                            t.value(i, &attribute)
-                                .and_then(Value::as_number)
-                                .unwrap_or(f64::NAN)
-                        })
-                        .collect();
-                    if nums.is_empty() || nums.iter().any(|n| n.is_nan()) {
-                        Cell::Distance(f64::NAN, f64::NAN)
-                    } else {
-                        Cell::Distance(
-                            nums.iter().copied().fold(f64::INFINITY, f64::min),
-                            nums.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                        )
+                    // A player without a number: the ticket fits no match.
+                    let mut bounds = (players > 0).then_some((f64::INFINITY, f64::NEG_INFINITY));
+                    for i in 0..players {
+                        match (
+                            t.value(i, attribute).and_then(Value::as_number),
+                            &mut bounds,
+                        ) {
+                            (Some(n), Some((lo, hi))) if !n.is_nan() => {
+                                *lo = lo.min(n);
+                                *hi = hi.max(n);
+                            }
+                            _ => {
+                                bounds = None;
+                                break;
+                            }
+                        }
                     }
+                    let (lo, hi) = bounds.unwrap_or((f64::NAN, f64::NAN));
+                    Cell::Distance(lo, hi)
                 }
                 Kind::Roles => {
-                    let names = &self.names[k];
                     let every: u16 = if names.len() >= 16 {
                         u16::MAX
                     } else {
@@ -218,7 +241,7 @@ impl Compiler {
                     };
                     Cell::Roles(
                         (0..players)
-                            .map(|i| match t.value(i, &attribute).and_then(Value::as_list) {
+                            .map(|i| match t.value(i, attribute).and_then(Value::as_list) {
                                 None => every,
                                 Some(list) => list
                                     .iter()
@@ -233,13 +256,22 @@ impl Compiler {
             cells.push(cell);
         }
         // Every player is numbered (a ticket queued later may block them).
+        let people = &mut self.people;
+        let mut person = |p: &PlayerId| match people.get(p) {
+            Some(&n) => n,
+            None => {
+                let n = people.len() as u32;
+                people.insert(p.clone(), n);
+                n
+            }
+        };
         let mut people = Vec::with_capacity(players);
         for i in 0..players {
             if let Some(p) = t.player(i) {
-                people.push(self.person(p));
+                people.push(person(p));
             }
         }
-        let blocked: Vec<u32> = t.blocks().iter().map(|b| self.person(b)).collect();
+        let blocked: Vec<u32> = t.blocks().iter().map(&mut person).collect();
         Compiled {
             size: u16::try_from(players).unwrap_or(u16::MAX),
             cells,

@@ -11,7 +11,7 @@
 //! nor as holding their role, nor in their party's size; a filler's role
 //! (with a `roles` rule) is one its team misses, recorded in the fill.
 
-use super::{WorkerConfig, propose_for, to_match};
+use super::{Reading, WorkerConfig, propose_for, to_match};
 use mm_domain::{Decided, FillOf, Match, MatchStatus, MatchTicket, PlayerId, Pool, Value, now_ms};
 use mm_engine::{BackfillPolicy, Described, Entry, Mode, Traits};
 use mm_store::{Claimed, Store};
@@ -86,9 +86,10 @@ pub(crate) async fn fill_then_propose(
     claimed: &[Claimed],
     pool: &Pool,
     mode: &Mode,
+    reading: Reading<'_>,
 ) -> Vec<Match> {
     if mode.backfill == BackfillPolicy::Off {
-        return propose_for(cfg, claimed, pool, mode);
+        return propose_for(cfg, claimed, pool, mode, &reading);
     }
     let fills = match fills(store, claimed, pool, mode).await {
         Ok(fills) => fills,
@@ -98,19 +99,24 @@ pub(crate) async fn fill_then_propose(
         }
     };
     if fills.is_empty() {
-        return propose_for(cfg, claimed, pool, mode);
+        return propose_for(cfg, claimed, pool, mode, &reading);
     }
     let taken: std::collections::HashSet<&mm_domain::TicketId> = fills
         .iter()
         .flat_map(|m| m.tickets.iter().map(|t| &t.ticket_id))
         .collect();
+    let left: Vec<bool> = claimed
+        .iter()
+        .map(|c| !taken.contains(&c.ticket.id))
+        .collect();
     let rest: Vec<Claimed> = claimed
         .iter()
-        .filter(|c| !taken.contains(&c.ticket.id))
-        .cloned()
+        .zip(&left)
+        .filter(|(_, left)| **left)
+        .map(|(c, _)| c.clone())
         .collect();
     let mut matches = fills;
-    matches.extend(propose_for(cfg, &rest, pool, mode));
+    matches.extend(propose_for(cfg, &rest, pool, mode, &reading.only(&left)));
     matches
 }
 

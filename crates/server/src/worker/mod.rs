@@ -20,8 +20,10 @@ use crate::MAX_BACKOFF;
 use crate::saga;
 
 mod fill;
+mod kept;
 mod pause;
 pub(crate) use fill::fill_then_propose;
+pub(crate) use kept::{Kept, Reading};
 use mm_domain::{
     Decided, Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool,
     RuleStep, Ticket, TicketId, now_ms,
@@ -485,7 +487,7 @@ pub async fn cycle(
     metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
         .increment(claimed.len() as u64);
     publish_searching(store, &claimed).await;
-    let matches = fill::fill_then_propose(store, cfg, &claimed, pool, mode).await;
+    let matches = fill::fill_then_propose(store, cfg, &claimed, pool, mode, Reading::Fresh).await;
     sizes.learn(cfg, pool, mode, &claimed, matches.len());
     let committed: HashSet<MatchId> = store
         .complete(&cfg.id, pool, &matches, cfg.lease)
@@ -578,9 +580,10 @@ pub(crate) fn propose_for(
     claimed: &[Claimed],
     pool: &Pool,
     mode: &Mode,
+    reading: &Reading<'_>,
 ) -> Vec<Match> {
     match cfg.formation {
-        Formation::Engine => propose(claimed, pool, mode),
+        Formation::Engine => propose(claimed, pool, mode, reading),
         Formation::Seed000 => propose_seed000(claimed, pool, mode),
     }
 }
@@ -689,8 +692,9 @@ pub(crate) fn to_match(
     }
 }
 
-/// Turns a claimed batch into proposed matches with the engine.
-fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
+/// Turns a claimed batch into proposed matches with the engine, the rules
+/// reading the tickets as `reading` has them.
+fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode, reading: &Reading<'_>) -> Vec<Match> {
     let now = now_ms();
     let entries: Vec<Entry> = claimed
         .iter()
@@ -703,7 +707,7 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode) -> Vec<Match> {
         })
         .collect();
     let tickets: Vec<&mm_domain::Ticket> = claimed.iter().map(|c| &c.ticket).collect();
-    let traits = mm_engine::Traits::new(&mode.rules, &tickets);
+    let traits = reading.traits(mode, &tickets);
     mm_engine::propose_with(mode, &entries, &traits, now)
         .into_iter()
         .map(|p| {

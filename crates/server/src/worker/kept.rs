@@ -1,0 +1,206 @@
+//! What a pool leader holds from cycle to cycle: its tickets, and what the
+//! mode's rules (and block lists) read of each, compiled once, when the ticket
+//! is first formed from ([`mm_engine::Compiler`]), not again every cycle.
+//! Reading a whole held pool afresh each cycle (every attribute looked up and
+//! hashed, every player numbered) was about a seventh of a ruled leader's
+//! forming.
+//!
+//! The rows share one numbering of values and players, which only grows; once
+//! it holds far more players than the pool does (they were matched or left),
+//! or an `intersect` attribute has run out of numbers for new values, the
+//! numbering starts again and every held ticket is read afresh.
+
+use mm_engine::{Compiled, Compiler, Mode, Traits};
+use mm_store::Claimed;
+
+/// Players numbered beyond twice the held tickets' before the numbering
+/// starts again (the first term: a small pool need not start again often).
+const SLACK_PLAYERS: usize = 10_000;
+
+/// A leader's tickets with their compiled rows.
+#[derive(Default)]
+pub(crate) struct Kept {
+    tickets: Vec<Claimed>,
+    /// `rows[i]` is `tickets[i]` read for the rules; tickets claimed since
+    /// the last cycle are read at the next (`rows` covers a prefix).
+    rows: Vec<Compiled>,
+    compiler: Option<Compiler>,
+}
+
+/// What the rules read of the tickets a cycle forms from.
+pub(crate) enum Reading<'a> {
+    /// Read them now (a claimed batch, read once).
+    Fresh,
+    /// Read already: each ticket's row, in order, and their numbering.
+    Kept(&'a Compiler, Vec<&'a Compiled>),
+}
+
+impl<'a> Reading<'a> {
+    /// The traits of `tickets` (in order; the rows of [`Reading::Kept`] are theirs).
+    pub(crate) fn traits(&self, mode: &Mode, tickets: &[&mm_domain::Ticket]) -> Traits {
+        match self {
+            Reading::Fresh => Traits::new(&mode.rules, tickets),
+            Reading::Kept(compiler, rows) => compiler.traits(rows.iter().copied()),
+        }
+    }
+
+    /// The reading of the tickets whose flag in `keep` is set (one flag per
+    /// ticket, in order).
+    pub(crate) fn only(&self, keep: &[bool]) -> Reading<'a> {
+        match self {
+            Reading::Fresh => Reading::Fresh,
+            Reading::Kept(compiler, rows) => Reading::Kept(
+                compiler,
+                rows.iter()
+                    .zip(keep)
+                    .filter(|(_, k)| **k)
+                    .map(|(r, _)| *r)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Kept {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tickets.is_empty()
+    }
+
+    pub(crate) fn extend(&mut self, claimed: Vec<Claimed>) {
+        self.tickets.extend(claimed);
+    }
+
+    /// Keeps the tickets `keep` says to (their rows with them).
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Claimed) -> bool) {
+        let kept: Vec<bool> = self.tickets.iter().map(&mut keep).collect();
+        let mut at = kept.iter();
+        self.tickets.retain(|_| *at.next().expect("one per ticket"));
+        // `rows` covers a prefix of the tickets, so of the same flags.
+        let mut at = kept.iter();
+        self.rows.retain(|_| *at.next().expect("one per row"));
+    }
+
+    /// The tickets, every one read for `mode`'s rules: those claimed since
+    /// the last cycle are read now (all of them when the numbering starts
+    /// again).
+    pub(crate) fn reading(&mut self, mode: &Mode) -> (&[Claimed], Reading<'_>) {
+        let players: usize = self.tickets.iter().map(|c| c.ticket.players.len()).sum();
+        self.read(mode, 2 * players + SLACK_PLAYERS)
+    }
+
+    /// [`Kept::reading`], the numbering starting again once it holds more
+    /// than `most` players and values.
+    fn read(&mut self, mode: &Mode, most: usize) -> (&[Claimed], Reading<'_>) {
+        let start_again = self
+            .compiler
+            .as_ref()
+            .is_none_or(|c| c.rules() != mode.rules || c.worn(most));
+        if start_again {
+            self.compiler = Some(Compiler::new(&mode.rules));
+            self.rows.clear();
+        }
+        let compiler = self.compiler.as_mut().expect("set above");
+        let fresh = &self.tickets[self.rows.len()..];
+        self.rows
+            .extend(fresh.iter().map(|c| compiler.compile(&c.ticket)));
+        (
+            &self.tickets,
+            Reading::Kept(compiler, self.rows.iter().collect()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_domain::{Attributes, PlayerId, Ticket, TicketId, Value};
+    use mm_engine::Modes;
+
+    const MODES: &str = r#"
+[modes.duel]
+teams = 2
+team_size = 1
+rules = [{ kind = "intersect", attribute = "maps" }]
+"#;
+
+    fn ticket(id: usize, maps: &[&str], blocks: &[&str]) -> Claimed {
+        let mut attributes = Attributes::default();
+        attributes.insert(
+            "maps",
+            Value::List(maps.iter().map(|m| m.to_string()).collect()),
+        );
+        let mut t = Ticket::solo(
+            TicketId::new(format!("t{id}")).unwrap(),
+            PlayerId::new(format!("p{id}")).unwrap(),
+            "duel",
+            "eu",
+            1500.0,
+            0,
+        );
+        t.attributes = attributes;
+        t.blocks = blocks.iter().map(|b| PlayerId::new(*b).unwrap()).collect();
+        Claimed {
+            ticket: t,
+            first_claim: true,
+        }
+    }
+
+    /// The proposals over `kept`'s tickets read through it (the numbering
+    /// starting again past `most`), and read afresh.
+    fn both(
+        kept: &mut Kept,
+        mode: &Mode,
+        most: usize,
+    ) -> (Vec<mm_engine::Proposal>, Vec<mm_engine::Proposal>) {
+        let tickets: Vec<&Ticket> = kept.tickets.iter().map(|c| &c.ticket).collect();
+        let entries: Vec<mm_engine::Entry> = tickets
+            .iter()
+            .map(|t| mm_engine::Entry::solo(t.rating, t.enqueued_at))
+            .collect();
+        let fresh = Reading::Fresh.traits(mode, &tickets);
+        let tickets: Vec<Ticket> = tickets.into_iter().cloned().collect();
+        let tickets: Vec<&Ticket> = tickets.iter().collect();
+        let kept = kept.read(mode, most).1.traits(mode, &tickets);
+        (
+            mm_engine::propose_with(mode, &entries, &kept, 1_000),
+            mm_engine::propose_with(mode, &entries, &fresh, 1_000),
+        )
+    }
+
+    #[test]
+    fn kept_rows_read_as_fresh_ones_through_claims_matches_and_restarts() {
+        let modes = Modes::load(Some(MODES), Default::default()).unwrap();
+        let mode = modes.get("duel").unwrap();
+        let mut kept = Kept::default();
+        kept.extend(vec![
+            ticket(1, &["dust"], &[]),
+            ticket(2, &["harbor"], &[]),
+            ticket(3, &["dust", "harbor"], &["p1"]),
+        ]);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
+        // p3 blocked p1: p3 meets p2 on harbor, p1 is left.
+        assert_eq!(a.len(), 1);
+        assert_eq!(
+            a[0].chosen,
+            vec![("maps".to_string(), "harbor".to_string())]
+        );
+        // The matched ones go; new ones come, one of them blocking p1 too.
+        kept.retain(|c| c.ticket.id.as_str() == "t1");
+        kept.extend(vec![
+            ticket(4, &["dust"], &["p1"]),
+            ticket(5, &["dust"], &[]),
+        ]);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 1);
+        let mut ids: Vec<usize> = a[0].members.clone();
+        ids.sort_unstable();
+        // t1 and t5 (t4 blocked p1).
+        assert_eq!(ids, vec![0, 2]);
+        // A numbering worn out starts again and reads the same.
+        let (a2, b2) = both(&mut kept, mode, 0);
+        assert_eq!((a2, b2), (a, b));
+        assert_eq!(kept.rows.len(), 3);
+    }
+}
