@@ -486,6 +486,21 @@ async fn redis_block_lists() {
     blocked_players_never_meet(&d).await;
 }
 
+/// A pool leader keeps what the rules read of its tickets from cycle to
+/// cycle: two players who blocked each other wait held across cycles, read
+/// once, and a third read later (in the same numbering) meets one of them;
+/// maps and roles shape its matches as a claim worker's.
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_leader_rules_and_block_lists() {
+    let d = Deployment::redis_processes_env(&[
+        ("*", "MODES_FILE", &ruled_modes()),
+        ("worker", "COORDINATION", "leader"),
+    ])
+    .await;
+    blocked_players_never_meet(&d).await;
+    rules_shape_the_match(&d).await;
+}
+
 /// A ticket that waits its mode's `give_up_after` ends `timed_out` with reason
 /// `no_match_found`, and its player hears `ticket.timed_out`.
 async fn a_hopeless_ticket_gives_up(d: &Deployment) {
