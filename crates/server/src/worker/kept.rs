@@ -6,15 +6,16 @@
 //! forming.
 //!
 //! The rows share one numbering of values and players, which only grows; once
-//! it holds far more players than the pool does (they were matched or left),
+//! it holds far more players than the pool names (they were matched or left),
 //! or an `intersect` attribute has run out of numbers for new values, the
 //! numbering starts again and every held ticket is read afresh.
 
 use mm_engine::{Compiled, Compiler, Mode, Traits};
 use mm_store::Claimed;
 
-/// Players numbered beyond twice the held tickets' before the numbering
-/// starts again (the first term: a small pool need not start again often).
+/// Players numbered beyond twice the held tickets' (their players and the
+/// players they blocked) before the numbering starts again (the first term:
+/// a small pool need not start again often).
 const SLACK_PLAYERS: usize = 10_000;
 
 /// A leader's tickets with their compiled rows.
@@ -84,7 +85,11 @@ impl Kept {
     /// the last cycle are read now (all of them when the numbering starts
     /// again).
     pub(crate) fn reading(&mut self, mode: &Mode) -> (&[Claimed], Reading<'_>) {
-        let players: usize = self.tickets.iter().map(|c| c.ticket.players.len()).sum();
+        let players: usize = self
+            .tickets
+            .iter()
+            .map(|c| c.ticket.players.len() + c.ticket.blocks.len())
+            .sum();
         self.read(mode, 2 * players + SLACK_PLAYERS)
     }
 
