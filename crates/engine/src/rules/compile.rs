@@ -123,6 +123,10 @@ pub struct Compiler {
     names: Vec<Vec<String>>,
     numbers: Vec<Map<String>>,
     people: Map<PlayerId>,
+    /// Whether players are numbered (see [`Compiler::blind`]).
+    sees_people: bool,
+    /// A ticket with a block list was read while players were not numbered.
+    missed_blocks: bool,
 }
 
 fn text(v: Option<&Value>) -> &str {
@@ -151,6 +155,21 @@ impl Compiler {
             names,
             numbers: vec![Map::default(); rules.len()],
             people: Map::default(),
+            sees_people: true,
+            missed_blocks: false,
+        }
+    }
+
+    /// A compiler that numbers no players. Block lists are all that reads
+    /// those numbers, and numbering every player was about a third of reading
+    /// a pool; so a pool none of whose tickets blocks anyone is read with one
+    /// of these. Its rows give traits without block lists: once it has read a
+    /// ticket with one it is [`Compiler::worn`], and the rows must be read
+    /// again with [`Compiler::new`].
+    pub fn blind(rules: &[Rule]) -> Self {
+        Self {
+            sees_people: false,
+            ..Self::new(rules)
         }
     }
 
@@ -159,11 +178,13 @@ impl Compiler {
     }
 
     /// Whether a numbering kept from ticket to ticket (a pool leader's) is
-    /// worn: it numbers more than `most` players and values, or a list
-    /// attribute has no number left for a new value (it would be dropped).
+    /// worn: it numbers more than `most` players and values, a list
+    /// attribute has no number left for a new value (it would be dropped), or
+    /// a [`Compiler::blind`] one read a ticket with a block list.
     pub fn worn(&self, most: usize) -> bool {
         let values: usize = self.names.iter().map(Vec::len).sum();
-        self.people.len() + values > most
+        self.missed_blocks
+            || self.people.len() + values > most
             || self
                 .rules
                 .iter()
@@ -254,6 +275,15 @@ impl Compiler {
                 Kind::PartyBalance => Cell::Shape,
             };
             cells.push(cell);
+        }
+        if !self.sees_people {
+            self.missed_blocks |= !t.blocks().is_empty();
+            return Compiled {
+                size: u16::try_from(players).unwrap_or(u16::MAX),
+                cells,
+                people: Vec::new(),
+                blocked: Vec::new(),
+            };
         }
         // Every player is numbered (a ticket queued later may block them).
         let people = &mut self.people;

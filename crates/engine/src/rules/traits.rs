@@ -89,7 +89,11 @@ impl Traits {
     /// numbering their values afresh (see [`Compiler`] to number once and
     /// reuse).
     pub fn new<T: Described>(rules: &[Rule], tickets: &[T]) -> Self {
-        let mut compiler = Compiler::new(rules);
+        let mut compiler = if tickets.iter().any(|t| !t.blocks().is_empty()) {
+            Compiler::new(rules)
+        } else {
+            Compiler::blind(rules)
+        };
         let rows: Vec<Compiled> = tickets.iter().map(|t| compiler.compile(t)).collect();
         compiler.traits(rows.iter())
     }

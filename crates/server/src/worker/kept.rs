@@ -96,22 +96,45 @@ impl Kept {
     /// [`Kept::reading`], the numbering starting again once it holds more
     /// than `most` players and values.
     fn read(&mut self, mode: &Mode, most: usize) -> (&[Claimed], Reading<'_>) {
-        let start_again = self
-            .compiler
-            .as_ref()
-            .is_none_or(|c| c.rules() != mode.rules || c.worn(most));
-        if start_again {
-            self.compiler = Some(Compiler::new(&mode.rules));
-            self.rows.clear();
+        let worn = |c: &Option<Compiler>| {
+            c.as_ref()
+                .is_none_or(|c| c.rules() != mode.rules || c.worn(most))
+        };
+        let started = worn(&self.compiler);
+        if started {
+            self.start_again(mode);
         }
-        let compiler = self.compiler.as_mut().expect("set above");
-        let fresh = &self.tickets[self.rows.len()..];
-        self.rows
-            .extend(fresh.iter().map(|c| compiler.compile(&c.ticket)));
+        self.read_new();
+        // A numbering without players met a block list: read them all again.
+        if !started && worn(&self.compiler) {
+            self.start_again(mode);
+            self.read_new();
+        }
+        let compiler = self.compiler.as_ref().expect("set above");
         (
             &self.tickets,
             Reading::Kept(compiler, self.rows.iter().collect()),
         )
+    }
+
+    /// A new numbering, of players too if a ticket blocks anyone
+    /// ([`Compiler::blind`]); every ticket is to be read again.
+    fn start_again(&mut self, mode: &Mode) {
+        let blocks = self.tickets.iter().any(|c| !c.ticket.blocks.is_empty());
+        self.compiler = Some(if blocks {
+            Compiler::new(&mode.rules)
+        } else {
+            Compiler::blind(&mode.rules)
+        });
+        self.rows.clear();
+    }
+
+    /// Reads the tickets not read yet.
+    fn read_new(&mut self) {
+        let compiler = self.compiler.as_mut().expect("a numbering");
+        let fresh = &self.tickets[self.rows.len()..];
+        self.rows
+            .extend(fresh.iter().map(|c| compiler.compile(&c.ticket)));
     }
 }
 
@@ -207,5 +230,28 @@ rules = [{ kind = "intersect", attribute = "maps" }]
         let (a2, b2) = both(&mut kept, mode, 0);
         assert_eq!((a2, b2), (a, b));
         assert_eq!(kept.rows.len(), 3);
+    }
+
+    #[test]
+    fn a_numbering_without_players_starts_again_when_a_block_list_comes() {
+        let modes = Modes::load(Some(MODES), Default::default()).unwrap();
+        let mode = modes.get("duel").unwrap();
+        let mut kept = Kept::default();
+        // Nobody blocks anyone: players are not numbered.
+        kept.extend(vec![ticket(1, &["dust"], &[])]);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!((a.len(), b.len()), (0, 0));
+        assert!(!kept.compiler.as_ref().unwrap().worn(usize::MAX));
+        // p2 blocked p1: read afresh with players numbered, the two never meet.
+        kept.extend(vec![ticket(2, &["dust"], &["p1"])]);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
+        assert!(a.is_empty(), "{a:?}");
+        assert!(!kept.compiler.as_ref().unwrap().worn(usize::MAX));
+        // A third who blocks nobody meets one of them.
+        kept.extend(vec![ticket(3, &["dust"], &[])]);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 1);
     }
 }
