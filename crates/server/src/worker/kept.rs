@@ -9,7 +9,7 @@
 //! it holds far more players than the pool names (they were matched or left),
 //! or an `intersect` attribute has run out of numbers for new values, the
 //! numbering starts again and every held ticket is read afresh. Players are
-//! numbered only while some held ticket blocks someone
+//! numbered only once a held ticket blocks someone
 //! ([`Compiler::blind`]): the first ticket with a block list starts the
 //! numbering again, with players.
 
