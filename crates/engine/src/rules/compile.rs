@@ -123,7 +123,7 @@ pub struct Compiler {
     names: Vec<Vec<String>>,
     numbers: Vec<Map<String>>,
     people: Map<PlayerId>,
-    /// Whether players are numbered (see [`Compiler::blind`]).
+    /// Whether players are numbered (see [`Compiler::with_people`]).
     sees_people: bool,
     /// A ticket with a block list was read while players were not numbered.
     missed_blocks: bool,
@@ -160,17 +160,23 @@ impl Compiler {
         }
     }
 
-    /// A compiler that numbers no players. Block lists are all that reads
-    /// those numbers, and numbering every player was about a third of reading
-    /// a pool; so a pool none of whose tickets blocks anyone is read with one
-    /// of these. Its rows give traits without block lists: once it has read a
-    /// ticket with one it is [`Compiler::worn`], and the rows must be read
-    /// again with [`Compiler::new`].
-    pub fn blind(rules: &[Rule]) -> Self {
+    /// A compiler that numbers players only if `people`. Block lists are
+    /// all that reads those numbers, and numbering every player was about a
+    /// third of reading a pool; so a pool none of whose tickets blocks anyone
+    /// is read without. Rows read without give traits without block lists:
+    /// once such a compiler has read a ticket with one it is
+    /// [`Compiler::worn`], and the rows must be read again by one that
+    /// numbers players.
+    pub fn with_people(rules: &[Rule], people: bool) -> Self {
         Self {
-            sees_people: false,
+            sees_people: people,
             ..Self::new(rules)
         }
+    }
+
+    /// Whether it numbers players (see [`Compiler::with_people`]).
+    pub fn sees_people(&self) -> bool {
+        self.sees_people
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -180,7 +186,7 @@ impl Compiler {
     /// Whether a numbering kept from ticket to ticket (a pool leader's) is
     /// worn: it numbers more than `most` players and values, a list
     /// attribute has no number left for a new value (it would be dropped), or
-    /// a [`Compiler::blind`] one read a ticket with a block list.
+    /// one that numbers no players read a ticket with a block list.
     pub fn worn(&self, most: usize) -> bool {
         let values: usize = self.names.iter().map(Vec::len).sum();
         self.missed_blocks

@@ -89,11 +89,8 @@ impl Traits {
     /// numbering their values afresh (see [`Compiler`] to number once and
     /// reuse).
     pub fn new<T: Described>(rules: &[Rule], tickets: &[T]) -> Self {
-        let mut compiler = if tickets.iter().any(|t| !t.blocks().is_empty()) {
-            Compiler::new(rules)
-        } else {
-            Compiler::blind(rules)
-        };
+        let blocks = tickets.iter().any(|t| !t.blocks().is_empty());
+        let mut compiler = Compiler::with_people(rules, blocks);
         let rows: Vec<Compiled> = tickets.iter().map(|t| compiler.compile(t)).collect();
         compiler.traits(rows.iter())
     }

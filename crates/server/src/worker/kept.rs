@@ -10,7 +10,7 @@
 //! or an `intersect` attribute has run out of numbers for new values, the
 //! numbering starts again and every held ticket is read afresh. Players are
 //! numbered only once a held ticket blocks someone
-//! ([`Compiler::blind`]): the first ticket with a block list starts the
+//! ([`Compiler::with_people`]): the first ticket with a block list starts the
 //! numbering again, with players.
 
 use mm_engine::{Compiled, Compiler, Mode, Traits};
@@ -97,47 +97,28 @@ impl Kept {
     }
 
     /// [`Kept::reading`], the numbering starting again once it holds more
-    /// than `most` players and values.
+    /// than `most` players and values, or when a ticket to read blocks
+    /// someone and it numbers no players.
     fn read(&mut self, mode: &Mode, most: usize) -> (&[Claimed], Reading<'_>) {
-        let worn = |c: &Option<Compiler>| {
-            c.as_ref()
-                .is_none_or(|c| c.rules() != mode.rules || c.worn(most))
-        };
-        let started = worn(&self.compiler);
-        if started {
-            self.start_again(mode);
+        let blocks = self.tickets[self.rows.len()..]
+            .iter()
+            .any(|c| !c.ticket.blocks.is_empty());
+        let start_again = self.compiler.as_ref().is_none_or(|c| {
+            c.rules() != mode.rules || c.worn(most) || (blocks && !c.sees_people())
+        });
+        if start_again {
+            let blocks = self.tickets.iter().any(|c| !c.ticket.blocks.is_empty());
+            self.compiler = Some(Compiler::with_people(&mode.rules, blocks));
+            self.rows.clear();
         }
-        self.read_new();
-        // A numbering without players met a block list: read them all again.
-        if !started && worn(&self.compiler) {
-            self.start_again(mode);
-            self.read_new();
-        }
-        let compiler = self.compiler.as_ref().expect("set above");
+        let compiler = self.compiler.as_mut().expect("set above");
+        let fresh = &self.tickets[self.rows.len()..];
+        self.rows
+            .extend(fresh.iter().map(|c| compiler.compile(&c.ticket)));
         (
             &self.tickets,
             Reading::Kept(compiler, self.rows.iter().collect()),
         )
-    }
-
-    /// A new numbering, of players too if a ticket blocks anyone
-    /// ([`Compiler::blind`]); every ticket is to be read again.
-    fn start_again(&mut self, mode: &Mode) {
-        let blocks = self.tickets.iter().any(|c| !c.ticket.blocks.is_empty());
-        self.compiler = Some(if blocks {
-            Compiler::new(&mode.rules)
-        } else {
-            Compiler::blind(&mode.rules)
-        });
-        self.rows.clear();
-    }
-
-    /// Reads the tickets not read yet.
-    fn read_new(&mut self) {
-        let compiler = self.compiler.as_mut().expect("a numbering");
-        let fresh = &self.tickets[self.rows.len()..];
-        self.rows
-            .extend(fresh.iter().map(|c| compiler.compile(&c.ticket)));
     }
 }
 
