@@ -396,13 +396,13 @@ fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
         );
     }
     println!(
-        "\ncommandstats per ticket (us) at the 99% mark (commands run by scripts also count inside evalsha):"
+        "\ncommandstats per ticket (us) at the 99% mark, those of 0.05 or more (commands run by scripts also count inside evalsha):"
     );
     for o in outcomes {
         let parts: Vec<String> = o
             .breakdown
             .iter()
-            .take(12)
+            .filter(|(_, u)| *u >= 0.05)
             .map(|(c, u)| format!("{c} {u:.2}"))
             .collect();
         println!("  {:<20} {}", o.label, parts.join(", "));

@@ -61,19 +61,18 @@ local now = string.format('%d', now_ms())
 local keep = string.format('%d', -tonumber(ARGV[6]) - 1)
 local pool = ARGV[7]
 
--- The live entry's mode of each player of an 'f' group whose pairs start at
--- ARGV[at], if every one of them is simple; else nil.
+-- Whether every player of an 'f' group whose pairs start at ARGV[at] is simple:
+-- no reservation, and a live-entry hash holding this ticket in this pool alone.
 local function simple(at, p)
-  local modes, reserved = {}, {}
+  local reserved = {}
   for q = 0, p - 1 do reserved[q + 1] = KEYS[tonumber(ARGV[at + 2 * q]) + 3] end
-  if redis.call('EXISTS', unpack(reserved)) > 0 then return nil end
+  if redis.call('EXISTS', unpack(reserved)) > 0 then return false end
   for q = 0, p - 1 do
     local k, ticket = tonumber(ARGV[at + 2 * q]), ARGV[at + 2 * q + 1]
     local active = redis.call('HGETALL', KEYS[k])
-    if #active ~= 2 or active[2] ~= ticket .. '|' .. pool then return nil end
-    modes[q + 1] = active[1]
+    if #active ~= 2 or active[2] ~= ticket .. '|' .. pool then return false end
   end
-  return modes
+  return true
 end
 
 -- The backfill a fill `spec` names and the seats it takes, if it may commit
@@ -99,18 +98,23 @@ local function fill_room(spec)
   return running, b, need
 end
 
--- Settles the players of an 'f' group (as settle.lua would): `modes` from simple().
-local function settle(at, p, modes, mid, created, ongoing)
+-- Settles the players of an 'f' group (as settle.lua would), once simple() said
+-- they are.
+local function settle(at, p, mid, created, ongoing)
   local ref = mid .. '|' .. pool
   local trim = trims_history(mid) and keep
+  local actives = {}
   for q = 0, p - 1 do
     local k = tonumber(ARGV[at + 2 * q])
     if ongoing then redis.call('SET', KEYS[k + 4], ref, 'EX', ARGV[5]) end
     redis.call('ZADD', KEYS[k + 2], created, ref)
     if trim then redis.call('ZREMRANGEBYRANK', KEYS[k + 2], 0, trim) end
     redis.call('EXPIRE', KEYS[k + 2], ARGV[5])
-    redis.call('HDEL', KEYS[k], modes[q + 1])
+    actives[q + 1] = KEYS[k]
   end
+  -- Each live-entry hash holds this match's ticket alone (simple()): forgetting
+  -- the entry is deleting the hash, all the match's players in one call.
+  redis.call('DEL', unpack(actives))
 end
 
 local committed, fast, left = {}, {}, {}
@@ -142,9 +146,7 @@ while i <= #ARGV do
     running, bf, need = fill_room(fill)
     ok = running ~= nil
   end
-  local modes
-  if ok and try == 'f' then modes = simple(ext + 3, p) end
-  if ok and try == 'f' and not modes then
+  if ok and try == 'f' and not simple(ext + 3, p) then
     -- Left for the protocol, untouched.
     left[#left + 1] = mid
   elseif ok then
@@ -187,7 +189,7 @@ while i <= #ARGV do
     redis.call('LPUSH', KEYS[8], mid)
     committed[#committed + 1] = mid
     if try == 'f' then
-      settle(ext + 3, p, modes, mid, ARGV[ext], ARGV[ext + 1] == '1')
+      settle(ext + 3, p, mid, ARGV[ext], ARGV[ext + 1] == '1')
       fast[#fast + 1] = mid
     end
   elseif redis.call('HSETNX', KEYS[6], mid, 'a') == 1 then
