@@ -11,20 +11,26 @@ end
 -- tickets not held by this worker are left alone. Returns how many were requeued.
 local function requeue(q, st, held, ids)
   local back, states, gone = {}, {}, {}
-  for _, id in ipairs(ids) do
-    local score = redis.call('ZSCORE', held, id)
-    if score then
-      gone[#gone + 1] = id
-      if redis.call('HGET', st, id) == 's' then
-        back[#back + 1] = score
-        back[#back + 1] = id
-        states[#states + 1] = id
-        states[#states + 1] = 'r'
+  -- In steps: unpack has a limit, and a pool leader may hold a whole pool. Each
+  -- step reads its scores and states in one call each, not two calls a ticket
+  -- (a claim worker under rules releases most of what it claims).
+  local step = 2000
+  for i = 1, #ids, step do
+    local part = {unpack(ids, i, math.min(i + step - 1, #ids))}
+    local scores = redis.call('ZMSCORE', held, unpack(part))
+    local current = redis.call('HMGET', st, unpack(part))
+    for k, id in ipairs(part) do
+      if scores[k] then
+        gone[#gone + 1] = id
+        if current[k] == 's' then
+          back[#back + 1] = scores[k]
+          back[#back + 1] = id
+          states[#states + 1] = id
+          states[#states + 1] = 'r'
+        end
       end
     end
   end
-  -- In steps: unpack has a limit, and a pool leader may hold a whole pool.
-  local step = 2000
   for i = 1, #gone, step do
     redis.call('ZREM', held, unpack(gone, i, math.min(i + step - 1, #gone)))
   end
