@@ -192,6 +192,42 @@ async fn cancel_while_held_blocks_the_match(h: Harness) {
     );
 }
 
+/// A release names tickets; only those the releasing worker holds go back to
+/// the queue: another worker's stay with it, a ticket no one holds stays put.
+async fn a_release_returns_only_what_the_worker_holds(h: Harness) {
+    let ts: Vec<Ticket> = (0..3).map(|i| ticket(i, 1500.0 + i as f64)).collect();
+    for t in &ts {
+        h.store.enqueue(t).await.unwrap();
+    }
+    let mine = h.store.claim("w1", &pool(), 1, 0.0, LEASE).await.unwrap();
+    let theirs = h.store.claim("w2", &pool(), 1, 0.0, LEASE).await.unwrap();
+    assert_eq!((mine.len(), theirs.len()), (1, 1));
+    let queued = ts
+        .iter()
+        .find(|t| t.id != mine[0].ticket.id && t.id != theirs[0].ticket.id)
+        .unwrap();
+    let named = [
+        theirs[0].ticket.id.clone(),
+        queued.id.clone(),
+        mine[0].ticket.id.clone(),
+    ];
+    assert_eq!(
+        h.store.release("w1", &pool(), Some(&named)).await.unwrap(),
+        1
+    );
+    let d = h.store.depths(&pool()).await.unwrap();
+    assert_eq!(
+        (d.queued, d.processing),
+        (2, 1),
+        "w2's ticket is still held"
+    );
+    // Its own release finds it still held, once.
+    assert_eq!(h.store.release("w2", &pool(), None).await.unwrap(), 1);
+    assert_eq!(h.store.release("w2", &pool(), None).await.unwrap(), 0);
+    let d = h.store.depths(&pool()).await.unwrap();
+    assert_eq!((d.queued, d.processing), (3, 0));
+}
+
 /// What `worker` commits of the one match `m`: its id, or nothing.
 async fn complete_one(h: &Harness, worker: &str, m: &Match) -> Vec<MatchId> {
     h.store
@@ -573,6 +609,7 @@ async fn a_claim_too_big_for_one_call_loses_nothing(h: Harness) {
 }
 
 crate::both_stores!(
+    a_release_returns_only_what_the_worker_holds,
     a_claim_too_big_for_one_call_loses_nothing,
     party_tickets_claim_every_member_or_none,
     enqueue_then_read_back,
