@@ -16,10 +16,11 @@ local function requeue(q, st, held, ids)
   -- (a claim worker under rules releases most of what it claims).
   local step = 2000
   for i = 1, #ids, step do
-    local part = {unpack(ids, i, math.min(i + step - 1, #ids))}
-    local scores = redis.call('ZMSCORE', held, unpack(part))
-    local current = redis.call('HMGET', st, unpack(part))
-    for k, id in ipairs(part) do
+    local last = math.min(i + step - 1, #ids)
+    local scores = redis.call('ZMSCORE', held, unpack(ids, i, last))
+    local current = redis.call('HMGET', st, unpack(ids, i, last))
+    for k = 1, last - i + 1 do
+      local id = ids[i + k - 1]
       if scores[k] then
         gone[#gone + 1] = id
         if current[k] == 's' then
