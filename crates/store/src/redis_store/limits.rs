@@ -10,8 +10,9 @@
 //! An address that sends many calls (a flood, or many players behind one NAT)
 //! gets **leases** ([`Leases`]): when its calls keep coming, the ingress asks
 //! Redis for more calls than are waiting and answers the next ones from what it
-//! was granted, without a round trip; a refused address is refused locally until
-//! its wait is over. Granted calls are charged in Redis before they are used, so
+//! was granted, without a round trip (one such call out at a time); a refused
+//! address spends what it still holds, then is refused locally until its wait
+//! is over. Granted calls are charged in Redis before they are used, so
 //! the limit still holds across every ingress: a lease can only leave calls
 //! unused (it expires after [`LEASE_TTL`]), never let one too many through.
 //! Players' limiters are checked call by call; so are addresses with small
@@ -119,6 +120,9 @@ struct Lease {
     ahead: u32,
     /// Refused until then: the limiter's wait at the last refusal.
     refused_until: Option<Instant>,
+    /// A call taking calls ahead is out (given up on after this instant, in
+    /// case its answer never comes).
+    asking: Option<Instant>,
 }
 
 /// Leases of busy addresses' limiters (see the module doc).
@@ -147,19 +151,28 @@ impl Leases {
         let Some(lease) = leases.get_mut(&(key.class, ip)) else {
             return Local::Ask(0);
         };
-        if let Some(until) = lease.refused_until.filter(|t| *t > now) {
-            return Local::Answered(Verdict::Limited(until - now));
-        }
         // Small limits are counted call by call: a lease could hold a real share.
         let most = (rate.count / 8).min(MAX_LEASE);
-        if most == 0 || lease.expires <= now {
-            return Local::Ask(0);
-        }
-        if lease.calls > 0 {
+        // Calls charged ahead are this ingress's to give, refused or not: left
+        // unused, they would be lost to the address until its period is over.
+        if most > 0 && lease.calls > 0 && lease.expires > now {
             lease.calls -= 1;
             return Local::Answered(Verdict::Allowed);
         }
+        if let Some(until) = lease.refused_until.filter(|t| *t > now) {
+            return Local::Answered(Verdict::Limited(until - now));
+        }
+        if most == 0 || lease.expires <= now {
+            return Local::Ask(0);
+        }
+        // One call takes calls ahead at a time: checks made while it is out
+        // ask for their own call only, or every call out would come back with
+        // a lease and all but the last be left unused.
+        if lease.asking.is_some_and(|t| t > now) {
+            return Local::Ask(0);
+        }
         // Used up before it expired: the address is busy, take more ahead.
+        lease.asking = Some(now + LEASE_TTL);
         Local::Ask((lease.ahead * 2).clamp(1, most))
     }
 
@@ -177,6 +190,7 @@ impl Leases {
             expires: now,
             ahead: 0,
             refused_until: None,
+            asking: None,
         });
         if lease.expires <= now {
             lease.calls = 0;
@@ -185,6 +199,9 @@ impl Leases {
         lease.expires = now + LEASE_TTL;
         lease.ahead = ahead;
         lease.refused_until = wait.map(|w| now + w);
+        if ahead > 0 {
+            lease.asking = None;
+        }
     }
 }
 
@@ -393,6 +410,49 @@ mod tests {
         }
         let after = Instant::now() + wait + Duration::from_millis(1);
         assert_eq!(asks(leases.local(&key, BIG, after)), Some(0));
+    }
+
+    #[test]
+    fn calls_held_are_spent_before_a_refusal_is_answered_here() {
+        let leases = Leases::default();
+        let (key, ip) = (address("t"), "10.1.2.3".parse().unwrap());
+        leases.granted(("t", ip), 1, 1, 0, None);
+        assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(1));
+        // Two calls out: the first took 8 ahead, the second came back refused.
+        leases.granted(("t", ip), 9, 1, 8, None);
+        leases.granted(("t", ip), 0, 0, 0, Some(Duration::from_secs(5)));
+        for _ in 0..8 {
+            assert!(matches!(
+                leases.local(&key, BIG, Instant::now()),
+                Local::Answered(Verdict::Allowed)
+            ));
+        }
+        assert!(matches!(
+            leases.local(&key, BIG, Instant::now()),
+            Local::Answered(Verdict::Limited(_))
+        ));
+    }
+
+    #[test]
+    fn one_call_at_a_time_takes_calls_ahead() {
+        let leases = Leases::default();
+        let (key, ip) = (address("t"), "10.1.2.3".parse().unwrap());
+        leases.granted(("t", ip), 1, 1, 0, None);
+        assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(1));
+        // While that call is out, the next checks ask for themselves only.
+        assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(0));
+        assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(0));
+        leases.granted(("t", ip), 2, 1, 1, None);
+        assert!(matches!(
+            leases.local(&key, BIG, Instant::now()),
+            Local::Answered(Verdict::Allowed)
+        ));
+        assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(2));
+        // An answer that never comes is given up on with the lease's time.
+        let later = Instant::now() + LEASE_TTL + Duration::from_millis(1);
+        leases.granted(("t", ip), 0, 0, 0, None);
+        assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(0));
+        assert_eq!(asks(leases.local(&key, BIG, later)), Some(0));
     }
 
     #[test]
