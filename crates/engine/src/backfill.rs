@@ -189,7 +189,7 @@ fn roles_left(ra: &RolesAt<'_>, held: &[String], fillers: &[u16]) -> Option<Vec<
     for h in held {
         if let Some(n) = need
             .iter_mut()
-            .find(|n| n.count > 0 && ra.names.get(n.bit) == Some(h))
+            .find(|n| n.count > 0 && ra.names.get(n.bit).is_some_and(|name| **name == **h))
         {
             n.count -= 1;
         }
@@ -240,7 +240,7 @@ pub fn fill_roles(
         let mut k = 0;
         for &i in &on {
             for p in 0..ra.of(i).len() {
-                let name = ra.names[ra.need[roles[k]].bit].clone();
+                let name = ra.names[ra.need[roles[k]].bit].to_string();
                 out.push((i, p, name));
                 k += 1;
             }

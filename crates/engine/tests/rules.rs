@@ -90,7 +90,7 @@ fn a_hard_equal_keeps_builds_apart() {
             .map(|&e| tickets[e].value(0, "build").unwrap())
             .collect();
         assert_eq!(builds[0], builds[1], "{prop:?}");
-        assert_eq!(prop.steps, vec![("equal:build".to_string(), 0)]);
+        assert_eq!(prop.steps, vec![("equal:build".into(), 0)]);
     }
 }
 
@@ -110,7 +110,7 @@ relax = [{ after = "30s", groups = [["xbox", "ps", "pc"]] }]"#;
     assert!(run(&m, &tickets, &entries(2, 0), 10_000).is_empty());
     let p = run(&m, &tickets, &entries(2, 0), 31_000);
     assert_eq!(p.len(), 1);
-    assert_eq!(p[0].steps, vec![("equal:platform".to_string(), 1)]);
+    assert_eq!(p[0].steps, vec![("equal:platform".into(), 1)]);
     // Consoles meet from the start.
     let tickets = vec![
         solo("a", r#"{"platform": "xbox"}"#),
@@ -132,7 +132,7 @@ fn intersect_chooses_the_map_most_listed_first() {
     ];
     let p = run(&m, &tickets, &entries(4, 0), 1_000);
     assert_eq!(p.len(), 1, "{p:?}");
-    assert_eq!(p[0].chosen, vec![("maps".to_string(), "dust".to_string())]);
+    assert_eq!(p[0].chosen, vec![("maps".into(), "dust".into())]);
     // Nothing shared: no match until the rule is off; then the most listed.
     let tickets = vec![
         solo("a", r#"{"maps": ["harbor"]}"#),
@@ -143,7 +143,7 @@ fn intersect_chooses_the_map_most_listed_first() {
     assert!(run(&m, &tickets, &entries(4, 0), 1_000).is_empty());
     let p = run(&m, &tickets, &entries(4, 0), 61_000);
     assert_eq!(p.len(), 1);
-    assert_eq!(p[0].chosen, vec![("maps".to_string(), "dust".to_string())]);
+    assert_eq!(p[0].chosen, vec![("maps".into(), "dust".into())]);
 }
 
 /// Two players who share a map, with thirty who share another between them in
@@ -221,7 +221,7 @@ fn roles_are_filled_per_team() {
             .roles
             .iter()
             .filter(|(k, ..)| p.teams[*k] == team)
-            .map(|(_, _, r)| r.as_str())
+            .map(|(_, _, r)| &**r)
             .collect();
         got.sort_unstable();
         assert_eq!(
@@ -517,9 +517,9 @@ relax = [{ after = "60s", any = ["tank", "healer"] }]"#;
                 for (k, i, role) in prop.roles.iter().filter(|(k, ..)| prop.teams[*k] == team) {
                     let e = prop.members[*k];
                     let accepted = tickets[e].value(*i, "roles").unwrap().as_list().unwrap();
-                    let relaxed = wait >= 60_000 && role != "damage";
-                    prop_assert!(relaxed || accepted.iter().any(|r| r == role), "{} takes {} at {}", e, role, wait);
-                    *count.entry(role.as_str()).or_insert(0) += 1;
+                    let relaxed = wait >= 60_000 && &**role != "damage";
+                    prop_assert!(relaxed || accepted.iter().any(|r| **r == **role), "{} takes {} at {}", e, role, wait);
+                    *count.entry(&**role).or_insert(0) += 1;
                 }
                 prop_assert_eq!(count.get("tank"), Some(&1));
                 prop_assert_eq!(count.get("healer"), Some(&1));

@@ -51,6 +51,7 @@ use mm_domain::Millis;
 use snapshot::{Group, Snapshot};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 use walk::Ladder;
 
 /// One ticket of the pool as the engine sees it.
@@ -85,11 +86,11 @@ pub struct Proposal {
     pub members: Vec<usize>,
     pub teams: Vec<usize>,
     /// For each `intersect` rule, its attribute and the value chosen (a map).
-    pub chosen: Vec<(String, String)>,
+    pub chosen: Vec<(Arc<str>, Arc<str>)>,
     /// Each rule (`kind:attribute`) and the step it was at (0: not relaxed).
-    pub steps: Vec<(String, usize)>,
+    pub steps: Vec<(Arc<str>, usize)>,
     /// With a `roles` rule: (index into `members`, player of that ticket, role).
-    pub roles: Vec<(usize, usize, String)>,
+    pub roles: Vec<(usize, usize, Arc<str>)>,
 }
 
 impl Proposal {

@@ -11,6 +11,7 @@ use super::room::Room;
 use super::traits::{Column, Traits};
 use mm_domain::{PlayerId, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The compiler's maps: players' ids and values are hashed once per ticket
 /// read, a pool's worth each cycle for a claimed batch; SipHash was an eighth
@@ -98,7 +99,7 @@ pub struct Compiled {
 /// The number of `value` among a rule's values (`names`, `numbers`), a new
 /// one if it has none yet; `None` when it has none and `cap` are taken.
 fn number(
-    names: &mut Vec<String>,
+    names: &mut Vec<Arc<str>>,
     numbers: &mut Map<String>,
     value: &str,
     cap: usize,
@@ -110,7 +111,7 @@ fn number(
         return None;
     }
     let n = names.len() as u32;
-    names.push(value.to_string());
+    names.push(Arc::from(value));
     numbers.insert(value.to_string(), n);
     Some(n)
 }
@@ -120,7 +121,7 @@ fn number(
 pub struct Compiler {
     rules: Vec<Rule>,
     /// Per rule: the names of its values, in number order.
-    names: Vec<Vec<String>>,
+    names: Vec<Vec<Arc<str>>>,
     numbers: Vec<Map<String>>,
     people: Map<PlayerId>,
     /// Whether players are numbered (see [`Compiler::with_people`]).
@@ -145,7 +146,7 @@ impl Compiler {
                 (Kind::Roles, Params::Roles { need, .. }) => need
                     .iter()
                     .take(MAX_ROLES)
-                    .map(|(n, _)| n.clone())
+                    .map(|(n, _)| Arc::from(n.as_str()))
                     .collect(),
                 _ => Vec::new(),
             })
@@ -272,7 +273,7 @@ impl Compiler {
                                 None => every,
                                 Some(list) => list
                                     .iter()
-                                    .filter_map(|r| names.iter().position(|n| n == r))
+                                    .filter_map(|r| names.iter().position(|n| **n == **r))
                                     .fold(0u16, |s, b| s | 1 << b),
                             })
                             .collect(),
@@ -344,7 +345,10 @@ impl Compiler {
                                 .iter()
                                 .enumerate()
                                 .map(|(i, name)| {
-                                    match groups.iter().position(|g| g.iter().any(|v| v == name)) {
+                                    match groups
+                                        .iter()
+                                        .position(|g| g.iter().any(|v| **v == **name))
+                                    {
                                         Some(g) => g as u32,
                                         None => (groups.len() + i) as u32,
                                     }
@@ -404,7 +408,7 @@ impl Compiler {
                             Params::Roles { need, any } => Some(
                                 need.iter()
                                     .map(|(r, n)| Need {
-                                        bit: names.iter().position(|x| x == r).unwrap_or(0),
+                                        bit: names.iter().position(|x| **x == **r).unwrap_or(0),
                                         count: *n,
                                         any: any.contains(r),
                                     })

@@ -17,6 +17,7 @@ use super::room::Room;
 mod kinship;
 mod permute;
 use mm_domain::Millis;
+use std::sync::Arc;
 
 /// One rule, compiled over a snapshot.
 #[derive(Debug)]
@@ -34,7 +35,7 @@ pub(super) enum Column {
     Intersect {
         sets: Vec<u64>,
         firsts: Vec<u8>,
-        names: Vec<String>,
+        names: Vec<Arc<str>>,
     },
     /// Per entry, the lowest and highest of its players' numbers (NaN: missing).
     Distance { lo: Vec<f64>, hi: Vec<f64> },
@@ -43,7 +44,7 @@ pub(super) enum Column {
     Roles {
         start: Vec<u32>,
         sets: Vec<u16>,
-        names: Vec<String>,
+        names: Vec<Arc<str>>,
         needs: Vec<Option<Vec<Need>>>,
         /// With the room check: each player's set as needed roles (beside
         /// `sets`).
@@ -57,6 +58,9 @@ pub(super) enum Column {
 #[derive(Debug, Default)]
 pub struct Traits {
     rules: Vec<(Rule, Column)>,
+    /// Per rule, its label (`kind:attribute`) and attribute, shared by every
+    /// match that names them.
+    labels: Vec<(Arc<str>, Arc<str>)>,
     /// Per entry, its players (for judging party make-up).
     sizes: Vec<u16>,
     /// Per entry, its players' numbers (in `people`), and those it blocks.
@@ -75,14 +79,11 @@ impl Traits {
     /// Only the rules that read no attribute (party make-up), for callers
     /// that know nothing of the tickets but their sizes.
     pub fn shape_only(rules: &[Rule]) -> Self {
-        Traits {
-            rules: rules
-                .iter()
-                .filter(|r| r.kind == Kind::PartyBalance)
-                .map(|r| (r.clone(), Column::PartyBalance))
-                .collect(),
-            ..Traits::default()
+        let mut traits = Traits::default();
+        for r in rules.iter().filter(|r| r.kind == Kind::PartyBalance) {
+            traits.push_rule(r.clone(), Column::PartyBalance);
         }
+        traits
     }
 
     /// Compiles `rules` over `tickets` (in the order of the engine's entries),
@@ -96,6 +97,8 @@ impl Traits {
     }
 
     pub(super) fn push_rule(&mut self, rule: Rule, column: Column) {
+        self.labels
+            .push((Arc::from(rule.label()), Arc::from(rule.attribute.as_str())));
         self.rules.push((rule, column));
     }
 
@@ -244,7 +247,7 @@ pub(crate) struct RolesAt<'a> {
     start: &'a [u32],
     sets: &'a [u16],
     pub need: &'a [Need],
-    pub names: &'a [String],
+    pub names: &'a [Arc<str>],
 }
 
 impl RolesAt<'_> {
@@ -634,9 +637,9 @@ impl Traits {
     /// most listed value when the rule is off), ties broken by `seed` (the same
     /// match always gets the same value; different matches spread over the
     /// tied ones).
-    pub fn chosen(&self, members: &[usize], wait: Millis, seed: u64) -> Vec<(String, String)> {
+    pub fn chosen(&self, members: &[usize], wait: Millis, seed: u64) -> Vec<(Arc<str>, Arc<str>)> {
         let mut out = Vec::new();
-        for (rule, column) in &self.rules {
+        for ((rule, column), (_, attribute)) in self.rules.iter().zip(&self.labels) {
             let Column::Intersect {
                 sets,
                 firsts,
@@ -678,7 +681,7 @@ impl Traits {
                 .filter(|&b| pool >> b & 1 == 1)
                 .max_by_key(|&b| (votes[b], tie(b)))
                 .expect("a value in the pool");
-            out.push((rule.attribute.clone(), names[pick].clone()));
+            out.push((attribute.clone(), names[pick].clone()));
         }
         out
     }
@@ -764,10 +767,11 @@ impl Traits {
     }
 
     /// The step each rule was at for a match whose longest wait is `wait`.
-    pub fn steps(&self, wait: Millis) -> Vec<(String, usize)> {
+    pub fn steps(&self, wait: Millis) -> Vec<(Arc<str>, usize)> {
         self.rules
             .iter()
-            .map(|(r, _)| (r.label(), r.step(wait)))
+            .zip(&self.labels)
+            .map(|((r, _), (label, _))| (label.clone(), r.step(wait)))
             .collect()
     }
 }

@@ -193,10 +193,7 @@ rules = [{ kind = "intersect", attribute = "maps" }]
         assert_eq!(a, b);
         // p3 blocked p1: p3 meets p2 on harbor, p1 is left.
         assert_eq!(a.len(), 1);
-        assert_eq!(
-            a[0].chosen,
-            vec![("maps".to_string(), "harbor".to_string())]
-        );
+        assert_eq!(a[0].chosen, vec![("maps".into(), "harbor".into())]);
         // The matched ones go; new ones come, one of them blocking p1 too.
         kept.retain(|c| c.ticket.id.as_str() == "t1");
         kept.extend(vec![

@@ -726,20 +726,24 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode, reading: &Reading<'_>)
 /// What the rules decided for proposal `p` of `tickets`, as the match keeps it.
 pub(crate) fn decided(p: &mm_engine::Proposal, tickets: &[&mm_domain::Ticket]) -> Decided {
     Decided {
-        chosen: p.chosen.iter().cloned().collect(),
+        chosen: p
+            .chosen
+            .iter()
+            .map(|(rule, value)| (rule.to_string(), value.to_string()))
+            .collect(),
         roles: p
             .roles
             .iter()
             .filter_map(|(k, i, role)| {
                 let player = tickets[p.members[*k]].players.get(*i)?;
-                Some((player.clone(), role.clone()))
+                Some((player.clone(), role.to_string()))
             })
             .collect(),
         rules: p
             .steps
             .iter()
             .map(|(rule, step)| RuleStep {
-                rule: rule.clone(),
+                rule: rule.to_string(),
                 step: *step,
             })
             .collect(),

@@ -18,6 +18,7 @@ impl Traits {
         let (blocks_start, blocked) = ranges(&self.blocks_start, &self.blocked, entries);
         Traits {
             rules,
+            labels: self.labels.clone(),
             sizes: pick(&self.sizes, entries),
             people_start,
             people,
