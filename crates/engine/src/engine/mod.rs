@@ -123,13 +123,28 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
 pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis) -> Vec<Proposal> {
     match parts::split(entries.len(), traits) {
         Some(split) => parts::propose_parts(mode, entries, traits, now, &split, parts::threads()),
-        None => propose_whole(mode, entries, traits, now),
+        None => propose_whole(mode, entries, traits, now, Parts::Find),
     }
 }
 
+/// What the search knows of a pool's partitions (see [`Traits::partition_ids`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parts {
+    /// Work them out from the rules.
+    Find,
+    /// One partition: a part of a split pool, every entry able to meet.
+    One,
+}
+
 /// [`propose_with`] over the whole pool as one snapshot.
-fn propose_whole(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis) -> Vec<Proposal> {
-    let Some(mut pool) = Snapshot::new(mode, entries, traits, now) else {
+fn propose_whole(
+    mode: &Mode,
+    entries: &[Entry],
+    traits: &Traits,
+    now: Millis,
+    parts: Parts,
+) -> Vec<Proposal> {
+    let Some(mut pool) = Snapshot::new(mode, entries, traits, now, parts) else {
         return Vec::new();
     };
     let mut out = Vec::new();

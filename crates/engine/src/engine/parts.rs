@@ -10,11 +10,10 @@
 //! whole pool's search, as before. A pool leader's pool is that big after a
 //! backlog (a restart, a burst); a claim worker's batch never is.
 
-use super::{Entry, Proposal, propose_whole};
+use super::{Entry, Parts, Proposal, propose_whole};
 use crate::Mode;
 use crate::rules::Traits;
 use mm_domain::Millis;
-use std::collections::HashMap;
 
 /// Least entries for a pool to be formed part by part.
 pub const SPLIT_FROM: usize = 4_096;
@@ -26,14 +25,13 @@ pub(super) fn split(entries: usize, traits: &Traits) -> Option<Vec<Vec<usize>>> 
     if entries < SPLIT_FROM || !traits.partitions() {
         return None;
     }
-    let mut ids: HashMap<Vec<u32>, usize> = HashMap::new();
+    let ids = traits.partition_ids()?;
     let mut parts: Vec<Vec<usize>> = Vec::new();
-    for e in 0..entries {
-        let Some(key) = traits.partition(e) else {
+    for (e, id) in ids.into_iter().enumerate().take(entries) {
+        let Some(part) = id else {
             continue;
         };
-        let n = ids.len();
-        let part = *ids.entry(key).or_insert(n);
+        let part = part as usize;
         if part == parts.len() {
             parts.push(Vec::new());
         }
@@ -54,7 +52,7 @@ pub(super) fn propose_parts(
 ) -> Vec<Proposal> {
     let one = |part: &Vec<usize>| {
         let own: Vec<Entry> = part.iter().map(|&e| entries[e]).collect();
-        let mut out = propose_whole(mode, &own, &traits.permuted(part), now);
+        let mut out = propose_whole(mode, &own, &traits.permuted(part), now, Parts::One);
         for p in &mut out {
             for m in &mut p.members {
                 *m = part[*m];
@@ -122,6 +120,7 @@ mod tests {
     use crate::rules::Described;
     use crate::{Modes, WindowPolicy};
     use mm_domain::{Attributes, Value};
+    use std::collections::HashMap;
 
     /// A solo ticket's attributes.
     struct Solo(Attributes);
@@ -206,7 +205,7 @@ mod tests {
         }
         // As many players as the search of the whole pool at once, near enough
         // (each part's passes end on their own).
-        let whole = propose_whole(&mode, &entries, &traits, NOW);
+        let whole = propose_whole(&mode, &entries, &traits, NOW, super::Parts::Find);
         let (split, all) = (seen.len(), whole.len() * 10);
         assert!(
             split * 100 >= all * 99,

@@ -6,7 +6,7 @@
 use super::ruled::Split;
 use super::seek::Seek;
 use super::walk::{Free, FreeAbove, Recording, Replay, Upward};
-use super::{Entry, GiveUp, SKIP_LIMIT};
+use super::{Entry, GiveUp, Parts, SKIP_LIMIT};
 use crate::Mode;
 use crate::rules::{Grown, Steps, Traits};
 use crate::teams::{self, Unit};
@@ -156,21 +156,16 @@ impl<'a> Snapshot<'a> {
         entries: &[Entry],
         traits: &'a Traits,
         now: Millis,
+        known: Parts,
     ) -> Option<Self> {
         // Hard `equal` rules: each entry's partition, numbered in order of first
         // sight; a ticket that can meet nobody is left out.
-        let parts: Option<Vec<u32>> = traits.partitions().then(|| {
-            let mut ids = std::collections::HashMap::new();
-            (0..entries.len())
-                .map(|i| match traits.partition(i) {
-                    Some(key) => {
-                        let n = ids.len() as u32;
-                        *ids.entry(key).or_insert(n)
-                    }
-                    None => u32::MAX,
-                })
-                .collect()
-        });
+        let parts: Option<Vec<u32>> = match known {
+            Parts::One => None,
+            Parts::Find => traits
+                .partition_ids()
+                .map(|ids| ids.into_iter().map(|id| id.unwrap_or(u32::MAX)).collect()),
+        };
         // Sort (rating key, index, packed size and wait) triples: plain integer
         // comparisons, and the sorted run needs no second, scattered look at the
         // entries (the triple is no bigger than the pair would be).

@@ -127,14 +127,15 @@ impl Traits {
         self.rules.iter().map(|(r, _)| r)
     }
 
-    /// The groups of entry `e`'s values under every hard `equal` rule: tickets
-    /// that differ in them can never meet, so the pool splits along them.
-    /// `None` when the ticket can meet nobody (its own players' values are in
-    /// different groups).
-    pub fn partition(&self, e: usize) -> Option<Vec<u32>> {
-        let mut key = Vec::new();
+    /// Each entry's partition under the hard `equal` rules (tickets whose
+    /// values differ there can never meet, so the pool splits along them),
+    /// numbered in order of first sight; `None` for an entry that can meet
+    /// nobody (its own players' values are in different groups). `None` in
+    /// all when no hard `equal` rule applies.
+    pub fn partition_ids(&self) -> Option<Vec<Option<u32>>> {
+        let mut ids: Option<Vec<Option<u32>>> = None;
         for (rule, column) in &self.rules {
-            if let (
+            let (
                 true,
                 Column::Equal {
                     start,
@@ -142,16 +143,34 @@ impl Traits {
                     group,
                 },
             ) = (rule.is_hard(), column)
-            {
-                let mine = &values[start[e] as usize..start[e + 1] as usize];
-                let g = group[0][mine[0] as usize];
-                if mine.iter().any(|&v| group[0][v as usize] != g) {
-                    return None;
-                }
-                key.push(g);
-            }
+            else {
+                continue;
+            };
+            let n = start.len().saturating_sub(1);
+            let before = ids.take().unwrap_or_else(|| vec![Some(0); n]);
+            // (partition so far, group here) numbered anew by first sight:
+            // after the last rule, the numbers follow the whole key's first sight.
+            let mut seen: std::collections::HashMap<u64, u32, foldhash::fast::RandomState> =
+                Default::default();
+            let next = (0..n)
+                .map(|e| {
+                    let id = before[e]?;
+                    let mine = &values[start[e] as usize..start[e + 1] as usize];
+                    let g = group[0][*mine.first()? as usize];
+                    if mine.iter().any(|&v| group[0][v as usize] != g) {
+                        return None;
+                    }
+                    let count = seen.len() as u32;
+                    Some(
+                        *seen
+                            .entry(u64::from(id) << 32 | u64::from(g))
+                            .or_insert(count),
+                    )
+                })
+                .collect();
+            ids = Some(next);
         }
-        Some(key)
+        ids
     }
 
     /// Whether any rule has hard `equal` parts that split the pool.
