@@ -266,7 +266,7 @@ fn a_match_missing_its_tanks_looks_past_the_damage_players() {
 }
 
 #[test]
-fn an_overdue_ticket_s_match_leaves_out_a_party_that_keeps_it_from_splitting() {
+fn a_party_that_can_tank_once_is_joined_by_a_tank_for_the_other_team() {
     let m = mode(TANK_HEALER_THREE_DAMAGE, 2, 5);
     let party = T {
         players: vec![PlayerId::new("p0").unwrap(), PlayerId::new("p1").unwrap()],
@@ -274,8 +274,8 @@ fn an_overdue_ticket_s_match_leaves_out_a_party_that_keeps_it_from_splitting() {
         blocks: Vec::new(),
     };
     // The overdue ticket (a damage player), then nearest in rating a pair who
-    // are the nearest two able to tank (one team would get both), two
-    // healers, six damage players, and further up two tanks.
+    // both take tank (but can tank only their own team), two healers, six
+    // damage players, and further up two tanks.
     let mut tickets = vec![solo("late", &role(r#"["damage"]"#)), party];
     tickets.extend((0..2).map(|i| solo(&format!("h{i}"), &role(r#"["healer"]"#))));
     tickets.extend((0..6).map(|i| solo(&format!("d{i}"), &role(r#"["damage"]"#))));
@@ -297,13 +297,17 @@ fn an_overdue_ticket_s_match_leaves_out_a_party_that_keeps_it_from_splitting() {
         .iter()
         .find(|p| p.members.contains(&0))
         .expect("the overdue ticket is matched");
-    assert!(!with_late.members.contains(&1), "{with_late:?}");
-    for t in [10, 11] {
-        assert!(
-            with_late.members.contains(&t),
-            "tank {t} missing: {with_late:?}"
-        );
-    }
+    // Two tickets able to tank are needed, one a team: the pair counts once,
+    // so the nearest tank beyond joins (not both tanks, which would leave the
+    // pair out, nor a damage player in the tank's place, which would not
+    // split).
+    assert!(with_late.members.contains(&1), "{with_late:?}");
+    assert!(with_late.members.contains(&10), "{with_late:?}");
+    assert!(!with_late.members.contains(&11), "{with_late:?}");
+    let tanks = with_late.roles.iter().filter(|(.., r)| &**r == "tank");
+    let teams: std::collections::BTreeSet<usize> =
+        tanks.map(|&(k, ..)| with_late.teams[k]).collect();
+    assert_eq!(teams.len(), 2, "a tank on each team: {with_late:?}");
 }
 
 /// Rules built by hand, beyond the most a mode may declare: the last one still

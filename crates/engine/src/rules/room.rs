@@ -6,6 +6,12 @@
 //! two players who each accept tank and healer pass "two tanks, two healers"
 //! role by role but fill only two of the four slots.
 //!
+//! And a party plays on one team: for every role each team needs, the match
+//! needs a ticket with a player who takes it per team, so the tickets with
+//! one, plus the players still to come (at most as many tickets), must be at
+//! least the teams. Without it, a pair who both take tank passed for both
+//! teams' tanks and the match was found not to split only once full.
+//!
 //! Up to [`ROOM_ROLES`] needed roles are checked this way (a match keeps, for
 //! each set of them, how many of its players accept one); a mode needing more
 //! distinct roles is left to the team split, which assigns roles exactly.
@@ -87,20 +93,36 @@ impl Room {
         out
     }
 
-    /// Fresh counts for an empty match.
+    /// Fresh counts for an empty match: for each set of needed roles, the
+    /// players who accept one of them (`1 << bits` counts), then for each
+    /// needed role, the tickets with a player who accepts it (`bits` more).
     pub(crate) fn clear(&self, counts: &mut Vec<u16>) {
         counts.clear();
-        counts.resize(1 << self.bits, 0);
+        counts.resize((1 << self.bits) + self.bits, 0);
     }
 
-    /// Counts the players of `masks` into `counts`: for each set of needed
-    /// roles, the players who accept one of them.
+    /// Counts one ticket, its players' `masks`, into `counts`.
     pub(crate) fn add(&self, counts: &mut [u16], masks: &[u8]) {
+        let sets = 1 << self.bits;
         for &m in masks.iter().filter(|&&m| m != 0) {
-            for (s, n) in counts.iter_mut().enumerate().skip(1) {
+            for (s, n) in counts[..sets].iter_mut().enumerate().skip(1) {
                 *n += u16::from(s as u8 & m != 0);
             }
         }
+        let any = masks.iter().fold(0u8, |all, &m| all | m);
+        for (k, n) in counts[sets..].iter_mut().enumerate() {
+            *n += u16::from(any >> k & 1);
+        }
+    }
+
+    /// The needed roles at a step that every team needs a player of: each
+    /// team must have its own ticket with such a player (a party plays on
+    /// one team), so a match needs `teams` tickets with one.
+    fn singles(demands: &[(u8, u16)]) -> impl Iterator<Item = usize> + '_ {
+        demands
+            .iter()
+            .filter(|&&(s, slots)| s.count_ones() == 1 && slots > 0)
+            .map(|&(s, _)| s.trailing_zeros() as usize)
     }
 
     /// Whether one team of exactly the players of `masks` can fill its roles
@@ -170,6 +192,15 @@ impl Room {
         let Some(Some(demands)) = self.demands.get(step) else {
             return None;
         };
+        // A role too few tickets bring for every team to have one: the next
+        // ticket must bring it (the players still to come are at most as
+        // many tickets).
+        let tickets = &counts[1 << self.bits..];
+        if let Some(k) =
+            Self::singles(demands).find(|&k| usize::from(tickets[k]) + remaining <= teams)
+        {
+            return Some(1 << k);
+        }
         let every = demands.iter().fold(0u8, |all, &(s, _)| all | s);
         demands
             .iter()
@@ -195,10 +226,15 @@ impl Room {
         let Some(Some(demands)) = self.demands.get(step) else {
             return true;
         };
-        demands.iter().all(|&(s, slots)| {
-            let joining = masks.iter().filter(|&&m| m & s != 0).count();
-            usize::from(counts[usize::from(s)]) + joining + remaining >= teams * usize::from(slots)
-        })
+        let any = masks.iter().fold(0u8, |all, &m| all | m);
+        let tickets = &counts[1 << self.bits..];
+        Self::singles(demands)
+            .all(|k| usize::from(tickets[k]) + usize::from(any >> k & 1) + remaining >= teams)
+            && demands.iter().all(|&(s, slots)| {
+                let joining = masks.iter().filter(|&&m| m & s != 0).count();
+                usize::from(counts[usize::from(s)]) + joining + remaining
+                    >= teams * usize::from(slots)
+            })
     }
 }
 
@@ -282,6 +318,33 @@ mod tests {
     }
 
     #[test]
+    fn each_team_needs_its_own_ticket_for_a_role() {
+        let room = five();
+        let (damage, tank, healer) = (room.mask(0b100), room.mask(0b001), room.mask(0b010));
+        let mut counts = Vec::new();
+        room.clear(&mut counts);
+        // A pair who both take tank is one ticket: it tanks one team.
+        room.add(&mut counts, &[tank | damage, tank | damage]);
+        for m in [healer, healer, damage, damage, damage, damage, damage] {
+            room.add(&mut counts, &[m]);
+        }
+        // Nine players in, two of them able to tank, one to come: it must.
+        assert_eq!(room.tight(0, &counts, 1, 2), Some(tank));
+        assert!(!room.fits(0, &counts, &[damage], 0, 2));
+        assert!(room.fits(0, &counts, &[tank], 0, 2));
+        // Two solos able to tank would do.
+        room.clear(&mut counts);
+        for m in [tank | damage, tank | damage, healer, healer] {
+            room.add(&mut counts, &[m]);
+        }
+        for _ in 0..5 {
+            room.add(&mut counts, &[damage]);
+        }
+        assert_ne!(room.tight(0, &counts, 1, 2), Some(tank));
+        assert!(room.fits(0, &counts, &[damage], 0, 2));
+    }
+
+    #[test]
     fn relaxed_roles_and_off_steps_need_nothing() {
         let any_tank = Need {
             bit: 0,
@@ -307,8 +370,9 @@ mod tests {
         assert!(room.fits(2, &counts, &[damage], 0, 2));
         let healer = room.mask(0b010);
         room.clear(&mut counts);
-        room.add(&mut counts, &[damage; 7]);
-        room.add(&mut counts, &[healer; 2]);
+        for m in [damage; 7].into_iter().chain([healer; 2]) {
+            room.add(&mut counts, &[m]);
+        }
         assert!(room.fits(1, &counts, &[damage], 0, 2));
         assert!(!room.fits(0, &counts, &[damage], 0, 2));
     }
