@@ -310,6 +310,53 @@ fn a_party_that_can_tank_once_is_joined_by_a_tank_for_the_other_team() {
     assert_eq!(teams.len(), 2, "a tank on each team: {with_late:?}");
 }
 
+#[test]
+fn an_overdue_ticket_s_match_leaves_out_a_party_that_keeps_it_from_splitting() {
+    let m = mode(TANK_HEALER_THREE_DAMAGE, 2, 5);
+    let party = |names: &[&str], roles: &[&str]| T {
+        players: names.iter().map(|n| PlayerId::new(*n).unwrap()).collect(),
+        attrs: roles.iter().map(|r| attrs(&role(r))).collect(),
+        blocks: Vec::new(),
+    };
+    let (d, t, h) = (r#"["damage"]"#, r#"["tank"]"#, r#"["healer"]"#);
+    // The overdue ticket (a damage player), then nearest in rating three
+    // parties that pass every count (two tickets able to tank, two able to
+    // heal, six damage players with the next solo) but only pack as 3 + 2
+    // against 3 + 1 + 1: whichever trio joins the pair, the other trio's team
+    // has one role and nobody for the other. Further up, a tank and damage
+    // players.
+    let mut tickets = vec![
+        solo("late", &role(d)),
+        party(&["a0", "a1", "a2"], &[t, d, d]),
+        party(&["b0", "b1", "b2"], &[h, d, d]),
+        party(&["p0", "p1"], &[t, h]),
+        solo("d0", &role(d)),
+        solo("t0", &role(t)),
+    ];
+    tickets.extend((1..4).map(|i| solo(&format!("d{i}"), &role(d))));
+    // Overdue after 30 s (three times the initial window's growth time).
+    let now = 40_000;
+    let pool: Vec<Entry> = tickets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Entry {
+            rating: 1500.0 + if i < 5 { i as f64 } else { 10.0 + i as f64 },
+            size: t.players.len(),
+            enqueued_at: if i == 0 { 0 } else { now - 1_000 },
+            eligible_at: 0,
+        })
+        .collect();
+    let p = run(&m, &tickets, &pool, now);
+    let with_late = p
+        .iter()
+        .find(|p| p.members.contains(&0))
+        .expect("the overdue ticket is matched");
+    // Grown again without the first trio, it takes the tank further up.
+    assert!(!with_late.members.contains(&1), "{with_late:?}");
+    assert!(with_late.members.contains(&5), "{with_late:?}");
+    assert_eq!(with_late.roles.len(), 10, "{with_late:?}");
+}
+
 /// Rules built by hand, beyond the most a mode may declare: the last one still
 /// holds, and relaxes with the wait.
 #[test]

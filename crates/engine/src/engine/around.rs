@@ -11,9 +11,10 @@
 //! gives up, a dozen times over: most of a ruled cycle went there. Growing from
 //! the ticket asks each candidate the one question that matters (does it fit a
 //! match with this ticket in it) once. A full match that does not split into
-//! teams meeting the rules is nearly always held back by a party (the two
-//! players nearest who take tank, together in a pair, cannot tank both teams):
-//! it is grown again without one of its parties.
+//! teams meeting the rules is nearly always held back by a party (the room
+//! check counts each team's tickets for every role, but not how the parties
+//! pack: a trio with a tank and a trio with a healer, of whom only one can
+//! sit with the pair): it is grown again without one of its parties.
 
 use super::SKIP_LIMIT;
 use super::snapshot::{Group, Snapshot};
