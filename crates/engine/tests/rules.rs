@@ -119,6 +119,57 @@ relax = [{ after = "30s", groups = [["xbox", "ps", "pc"]] }]"#;
     assert_eq!(run(&m, &tickets, &entries(2, 0), 1_000).len(), 1);
 }
 
+/// A soft `equal` splits the pool like a hard one while nobody has waited
+/// until it relaxes (a backlog of fresh tickets), and stops splitting it as
+/// soon as one ticket has: that ticket's match may cross over.
+#[test]
+fn a_relaxing_equal_splits_a_pool_only_while_nobody_waited_for_the_relax() {
+    let rules = r#"
+[[modes.m.rules]]
+kind = "equal"
+attribute = "platform"
+groups = [["console"], ["pc"]]
+relax = [{ after = "30s", groups = [["console", "pc"]] }]"#;
+    let m = mode(rules, 2, 5);
+    // 10 pc players among 30 console players, alternating in rating.
+    let tickets: Vec<T> = (0..40)
+        .map(|i| {
+            let platform = if i % 4 == 0 { "pc" } else { "console" };
+            solo(
+                &format!("p{i}"),
+                &format!(r#"{{"platform": "{platform}"}}"#),
+            )
+        })
+        .collect();
+    let traits = Traits::new(&m.rules, &tickets);
+    let parts = |longest| {
+        traits
+            .partition_ids(longest)
+            .map(|ids| ids.into_iter().flatten().max())
+    };
+    assert_eq!(parts(29_999), Some(Some(1)), "two parts");
+    assert_eq!(parts(30_000), None, "relaxed: one pool");
+    // Fresh: a match of each platform (the pc players alone make one).
+    let fresh = entries(40, 10_000);
+    let p = run(&m, &tickets, &fresh, 20_000);
+    assert_eq!(p.len(), 4, "{p:?}");
+    for prop in &p {
+        let pcs = prop.members.iter().filter(|&&e| e % 4 == 0).count();
+        assert!(pcs == 0 || pcs == 10, "{prop:?}");
+    }
+    // One console player waited 31 s: the pool is one, and its match crosses.
+    let mut waited = fresh.clone();
+    waited[1].enqueued_at = 0;
+    waited[1].eligible_at = 0;
+    let p = run(&m, &tickets, &waited, 31_000);
+    let crossed = p
+        .iter()
+        .find(|prop| prop.members.contains(&1))
+        .expect("the long-waiting player is matched");
+    assert_eq!(crossed.steps, vec![("equal:platform".into(), 1)]);
+    assert!(crossed.members.iter().any(|&e| e % 4 == 0), "{crossed:?}");
+}
+
 #[test]
 fn intersect_chooses_the_map_most_listed_first() {
     let rules = "[[modes.m.rules]]\nkind = \"intersect\"\nattribute = \"maps\"\n\

@@ -118,10 +118,12 @@ pub fn propose(mode: &Mode, entries: &[Entry], now: Millis) -> Vec<Proposal> {
 
 /// Proposes matches from `entries` at time `now` under `mode`, its rules reading
 /// the tickets through `traits` (compiled over the same entries, in order).
-/// A big pool that hard `equal` rules split is formed part by part on the
+/// A big pool that `equal` rules split for the whole cycle (hard ones, and
+/// those no ticket waited long enough to relax) is formed part by part on the
 /// machine's cores ([`parts`]).
 pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis) -> Vec<Proposal> {
-    match parts::split(entries.len(), traits) {
+    let longest = snapshot::longest_wait(entries, now);
+    match parts::split(entries.len(), traits, longest) {
         Some(split) => parts::propose_parts(mode, entries, traits, now, &split, parts::threads()),
         None => propose_whole(mode, entries, traits, now, Parts::Find),
     }

@@ -19,13 +19,14 @@ use mm_domain::Millis;
 pub const SPLIT_FROM: usize = 4_096;
 
 /// The pool's parts (entry indexes in entry order), in order of first sight;
-/// `None` when it is not to be split (too small, not split by a hard rule, or
-/// in one part). Entries that can meet nobody are in no part.
-pub(super) fn split(entries: usize, traits: &Traits) -> Option<Vec<Vec<usize>>> {
-    if entries < SPLIT_FROM || !traits.partitions() {
+/// `None` when it is not to be split (too small, not split by an `equal` rule
+/// that holds for the whole cycle, its longest wait being `longest`, or in one
+/// part). Entries that can meet nobody are in no part.
+pub(super) fn split(entries: usize, traits: &Traits, longest: Millis) -> Option<Vec<Vec<usize>>> {
+    if entries < SPLIT_FROM || !traits.partitions(longest) {
         return None;
     }
-    let ids = traits.partition_ids()?;
+    let ids = traits.partition_ids(longest)?;
     let mut parts: Vec<Vec<usize>> = Vec::new();
     for (e, id) in ids.into_iter().enumerate().take(entries) {
         let Some(part) = id else {
@@ -183,7 +184,7 @@ mod tests {
     #[test]
     fn a_split_pool_forms_the_same_matches_on_any_number_of_threads() {
         let (mode, entries, traits) = pool(SPLIT_FROM + 1_000);
-        let parts = split(entries.len(), &traits).expect("split by builds");
+        let parts = split(entries.len(), &traits, 90_000).expect("split by builds");
         assert_eq!(parts.len(), 3);
         let one = propose_parts(&mode, &entries, &traits, NOW, &parts, 1);
         assert!(one.len() > 300, "{} matches", one.len());
@@ -216,9 +217,9 @@ mod tests {
     #[test]
     fn a_small_pool_or_one_without_hard_rules_is_not_split() {
         let (_, entries, traits) = pool(SPLIT_FROM - 1);
-        assert!(split(entries.len(), &traits).is_none());
+        assert!(split(entries.len(), &traits, 90_000).is_none());
         let (_, entries, _) = pool(SPLIT_FROM);
-        assert!(split(entries.len(), &Traits::none()).is_none());
+        assert!(split(entries.len(), &Traits::none(), 0).is_none());
     }
 
     fn parts(sizes: &[usize]) -> Vec<Vec<usize>> {

@@ -12,6 +12,16 @@ use crate::rules::{Grown, Steps, Traits};
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
 
+/// The longest wait among `entries` at `now`: no match of the cycle waited
+/// longer, so no rule relaxes past its step at this wait.
+pub(super) fn longest_wait(entries: &[Entry], now: Millis) -> Millis {
+    entries
+        .iter()
+        .map(|e| now.saturating_sub(e.enqueued_at))
+        .max()
+        .unwrap_or(0)
+}
+
 /// Maps a finite rating to an integer with the same order.
 pub(super) fn order_key(x: f64) -> u64 {
     let bits = x.to_bits();
@@ -163,7 +173,7 @@ impl<'a> Snapshot<'a> {
         let parts: Option<Vec<u32>> = match known {
             Parts::One => None,
             Parts::Find => traits
-                .partition_ids()
+                .partition_ids(longest_wait(entries, now))
                 .map(|ids| ids.into_iter().map(|id| id.unwrap_or(u32::MAX)).collect()),
         };
         // Sort (rating key, index, packed size and wait) triples: plain integer

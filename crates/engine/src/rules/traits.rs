@@ -127,12 +127,13 @@ impl Traits {
         self.rules.iter().map(|(r, _)| r)
     }
 
-    /// Each entry's partition under the hard `equal` rules (tickets whose
-    /// values differ there can never meet, so the pool splits along them),
-    /// numbered in order of first sight; `None` for an entry that can meet
-    /// nobody (its own players' values are in different groups). `None` in
-    /// all when no hard `equal` rule applies.
-    pub fn partition_ids(&self) -> Option<Vec<Option<u32>>> {
+    /// Each entry's partition under the `equal` rules that hold for a whole
+    /// cycle whose longest wait is `longest` (see [`Traits::parts_rule`]):
+    /// tickets whose values differ there cannot meet this cycle, so the pool
+    /// splits along them. Numbered in order of first sight; `None` for an
+    /// entry that can meet nobody (its own players' values are in different
+    /// groups). `None` in all when no such rule applies.
+    pub fn partition_ids(&self, longest: Millis) -> Option<Vec<Option<u32>>> {
         let mut ids: Option<Vec<Option<u32>>> = None;
         for (rule, column) in &self.rules {
             let (
@@ -142,7 +143,7 @@ impl Traits {
                     values,
                     group,
                 },
-            ) = (rule.is_hard(), column)
+            ) = (Self::parts_rule(rule, longest), column)
             else {
                 continue;
             };
@@ -173,11 +174,21 @@ impl Traits {
         ids
     }
 
-    /// Whether any rule has hard `equal` parts that split the pool.
-    pub fn partitions(&self) -> bool {
+    /// Whether `rule` keeps its first step's `equal` for every match of a
+    /// cycle whose longest wait is `longest`: a hard rule always, one that
+    /// relaxes when no ticket has waited until its first relaxation (a
+    /// backlog of fresh tickets keeps platforms apart as surely as builds).
+    fn parts_rule(rule: &Rule, longest: Millis) -> bool {
+        matches!(rule.steps[0].params, Params::Equal { .. })
+            && rule.steps.get(1).is_none_or(|next| longest < next.after)
+    }
+
+    /// Whether some `equal` rule splits a pool whose longest wait is
+    /// `longest` (see [`Traits::partition_ids`]).
+    pub fn partitions(&self, longest: Millis) -> bool {
         self.rules
             .iter()
-            .any(|(r, c)| r.is_hard() && matches!(c, Column::Equal { .. }))
+            .any(|(r, c)| Self::parts_rule(r, longest) && matches!(c, Column::Equal { .. }))
     }
 
     fn people(&self, e: usize) -> &[u32] {
