@@ -316,6 +316,28 @@ fn a_match_missing_its_tanks_looks_past_the_damage_players() {
     assert_eq!(members.len(), 10);
 }
 
+/// The match of ticket 0 of `tickets`, overdue (queued 40 s ago, three
+/// times the initial window's growth time) among tickets queued a second
+/// ago: the first `near` one point apart in rating, the rest ten points
+/// further up.
+fn overdue_match(m: &Mode, tickets: &[T], near: usize) -> Proposal {
+    let now = 40_000;
+    let pool: Vec<Entry> = tickets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Entry {
+            rating: 1500.0 + if i < near { i as f64 } else { 10.0 + i as f64 },
+            size: t.players.len(),
+            enqueued_at: if i == 0 { 0 } else { now - 1_000 },
+            eligible_at: 0,
+        })
+        .collect();
+    run(m, tickets, &pool, now)
+        .into_iter()
+        .find(|p| p.members.contains(&0))
+        .expect("the overdue ticket is matched")
+}
+
 #[test]
 fn a_party_that_can_tank_once_is_joined_by_a_tank_for_the_other_team() {
     let m = mode(TANK_HEALER_THREE_DAMAGE, 2, 5);
@@ -331,23 +353,7 @@ fn a_party_that_can_tank_once_is_joined_by_a_tank_for_the_other_team() {
     tickets.extend((0..2).map(|i| solo(&format!("h{i}"), &role(r#"["healer"]"#))));
     tickets.extend((0..6).map(|i| solo(&format!("d{i}"), &role(r#"["damage"]"#))));
     tickets.extend((0..2).map(|i| solo(&format!("t{i}"), &role(r#"["tank"]"#))));
-    // Overdue after 30 s (three times the initial window's growth time).
-    let now = 40_000;
-    let pool: Vec<Entry> = tickets
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Entry {
-            rating: 1500.0 + if i < 10 { i as f64 } else { 10.0 + i as f64 },
-            size: t.players.len(),
-            enqueued_at: if i == 0 { 0 } else { now - 1_000 },
-            eligible_at: 0,
-        })
-        .collect();
-    let p = run(&m, &tickets, &pool, now);
-    let with_late = p
-        .iter()
-        .find(|p| p.members.contains(&0))
-        .expect("the overdue ticket is matched");
+    let with_late = overdue_match(&m, &tickets, 10);
     // Two tickets able to tank are needed, one a team: the pair counts once,
     // so the nearest tank beyond joins (not both tanks, which would leave the
     // pair out, nor a damage player in the tank's place, which would not
@@ -385,23 +391,7 @@ fn an_overdue_ticket_s_match_leaves_out_a_party_that_keeps_it_from_splitting() {
         solo("t0", &role(t)),
     ];
     tickets.extend((1..4).map(|i| solo(&format!("d{i}"), &role(d))));
-    // Overdue after 30 s (three times the initial window's growth time).
-    let now = 40_000;
-    let pool: Vec<Entry> = tickets
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Entry {
-            rating: 1500.0 + if i < 5 { i as f64 } else { 10.0 + i as f64 },
-            size: t.players.len(),
-            enqueued_at: if i == 0 { 0 } else { now - 1_000 },
-            eligible_at: 0,
-        })
-        .collect();
-    let p = run(&m, &tickets, &pool, now);
-    let with_late = p
-        .iter()
-        .find(|p| p.members.contains(&0))
-        .expect("the overdue ticket is matched");
+    let with_late = overdue_match(&m, &tickets, 5);
     // Grown again without the first trio, it takes the tank further up.
     assert!(!with_late.members.contains(&1), "{with_late:?}");
     assert!(with_late.members.contains(&5), "{with_late:?}");
