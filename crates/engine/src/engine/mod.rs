@@ -125,15 +125,15 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
     let longest = snapshot::longest_wait(entries, now);
     match parts::split(entries.len(), traits, longest) {
         Some(split) => parts::propose_parts(mode, entries, traits, now, &split, parts::threads()),
-        None => propose_whole(mode, entries, traits, now, Parts::Find),
+        None => propose_whole(mode, entries, traits, now, Parts::Find(longest)),
     }
 }
 
 /// What the search knows of a pool's partitions (see [`Traits::partition_ids`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Parts {
-    /// Work them out from the rules.
-    Find,
+    /// Work them out from the rules, the pool's longest wait being this.
+    Find(Millis),
     /// One partition: a part of a split pool, every entry able to meet.
     One,
 }

@@ -23,7 +23,7 @@ pub const SPLIT_FROM: usize = 4_096;
 /// that holds for the whole cycle, its longest wait being `longest`, or in one
 /// part). Entries that can meet nobody are in no part.
 pub(super) fn split(entries: usize, traits: &Traits, longest: Millis) -> Option<Vec<Vec<usize>>> {
-    if entries < SPLIT_FROM || !traits.partitions(longest) {
+    if entries < SPLIT_FROM {
         return None;
     }
     let ids = traits.partition_ids(longest)?;
@@ -206,7 +206,7 @@ mod tests {
         }
         // As many players as the search of the whole pool at once, near enough
         // (each part's passes end on their own).
-        let whole = propose_whole(&mode, &entries, &traits, NOW, super::Parts::Find);
+        let whole = propose_whole(&mode, &entries, &traits, NOW, super::Parts::Find(90_000));
         let (split, all) = (seen.len(), whole.len() * 10);
         assert!(
             split * 100 >= all * 99,

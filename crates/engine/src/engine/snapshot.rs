@@ -168,12 +168,13 @@ impl<'a> Snapshot<'a> {
         now: Millis,
         known: Parts,
     ) -> Option<Self> {
-        // Hard `equal` rules: each entry's partition, numbered in order of first
-        // sight; a ticket that can meet nobody is left out.
+        // The `equal` rules that hold for the whole cycle: each entry's
+        // partition, numbered in order of first sight; a ticket that can meet
+        // nobody is left out.
         let parts: Option<Vec<u32>> = match known {
             Parts::One => None,
-            Parts::Find => traits
-                .partition_ids(longest_wait(entries, now))
+            Parts::Find(longest) => traits
+                .partition_ids(longest)
                 .map(|ids| ids.into_iter().map(|id| id.unwrap_or(u32::MAX)).collect()),
         };
         // Sort (rating key, index, packed size and wait) triples: plain integer

@@ -70,7 +70,7 @@ fn anchors_go_longest_wait_first_then_in_entry_order_however_far_apart() {
             Entry::solo(1550.0, now - 10_000),
         ];
         let none = Traits::none();
-        let pool = Snapshot::new(&m, &entries, &none, now, super::Parts::Find).unwrap();
+        let pool = Snapshot::new(&m, &entries, &none, now, super::Parts::Find(0)).unwrap();
         let order: Vec<u32> = pool
             .anchors(15_000)
             .iter()
@@ -249,7 +249,7 @@ proptest! {
         let entries: Vec<Entry> =
             (0..taken.len()).map(|i| Entry::solo(1000.0 + i as f64, 0)).collect();
         let none = Traits::none();
-        let mut pool = Snapshot::new(&m, &entries, &none, 0, super::Parts::Find).unwrap();
+        let mut pool = Snapshot::new(&m, &entries, &none, 0, super::Parts::Find(0)).unwrap();
         for (p, &t) in taken.iter().enumerate() {
             if t {
                 pool.take_out(p);

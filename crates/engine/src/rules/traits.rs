@@ -183,14 +183,6 @@ impl Traits {
             && rule.steps.get(1).is_none_or(|next| longest < next.after)
     }
 
-    /// Whether some `equal` rule splits a pool whose longest wait is
-    /// `longest` (see [`Traits::partition_ids`]).
-    pub fn partitions(&self, longest: Millis) -> bool {
-        self.rules
-            .iter()
-            .any(|(r, c)| Self::parts_rule(r, longest) && matches!(c, Column::Equal { .. }))
-    }
-
     fn people(&self, e: usize) -> &[u32] {
         if self.people_start.is_empty() {
             return &[];

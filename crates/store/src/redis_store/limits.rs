@@ -364,6 +364,10 @@ mod tests {
         }
     }
 
+    fn allowed(l: Local) -> bool {
+        matches!(l, Local::Answered(Verdict::Allowed))
+    }
+
     #[test]
     fn a_busy_address_takes_calls_ahead_and_spends_them_here() {
         let leases = Leases::default();
@@ -375,10 +379,7 @@ mod tests {
         assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(1));
         leases.granted(("t", "10.1.2.3".parse().unwrap()), 5, 1, 4, None);
         for _ in 0..4 {
-            assert!(matches!(
-                leases.local(&key, BIG, Instant::now()),
-                Local::Answered(Verdict::Allowed)
-            ));
+            assert!(allowed(leases.local(&key, BIG, Instant::now())));
         }
         assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(8));
         // Capped at an eighth of the burst and MAX_LEASE.
@@ -422,10 +423,7 @@ mod tests {
         leases.granted(("t", ip), 9, 1, 8, None);
         leases.granted(("t", ip), 0, 0, 0, Some(Duration::from_secs(5)));
         for _ in 0..8 {
-            assert!(matches!(
-                leases.local(&key, BIG, Instant::now()),
-                Local::Answered(Verdict::Allowed)
-            ));
+            assert!(allowed(leases.local(&key, BIG, Instant::now())));
         }
         assert!(matches!(
             leases.local(&key, BIG, Instant::now()),
@@ -443,10 +441,7 @@ mod tests {
         assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(0));
         assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(0));
         leases.granted(("t", ip), 2, 1, 1, None);
-        assert!(matches!(
-            leases.local(&key, BIG, Instant::now()),
-            Local::Answered(Verdict::Allowed)
-        ));
+        assert!(allowed(leases.local(&key, BIG, Instant::now())));
         assert_eq!(asks(leases.local(&key, BIG, Instant::now())), Some(2));
         // An answer that never comes is given up on with the lease's time.
         let later = Instant::now() + LEASE_TTL + Duration::from_millis(1);
