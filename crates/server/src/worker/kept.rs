@@ -29,6 +29,8 @@ pub(crate) struct Kept {
     /// the last cycle are read at the next (`rows` covers a prefix).
     rows: Vec<Compiled>,
     compiler: Option<Compiler>,
+    /// The held tickets' players and the players they block, together.
+    named: usize,
 }
 
 /// What the rules read of the tickets a cycle forms from.
@@ -70,8 +72,27 @@ impl Kept {
         self.tickets.is_empty()
     }
 
+    /// How many tickets it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.tickets.len()
+    }
+
+    /// The tickets held from the `at`-th on.
+    pub(crate) fn from(&self, at: usize) -> &[Claimed] {
+        &self.tickets[at.min(self.tickets.len())..]
+    }
+
     pub(crate) fn extend(&mut self, claimed: Vec<Claimed>) {
+        self.named += claimed.iter().map(named).sum::<usize>();
         self.tickets.extend(claimed);
+    }
+
+    /// Adds `claimed` and reads them for `mode`'s rules at once: a leader
+    /// reads each claim of a backlog while its next claims are in flight,
+    /// not all of them once the last is in.
+    pub(crate) fn extend_read(&mut self, claimed: Vec<Claimed>, mode: &Mode) {
+        self.extend(claimed);
+        self.reading(mode);
     }
 
     /// Keeps the tickets `keep` says to (their rows with them).
@@ -79,6 +100,7 @@ impl Kept {
         let kept: Vec<bool> = self.tickets.iter().map(&mut keep).collect();
         let mut at = kept.iter();
         self.tickets.retain(|_| *at.next().expect("one per ticket"));
+        self.named = self.tickets.iter().map(named).sum();
         // `rows` covers a prefix of the tickets, so of the same flags.
         let mut at = kept.iter();
         self.rows.retain(|_| *at.next().expect("one per row"));
@@ -88,12 +110,7 @@ impl Kept {
     /// the last cycle are read now (all of them when the numbering starts
     /// again).
     pub(crate) fn reading(&mut self, mode: &Mode) -> (&[Claimed], Reading<'_>) {
-        let players: usize = self
-            .tickets
-            .iter()
-            .map(|c| c.ticket.players.len() + c.ticket.blocks.len())
-            .sum();
-        self.read(mode, 2 * players + SLACK_PLAYERS)
+        self.read(mode, 2 * self.named + SLACK_PLAYERS)
     }
 
     /// [`Kept::reading`], the numbering starting again once it holds more
@@ -120,6 +137,11 @@ impl Kept {
             Reading::Kept(compiler, self.rows.iter().collect()),
         )
     }
+}
+
+/// A ticket's players and the players it blocks, together.
+fn named(c: &Claimed) -> usize {
+    c.ticket.players.len() + c.ticket.blocks.len()
 }
 
 #[cfg(test)]
@@ -234,5 +256,35 @@ rules = [{ kind = "intersect", attribute = "maps" }]
         let (a, b) = both(&mut kept, mode, usize::MAX);
         assert_eq!(a, b);
         assert_eq!(a.len(), 1);
+    }
+
+    #[test]
+    fn steps_read_as_they_are_claimed_read_as_the_whole_claim_would() {
+        let modes = Modes::load(Some(MODES), Default::default()).unwrap();
+        let mode = modes.get("duel").unwrap();
+        let mut steps = Kept::default();
+        steps.extend_read(
+            vec![ticket(1, &["dust"], &[]), ticket(2, &["harbor"], &[])],
+            mode,
+        );
+        assert_eq!(steps.rows.len(), 2, "read when claimed");
+        // A later step brings a block list: the numbering starts again, with
+        // players, and the earlier step is read again under it.
+        steps.extend_read(vec![ticket(3, &["dust", "harbor"], &["p1"])], mode);
+        assert_eq!(steps.rows.len(), 3);
+        assert!(steps.compiler.as_ref().unwrap().sees_people());
+        assert_eq!(steps.from(1).len(), 2);
+        let mut whole = Kept::default();
+        whole.extend(vec![
+            ticket(1, &["dust"], &[]),
+            ticket(2, &["harbor"], &[]),
+            ticket(3, &["dust", "harbor"], &["p1"]),
+        ]);
+        let (a, fresh) = both(&mut steps, mode, usize::MAX);
+        let (b, _) = both(&mut whole, mode, usize::MAX);
+        assert_eq!((&a, &b), (&fresh, &fresh));
+        // p3 blocked p1: p3 meets p2 on harbor.
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].chosen, vec![("maps".into(), "harbor".into())]);
     }
 }
