@@ -81,10 +81,15 @@ impl Snapshot<'_> {
         let mut above = self.free.right_of(a + 1, self.n);
         let mut skipped = 0;
         let mut needs = self.roles_needed(g);
+        let (begin, end) = if self.seek.is_some() {
+            self.part_span(a)
+        } else {
+            (0, self.n)
+        };
         while g.players < max {
             if let Some(set) = needs {
-                below = below.and_then(|p| self.seek_free_below(p, set));
-                above = above.and_then(|p| self.seek_free(p, set));
+                below = below.and_then(|p| self.seek_free_below(p, set, begin, high - reach));
+                above = above.and_then(|p| self.seek_free(p, set, end, low + reach));
             }
             // Out of the common window stays out: it only narrows as the match
             // widens.
@@ -115,17 +120,5 @@ impl Snapshot<'_> {
         g.spread = high - low;
         g.reach = reach;
         true
-    }
-
-    /// The first free position at or below `from` whose ticket may fill one
-    /// of the needed roles `set` (or may relax the rule).
-    fn seek_free_below(&mut self, mut from: usize, set: u8) -> Option<usize> {
-        loop {
-            let p = self.seek.as_ref()?.at_or_before(from, set)?;
-            if !self.at[p].used {
-                return Some(p);
-            }
-            from = self.free.left_of(p.checked_sub(1))?;
-        }
     }
 }

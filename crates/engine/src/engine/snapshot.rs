@@ -260,6 +260,21 @@ impl<'a> Snapshot<'a> {
     pub(super) fn take_out(&mut self, p: usize) {
         self.at[p].used = true;
         self.free.take(p);
+        if let Some(seek) = &mut self.seek {
+            seek.take(p);
+        }
+    }
+
+    /// The positions of `p`'s partition: `begin..end`.
+    pub(super) fn part_span(&self, p: usize) -> (usize, usize) {
+        if self.part.is_empty() {
+            return (0, self.n);
+        }
+        let id = self.part[p];
+        (
+            self.part.partition_point(|&q| q < id),
+            self.part.partition_point(|&q| q <= id),
+        )
     }
 
     /// The positions of the tickets that waited `overdue_after`, longest wait
@@ -414,13 +429,18 @@ impl<'a> Snapshot<'a> {
         // Once only players of some roles can join, the search jumps to them
         // (see [`Seek`]) and from then on walks the free links itself.
         let mut needs = self.roles_needed(g);
+        let end = if needs.is_some() || self.seek.is_some() {
+            self.part_span(start).1
+        } else {
+            self.n
+        };
         let mut jumped = false;
         let mut last = start;
         while g.players < max {
             let candidate = match needs {
                 Some(set) => {
                     jumped = true;
-                    self.seek_free(last + 1, set)
+                    self.seek_free(last + 1, set, end, low + reach)
                 }
                 None if jumped => self.free.right_of(last + 1, self.n),
                 None => next,
@@ -544,16 +564,32 @@ impl<'a> Snapshot<'a> {
     }
 
     /// The first free position at or after `from` whose ticket may fill one
-    /// of the needed roles `set` (or may relax the rule).
-    pub(super) fn seek_free(&mut self, mut from: usize, set: u8) -> Option<usize> {
-        loop {
-            let p = self.seek.as_ref()?.at_or_after(from, set)?;
-            if !self.at[p].used {
-                return Some(p);
-            }
-            // Past a run of taken positions by the free links.
-            from = self.free.right_of(p, self.n)?;
-        }
+    /// of the needed roles `set` (or may relax the rule); the search stops at
+    /// `end` or past a rating above `highest` (see [`Seek::at_or_after`]).
+    pub(super) fn seek_free(
+        &self,
+        from: usize,
+        set: u8,
+        end: usize,
+        highest: f64,
+    ) -> Option<usize> {
+        self.seek
+            .as_ref()?
+            .at_or_after(from, set, end, &self.at, highest)
+    }
+
+    /// [`Snapshot::seek_free`] looking down from `from`, to `begin` or a
+    /// rating below `lowest`.
+    pub(super) fn seek_free_below(
+        &self,
+        from: usize,
+        set: u8,
+        begin: usize,
+        lowest: f64,
+    ) -> Option<usize> {
+        self.seek
+            .as_ref()?
+            .at_or_before(from, set, begin, &self.at, lowest)
     }
 
     /// Whether the group may start as it is: full, or (modes that allow smaller
