@@ -28,7 +28,7 @@ pub mod window;
 
 pub use backfill::{Backfill, Placed, fill, fill_with};
 pub use batch::{BatchConfig, Candidate, form_matches};
-pub use engine::{Entry, Proposal, propose, propose_with};
+pub use engine::{Entry, Proposal, SPLIT_FROM, propose, propose_each, propose_with};
 pub use mode::{BackfillPolicy, DEFAULT_MODES, MAX_PARTY, Mode, ModeError, Modes, PartyRating};
 pub use region::{RegionChoice, plan};
 pub use rules::{Compiled, Compiler, Described, Kind, Params, Rule, Traits};

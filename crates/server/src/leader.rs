@@ -21,9 +21,10 @@
 use crate::MAX_BACKOFF;
 use crate::worker::{
     Formed, IdlePause, Kept, WorkerConfig, WorkerStats, fanned_out, fill_then_propose,
-    publish_searching, record_matches, start_sagas,
+    form_in_parts, forms_in_parts, publish_searching, record_matches, start_sagas,
 };
 use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use mm_domain::{Match, MatchId, Pool, TicketId};
 use mm_engine::Mode;
 use mm_store::outage::Backoff;
@@ -338,18 +339,23 @@ async fn cycle(
     if l.tickets.is_empty() {
         return Ok(Formed::default());
     }
+    let fence = l.fence;
     let (tickets, reading) = l.tickets.reading(mode);
-    let matches = fill_then_propose(store, cfg, tickets, pool, mode, reading).await;
-    if matches.is_empty() {
-        return Ok(Formed::default());
-    }
-    if failpoint_stall_before_commit() {
-        tracing::warn!(
-            matches = matches.len(),
-            "failpoint leader-stall-before-commit: stalling before the commit"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    // A big backlog forms in the background, part by part, and its first
+    // parts commit while the rest form (see `worker::forming`).
+    let steps: BoxStream<'_, Vec<Match>> = if forms_in_parts(cfg, mode, tickets.len()) {
+        stall_before_commit(None).await;
+        form_in_parts(tickets, pool, mode, &reading)
+            .flat_map(|matches| futures_util::stream::iter(commit_steps(matches)))
+            .boxed()
+    } else {
+        let matches = fill_then_propose(store, cfg, tickets, pool, mode, reading).await;
+        if matches.is_empty() {
+            return Ok(Formed::default());
+        }
+        stall_before_commit(Some(matches.len())).await;
+        futures_util::stream::iter(commit_steps(matches)).boxed()
+    };
     // A whole pool's matches commit in steps, so no script holds Redis long and
     // no request holds them all in memory; each step's matches are fanned out
     // (settled, their players told) as soon as that step commits, so the first
@@ -361,9 +367,7 @@ async fn cycle(
     let mut aborted: Vec<Match> = Vec::new();
     let mut fanned = Ok(());
     let mut failed = None;
-    let steps = commit_steps(matches);
-    let fence = l.fence;
-    let mut results = futures_util::stream::iter(steps)
+    let mut results = steps
         .map(|step| async move {
             let committed = store
                 .lead_complete(&cfg.id, pool, fence, &step, cfg.lease)
@@ -522,9 +526,23 @@ fn commit_steps(matches: Vec<Match>) -> Vec<Vec<Match>> {
     steps
 }
 
-/// `MATCHMAKER_FAILPOINT=leader-stall-before-commit` (tests): the first commit
-/// with matches waits half a second first, long enough for a test to freeze the
-/// process there (a leader paused mid-write, seed 004's case).
+/// Waits half a second before a cycle's first commit under the failpoint
+/// below (`matches`: how many are about to commit, if known yet).
+async fn stall_before_commit(matches: Option<usize>) {
+    if failpoint_stall_before_commit() {
+        tracing::warn!(
+            ?matches,
+            "failpoint leader-stall-before-commit: stalling before the commit"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `MATCHMAKER_FAILPOINT=leader-stall-before-commit` (tests): the first cycle
+/// with matches to commit (or, for a pool formed part by part, the first whose
+/// forming starts) waits half a second before its first commit, long enough
+/// for a test to freeze the process there (a leader paused mid-write, seed
+/// 004's case).
 fn failpoint_stall_before_commit() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     static FIRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

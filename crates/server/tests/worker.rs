@@ -2,7 +2,8 @@
 //! worth per poll, seed 000's baseline exactly its batch, and both commit only
 //! matches that fit the mode and every member's window. An idle worker is woken
 //! by new tickets long before its next poll, and without wake-ups it is not. Two
-//! pool leaders in one process take turns on the memory store.
+//! pool leaders in one process take turns on the memory store; a leader commits
+//! a big backlog split by builds part by part, every ticket once.
 
 use mm_domain::{PlayerId, Pool, Ticket, TicketId, now_ms};
 use mm_engine::{Modes, WindowPolicy};
@@ -383,4 +384,64 @@ async fn a_leader_commits_more_matches_than_one_step_holds() {
     assert_eq!(stats.claimed.load(Ordering::Relaxed), matches as u64 * 8);
     let d = store.depths(&pool).await.unwrap();
     assert_eq!(d.queued + d.processing, 0);
+}
+
+/// A leader's backlog big enough to be formed part by part (builds kept
+/// apart): the parts' matches commit as each part is formed, every ticket is
+/// claimed and matched once, and no match crosses builds, although each
+/// ticket's nearest neighbours in rating are of other builds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_commits_a_big_split_backlog_part_by_part() {
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
+    let mut cfg = duo_config(10);
+    let pool = cfg.pools[0].clone();
+    let tickets = 6_000;
+    assert!(tickets > mm_engine::SPLIT_FROM);
+    let now = now_ms();
+    // Eights 1,000 rating apart, builds 0, 1, 2, 3, 0, 1, 2, 3 in rating
+    // order: each ticket's partner is four places up or down.
+    for i in 0..tickets {
+        let mut t = Ticket::solo(
+            TicketId::new(format!("t-{i}")).unwrap(),
+            PlayerId::new(format!("p-{i}")).unwrap(),
+            "duo",
+            "eu",
+            (i / 8) as f64 * 1000.0 + (i % 8) as f64,
+            now,
+        );
+        let build = mm_domain::Value::Text(format!("1.{}", i % 4));
+        t.attributes.insert("build", build);
+        store.enqueue(&t).await.unwrap();
+    }
+    cfg.coordination = Coordination::Leader;
+    cfg.heartbeat = Duration::from_millis(50);
+    cfg.poll = Duration::from_millis(20);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let worker = tokio::spawn(mm_server::worker::run(store.clone(), cfg, stop.clone()));
+    for _ in 0..500 {
+        let d = store.depths(&pool).await.unwrap();
+        if d.queued + d.processing == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.cancel();
+    let stats = worker.await.unwrap();
+    assert_eq!(stats.claimed.load(Ordering::Relaxed), tickets as u64);
+    assert_eq!(
+        stats.matched_tickets.load(Ordering::Relaxed),
+        tickets as u64
+    );
+    assert_eq!(stats.matches.load(Ordering::Relaxed), tickets as u64 / 2);
+    let recent = store.recent_matches(&pool, 500).await.unwrap();
+    assert!(!recent.is_empty());
+    for m in &recent {
+        let ids: Vec<usize> = m
+            .tickets
+            .iter()
+            .map(|t| t.ticket_id.as_str()[2..].parse().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert_eq!(ids[0] % 4, ids[1] % 4, "one build: {ids:?}");
+    }
 }

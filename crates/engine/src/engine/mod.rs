@@ -54,6 +54,8 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 use walk::Ladder;
 
+pub use parts::SPLIT_FROM;
+
 /// One ticket of the pool as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Entry {
@@ -126,6 +128,33 @@ pub fn propose_with(mode: &Mode, entries: &[Entry], traits: &Traits, now: Millis
     match parts::split(entries.len(), traits, longest) {
         Some(split) => parts::propose_parts(mode, entries, traits, now, &split, parts::threads()),
         None => propose_whole(mode, entries, traits, now, Parts::Find(longest)),
+    }
+}
+
+/// [`propose_with`], handing the proposals to `sink` as they are formed: a big
+/// pool split into parts ([`parts`]) hands over each part's as soon as that
+/// part is done (each core's smallest part first), so a caller can commit the
+/// first matches while the rest are still forming; any other pool, all at
+/// once. Together they are [`propose_with`]'s proposals, in another order.
+pub fn propose_each(
+    mode: &Mode,
+    entries: &[Entry],
+    traits: &Traits,
+    now: Millis,
+    sink: &mut dyn FnMut(Vec<Proposal>),
+) {
+    let longest = snapshot::longest_wait(entries, now);
+    match parts::split(entries.len(), traits, longest) {
+        Some(split) => {
+            parts::propose_parts_each(mode, entries, traits, now, &split, parts::threads(), sink)
+        }
+        None => sink(propose_whole(
+            mode,
+            entries,
+            traits,
+            now,
+            Parts::Find(longest),
+        )),
     }
 }
 

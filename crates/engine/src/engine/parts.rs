@@ -51,6 +51,48 @@ pub(super) fn propose_parts(
     parts: &[Vec<usize>],
     threads: usize,
 ) -> Vec<Proposal> {
+    let mut formed: Vec<Vec<Proposal>> = vec![Vec::new(); parts.len()];
+    let loads = share_out(parts, threads.max(1));
+    form(mode, entries, traits, now, parts, loads, &mut |k, out| {
+        formed[k] = out;
+    });
+    formed.into_iter().flatten().collect()
+}
+
+/// [`propose_parts`], handing each part's proposals to `sink` as soon as the
+/// part is formed (in the order the parts are done, each thread's smallest
+/// part first), so a caller can take the first matches while the rest are
+/// formed.
+pub(super) fn propose_parts_each(
+    mode: &Mode,
+    entries: &[Entry],
+    traits: &Traits,
+    now: Millis,
+    parts: &[Vec<usize>],
+    threads: usize,
+    sink: &mut dyn FnMut(Vec<Proposal>),
+) {
+    let mut loads = share_out(parts, threads.max(1));
+    for load in &mut loads {
+        load.reverse();
+    }
+    form(mode, entries, traits, now, parts, loads, &mut |_, out| {
+        sink(out)
+    });
+}
+
+/// Forms the parts of each of `loads` (numbers into `parts`) in turn, a
+/// thread per load (the first on this one), handing `(part, proposals)` to
+/// `sink` on this thread as each part is done.
+fn form(
+    mode: &Mode,
+    entries: &[Entry],
+    traits: &Traits,
+    now: Millis,
+    parts: &[Vec<usize>],
+    loads: Vec<Vec<usize>>,
+    sink: &mut dyn FnMut(usize, Vec<Proposal>),
+) {
     let one = |part: &Vec<usize>| {
         let own: Vec<Entry> = part.iter().map(|&e| entries[e]).collect();
         let mut out = propose_whole(mode, &own, &traits.permuted(part), now, Parts::One);
@@ -62,35 +104,41 @@ pub(super) fn propose_parts(
         out
     };
     let one = &one;
-    let loads = share_out(parts, threads.max(1));
-    let mut formed: Vec<Vec<Proposal>> = vec![Vec::new(); parts.len()];
     std::thread::scope(|scope| {
+        let (done, arrived) = std::sync::mpsc::channel();
         let mut loads = loads.into_iter();
         let mine = loads.next().unwrap_or_default();
         let others: Vec<_> = loads
             .map(|load| {
+                let done = done.clone();
                 scope.spawn(move || {
-                    load.into_iter()
-                        .map(|k| (k, one(&parts[k])))
-                        .collect::<Vec<_>>()
+                    for k in load {
+                        // The receiver outlives every sender (it is only
+                        // dropped once the threads are joined).
+                        let _ = done.send((k, one(&parts[k])));
+                    }
                 })
             })
             .collect();
+        drop(done);
         for k in mine {
-            formed[k] = one(&parts[k]);
+            sink(k, one(&parts[k]));
+            while let Ok((k, out)) = arrived.try_recv() {
+                sink(k, out);
+            }
+        }
+        // Until every other thread is done (or stopped by a panic).
+        for (k, out) in arrived.iter() {
+            sink(k, out);
         }
         for thread in others {
             // A panic in a part's search is the engine's bug: raise it here,
             // as the search on this thread would have.
-            let done = thread
+            thread
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            for (k, out) in done {
-                formed[k] = out;
-            }
         }
     });
-    formed.into_iter().flatten().collect()
 }
 
 /// The parts dealt out to `threads` loads, biggest part first to the
@@ -211,6 +259,59 @@ mod tests {
         assert!(
             split * 100 >= all * 99,
             "{split} matched split, {all} whole"
+        );
+    }
+
+    #[test]
+    fn each_part_is_handed_over_when_formed_and_together_they_are_the_pool_s() {
+        let (mode, entries, traits) = pool(SPLIT_FROM + 1_000);
+        let parts = split(entries.len(), &traits, 90_000).expect("split by builds");
+        let whole = propose_parts(&mode, &entries, &traits, NOW, &parts, 2);
+        let part_of: HashMap<usize, usize> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(k, p)| p.iter().map(move |&e| (e, k)))
+            .collect();
+        for threads in [1, 2, 3] {
+            let mut handed: Vec<Vec<Proposal>> = Vec::new();
+            propose_parts_each(&mode, &entries, &traits, NOW, &parts, threads, &mut |out| {
+                handed.push(out)
+            });
+            // One hand-over per part, each of one part's matches.
+            assert_eq!(handed.len(), parts.len(), "on {threads} threads");
+            let mut which: Vec<usize> = Vec::new();
+            for out in &handed {
+                let k = part_of[&out[0].members[0]];
+                assert!(
+                    out.iter()
+                        .all(|p| p.members.iter().all(|m| part_of[m] == k))
+                );
+                which.push(k);
+            }
+            // On one thread, smallest part first.
+            if threads == 1 {
+                let sizes: Vec<usize> = which.iter().map(|&k| parts[k].len()).collect();
+                assert!(sizes.is_sorted(), "{sizes:?}");
+            }
+            // Together, the same proposals as formed at once, in part order.
+            which.sort_unstable();
+            which.dedup();
+            assert_eq!(which.len(), parts.len());
+            let mut all: Vec<Proposal> = handed.into_iter().flatten().collect();
+            let key = |p: &Proposal| p.members.clone();
+            all.sort_by_key(key);
+            let mut expected = whole.clone();
+            expected.sort_by_key(key);
+            assert_eq!(all, expected, "on {threads} threads");
+        }
+        // A pool that is not split is handed over at once.
+        let (mode, entries, traits) = pool(SPLIT_FROM - 1);
+        let mut handed = Vec::new();
+        crate::propose_each(&mode, &entries, &traits, NOW, &mut |out| handed.push(out));
+        assert_eq!(handed.len(), 1);
+        assert_eq!(
+            handed[0],
+            crate::propose_with(&mode, &entries, &traits, NOW)
         );
     }
 

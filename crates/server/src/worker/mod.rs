@@ -20,9 +20,11 @@ use crate::MAX_BACKOFF;
 use crate::saga;
 
 mod fill;
+mod forming;
 mod kept;
 mod pause;
 pub(crate) use fill::fill_then_propose;
+pub(crate) use forming::{form_in_parts, forms_in_parts};
 pub(crate) use kept::{Kept, Reading};
 use mm_domain::{
     Decided, Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool,
@@ -696,7 +698,18 @@ pub(crate) fn to_match(
 /// reading the tickets as `reading` has them.
 fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode, reading: &Reading<'_>) -> Vec<Match> {
     let now = now_ms();
-    let entries: Vec<Entry> = claimed
+    let entries = entries(claimed, pool);
+    let tickets: Vec<&mm_domain::Ticket> = claimed.iter().map(|c| &c.ticket).collect();
+    let traits = reading.traits(mode, &tickets);
+    mm_engine::propose_with(mode, &entries, &traits, now)
+        .into_iter()
+        .map(|p| match_of(&p, claimed, &tickets, pool, mode, now))
+        .collect()
+}
+
+/// The engine's entries of `claimed` in `pool`.
+pub(crate) fn entries(claimed: &[Claimed], pool: &Pool) -> Vec<Entry> {
+    claimed
         .iter()
         .map(|c| Entry {
             rating: c.ticket.rating,
@@ -705,22 +718,26 @@ fn propose(claimed: &[Claimed], pool: &Pool, mode: &Mode, reading: &Reading<'_>)
             // Outside its best region a ticket waits for the mode's cross-region time.
             eligible_at: c.ticket.eligible_at(&pool.region),
         })
-        .collect();
-    let tickets: Vec<&mm_domain::Ticket> = claimed.iter().map(|c| &c.ticket).collect();
-    let traits = reading.traits(mode, &tickets);
-    mm_engine::propose_with(mode, &entries, &traits, now)
-        .into_iter()
-        .map(|p| {
-            let members: Vec<(usize, usize)> = p
-                .members
-                .iter()
-                .copied()
-                .zip(p.teams.iter().copied())
-                .collect();
-            let decided = decided(&p, &tickets);
-            to_match(claimed, pool, mode, &members, now, decided)
-        })
         .collect()
+}
+
+/// The match of proposal `p` of `claimed` (whose tickets are `tickets`),
+/// formed at `now`.
+pub(crate) fn match_of(
+    p: &mm_engine::Proposal,
+    claimed: &[Claimed],
+    tickets: &[&mm_domain::Ticket],
+    pool: &Pool,
+    mode: &Mode,
+    now: Millis,
+) -> Match {
+    let members: Vec<(usize, usize)> = p
+        .members
+        .iter()
+        .copied()
+        .zip(p.teams.iter().copied())
+        .collect();
+    to_match(claimed, pool, mode, &members, now, decided(p, tickets))
 }
 
 /// What the rules decided for proposal `p` of `tickets`, as the match keeps it.
