@@ -336,6 +336,29 @@ async fn two_leaders_in_one_process_take_turns() {
     assert_eq!(players.len(), 62, "no player twice");
 }
 
+/// Runs `cfg`'s worker as a pool leader on `store` until `pool` is empty (ten
+/// seconds at most), then stops it: its counts.
+async fn lead_until_drained(
+    store: &std::sync::Arc<dyn Store>,
+    mut cfg: WorkerConfig,
+    pool: &Pool,
+) -> std::sync::Arc<WorkerStats> {
+    cfg.coordination = Coordination::Leader;
+    cfg.heartbeat = Duration::from_millis(50);
+    cfg.poll = Duration::from_millis(20);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let worker = tokio::spawn(mm_server::worker::run(store.clone(), cfg, stop.clone()));
+    for _ in 0..500 {
+        let d = store.depths(pool).await.unwrap();
+        if d.queued + d.processing == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.cancel();
+    worker.await.unwrap()
+}
+
 /// A leader commits a whole pool's matches in steps of about
 /// [`mm_server::leader::COMMIT_STEP_PLAYERS`] players: 300 matches formed in
 /// one cycle (24 steps) all commit. The 2,400 tickets are more than one claim
@@ -360,21 +383,7 @@ async fn a_leader_commits_more_matches_than_one_step_holds() {
         );
         store.enqueue(&t).await.unwrap();
     }
-    let mut cfg = config(Formation::Engine, 10);
-    cfg.coordination = Coordination::Leader;
-    cfg.heartbeat = Duration::from_millis(50);
-    cfg.poll = Duration::from_millis(20);
-    let stop = tokio_util::sync::CancellationToken::new();
-    let worker = tokio::spawn(mm_server::worker::run(store.clone(), cfg, stop.clone()));
-    for _ in 0..500 {
-        let d = store.depths(&pool).await.unwrap();
-        if d.queued + d.processing == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    stop.cancel();
-    let stats = worker.await.unwrap();
+    let stats = lead_until_drained(&store, config(Formation::Engine, 10), &pool).await;
     assert_eq!(stats.matches.load(Ordering::Relaxed), matches as u64);
     assert_eq!(
         stats.matched_tickets.load(Ordering::Relaxed),
@@ -393,7 +402,7 @@ async fn a_leader_commits_more_matches_than_one_step_holds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_commits_a_big_split_backlog_part_by_part() {
     let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
-    let mut cfg = duo_config(10);
+    let cfg = duo_config(10);
     let pool = cfg.pools[0].clone();
     let tickets = 6_000;
     assert!(tickets > mm_engine::SPLIT_FROM);
@@ -413,20 +422,7 @@ async fn a_leader_commits_a_big_split_backlog_part_by_part() {
         t.attributes.insert("build", build);
         store.enqueue(&t).await.unwrap();
     }
-    cfg.coordination = Coordination::Leader;
-    cfg.heartbeat = Duration::from_millis(50);
-    cfg.poll = Duration::from_millis(20);
-    let stop = tokio_util::sync::CancellationToken::new();
-    let worker = tokio::spawn(mm_server::worker::run(store.clone(), cfg, stop.clone()));
-    for _ in 0..500 {
-        let d = store.depths(&pool).await.unwrap();
-        if d.queued + d.processing == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    stop.cancel();
-    let stats = worker.await.unwrap();
+    let stats = lead_until_drained(&store, cfg, &pool).await;
     assert_eq!(stats.claimed.load(Ordering::Relaxed), tickets as u64);
     assert_eq!(
         stats.matched_tickets.load(Ordering::Relaxed),
