@@ -3,7 +3,9 @@
 //! so each part is a pool of its own: the same search over each, the
 //! proposals put back in the pool's numbering and in the parts' order (the
 //! order each part's first entry comes in), so the answer does not depend on
-//! how many threads formed it.
+//! how many threads formed it. Or each part's proposals handed over as soon
+//! as the part is formed ([`super::propose_each`]), for a caller that commits
+//! the first matches while the rest are formed.
 //!
 //! Only pools of at least [`SPLIT_FROM`] entries are split: below that a part's
 //! own snapshot and thread cost more than they save, and the answer is the
