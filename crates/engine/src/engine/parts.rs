@@ -295,7 +295,7 @@ mod tests {
                 let sizes: Vec<usize> = which.iter().map(|&k| parts[k].len()).collect();
                 assert!(sizes.is_sorted(), "{sizes:?}");
             }
-            // Together, the same proposals as formed at once, in part order.
+            // Together, the same proposals as formed at once.
             which.sort_unstable();
             which.dedup();
             assert_eq!(which.len(), parts.len());
