@@ -16,6 +16,7 @@ use super::room::Room;
 
 mod kinship;
 mod permute;
+mod room_check;
 use mm_domain::Millis;
 use std::sync::Arc;
 
@@ -229,12 +230,7 @@ impl Traits {
 
     /// [`Traits::party_gap`] at `steps`.
     pub(crate) fn party_gap_at(&self, steps: &Steps) -> Option<usize> {
-        self.rules.iter().enumerate().find_map(|(k, (rule, _))| {
-            match rule.steps[steps.of(k, rule)].params {
-                Params::PartyBalance { max_size_gap } => Some(max_size_gap),
-                _ => None,
-            }
-        })
+        steps.party_gap
     }
 
     /// Each rule's step at `wait`, and the waits around it with the same steps.
@@ -244,9 +240,15 @@ impl Traits {
             wait,
             from: 0,
             until: Millis::MAX,
+            party_gap: None,
         };
         for (k, (rule, _)) in self.rules.iter().enumerate() {
             let step = rule.step(wait);
+            if let (None, Params::PartyBalance { max_size_gap }) =
+                (steps.party_gap, &rule.steps[step].params)
+            {
+                steps.party_gap = Some(*max_size_gap);
+            }
             if let Some(at) = steps.at.get_mut(k) {
                 *at = step as u8;
             }
@@ -292,6 +294,9 @@ pub(crate) struct Steps {
     wait: Millis,
     from: Millis,
     until: Millis,
+    /// The first party-balance rule's gap at these steps (`None`: no such
+    /// rule, or off), looked up once (the search asks it of every candidate).
+    party_gap: Option<usize>,
 }
 
 impl Default for Steps {
@@ -302,6 +307,7 @@ impl Default for Steps {
             wait: 0,
             from: Millis::MAX,
             until: 0,
+            party_gap: None,
         }
     }
 }
@@ -318,39 +324,6 @@ impl Steps {
             Some(&step) => usize::from(step),
             None => rule.step(self.wait),
         }
-    }
-}
-
-/// The roles rule that keeps the room check: its number among the rules, the
-/// rule, where each entry's players start in `masks`, the check, and each
-/// player's accepted roles as needed roles.
-struct RoomRule<'a> {
-    k: usize,
-    rule: &'a Rule,
-    start: &'a [u32],
-    room: &'a Room,
-    masks: &'a [u8],
-}
-
-impl RoomRule<'_> {
-    /// Entry `e`'s players' masks.
-    fn of(&self, e: usize) -> &[u8] {
-        &self.masks[self.start[e] as usize..self.start[e + 1] as usize]
-    }
-}
-
-/// What [`Traits::room_masks`] gives.
-pub(crate) struct RoomMasks<'a> {
-    pub bits: usize,
-    start: &'a [u32],
-    masks: &'a [u8],
-    pub relaxes_at: Millis,
-}
-
-impl RoomMasks<'_> {
-    /// The needed roles entry `e`'s players accept, each player's set.
-    pub fn of(&self, e: usize) -> &[u8] {
-        &self.masks[self.start[e] as usize..self.start[e + 1] as usize]
     }
 }
 
@@ -431,115 +404,6 @@ impl Traits {
             })
     }
 
-    /// Adds entry `e`'s players to the match's counts for the room check.
-    fn count_roles(&self, g: &mut Grown, e: usize) {
-        for (_, column) in &self.rules {
-            if let Column::Roles {
-                start,
-                room: Some((room, masks)),
-                ..
-            } = column
-            {
-                if g.room.is_empty() {
-                    room.clear(&mut g.room);
-                }
-                room.add(
-                    &mut g.room,
-                    &masks[start[e] as usize..start[e + 1] as usize],
-                );
-            }
-        }
-    }
-
-    /// Whether the match in state `g`, joined by entry `e` at `steps` with
-    /// `remaining` players still to come, can still fill `teams` teams' roles
-    /// (see [`super::room`]).
-    pub(crate) fn roles_room(
-        &self,
-        g: &Grown,
-        e: usize,
-        steps: &Steps,
-        remaining: usize,
-        teams: usize,
-    ) -> bool {
-        self.room_rule().is_none_or(|r| {
-            r.room
-                .fits(steps.of(r.k, r.rule), &g.room, r.of(e), remaining, teams)
-        })
-    }
-
-    /// The roles rule that keeps the room check, if there is one (a mode has
-    /// at most one roles rule: see `config.rs`).
-    fn room_rule(&self) -> Option<RoomRule<'_>> {
-        self.rules
-            .iter()
-            .enumerate()
-            .find_map(|(k, (rule, column))| match column {
-                Column::Roles {
-                    start,
-                    room: Some((room, masks)),
-                    ..
-                } => Some(RoomRule {
-                    k,
-                    rule,
-                    start,
-                    room,
-                    masks,
-                }),
-                _ => None,
-            })
-    }
-
-    /// Whether entry `e`'s players, a party on one team of `team_size`, can
-    /// each take a different place of it at `steps` (see
-    /// [`Room::party_fits`]); true without a roles rule keeping the check.
-    pub(crate) fn party_roles_fit(&self, e: usize, steps: &Steps, team_size: usize) -> bool {
-        self.room_rule()
-            .is_none_or(|r| r.room.party_fits(steps.of(r.k, r.rule), r.of(e), team_size))
-    }
-
-    /// With a roles rule's room check: a set of needed roles (as in
-    /// [`Traits::room_masks`]) one of which every player of the next entry to
-    /// join the match in state `g` must accept, its longest wait `wait` and
-    /// `remaining` players still to come. An entry whose wait reaches a later
-    /// step of the rule may join regardless (the step, and the need, change).
-    pub(crate) fn roles_tight(
-        &self,
-        g: &Grown,
-        wait: Millis,
-        remaining: usize,
-        teams: usize,
-    ) -> Option<u8> {
-        let r = self.room_rule()?;
-        r.room.tight(r.rule.step(wait), &g.room, remaining, teams)
-    }
-
-    /// Whether the team of `members` (entries) can fill its roles at `wait`,
-    /// by the room check ([`Room::team_fits`]); `None` without a roles rule
-    /// keeping one (then only assigning the roles tells).
-    pub(crate) fn team_roles_fit(
-        &self,
-        members: impl Iterator<Item = usize>,
-        wait: Millis,
-    ) -> Option<bool> {
-        let r = self.room_rule()?;
-        let of = |e: usize| r.of(e).iter().copied();
-        Some(r.room.team_fits(r.rule.step(wait), members.flat_map(of)))
-    }
-
-    /// With a roles rule's room check: how many needed roles it numbers, each
-    /// entry's players' sets of them (`start`, `masks`, as in the column), and
-    /// the wait from which the rule leaves its first step.
-    pub(crate) fn room_masks(&self) -> Option<RoomMasks<'_>> {
-        let r = self.room_rule()?;
-        Some(RoomMasks {
-            bits: r.room.bits(),
-            start: r.start,
-            masks: r.masks,
-            relaxes_at: r.rule.steps.get(1).map_or(Millis::MAX, |s| s.after),
-        })
-    }
-
     /// Whether entry `e` may join the match in state `g` whose longest wait,
     /// `e` included, is `wait`.
     pub(crate) fn admits(&self, g: &Grown, e: usize, wait: Millis) -> bool {
@@ -550,6 +414,17 @@ impl Traits {
     pub(crate) fn admits_at(&self, g: &Grown, e: usize, steps: &Steps) -> bool {
         let (mut ev, mut es, mut ed) = (0, 0, 0);
         for (r, (rule, column)) in self.rules.iter().enumerate() {
+            // Party make-up and roles are the room check's (not here); a hard
+            // `equal` inside its partition holds already.
+            let skip = match column {
+                Column::Roles { .. } | Column::PartyBalance => true,
+                Column::Equal { .. } => g.in_part && rule.is_hard(),
+                _ => false,
+            };
+            if skip {
+                ev += usize::from(matches!(column, Column::Equal { .. }));
+                continue;
+            }
             let step = steps.of(r, rule);
             let params = &rule.steps[step].params;
             let ok = match column {
@@ -562,7 +437,6 @@ impl Traits {
                     ev += 1;
                     match params {
                         Params::Off => true,
-                        _ if g.in_part && rule.is_hard() => true,
                         _ => {
                             let at = &group[step];
                             let g0 = at[g.values[k][0] as usize];
