@@ -81,11 +81,7 @@ impl Snapshot<'_> {
         let mut above = self.free.right_of(a + 1, self.n);
         let mut skipped = 0;
         let mut needs = self.roles_needed(g);
-        let (begin, end) = if self.seek.is_some() {
-            self.part_span(a)
-        } else {
-            (0, self.n)
-        };
+        let (begin, end) = self.seek_span(a);
         while g.players < max {
             if let Some(set) = needs {
                 below = below.and_then(|p| self.seek_free_below(p, set, begin, high - reach));

@@ -265,9 +265,11 @@ impl<'a> Snapshot<'a> {
         }
     }
 
-    /// The positions of `p`'s partition: `begin..end`.
-    pub(super) fn part_span(&self, p: usize) -> (usize, usize) {
-        if self.part.is_empty() {
+    /// The positions of `p`'s partition, `begin..end`, where a role seek
+    /// from `p` may look (the whole pool without a seek index: nothing to
+    /// bound).
+    pub(super) fn seek_span(&self, p: usize) -> (usize, usize) {
+        if self.part.is_empty() || self.seek.is_none() {
             return (0, self.n);
         }
         let id = self.part[p];
@@ -429,11 +431,7 @@ impl<'a> Snapshot<'a> {
         // Once only players of some roles can join, the search jumps to them
         // (see [`Seek`]) and from then on walks the free links itself.
         let mut needs = self.roles_needed(g);
-        let end = if needs.is_some() || self.seek.is_some() {
-            self.part_span(start).1
-        } else {
-            self.n
-        };
+        let (_, end) = self.seek_span(start);
         let mut jumped = false;
         let mut last = start;
         while g.players < max {

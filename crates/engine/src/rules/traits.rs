@@ -416,14 +416,13 @@ impl Traits {
         for (r, (rule, column)) in self.rules.iter().enumerate() {
             // Party make-up and roles are the room check's (not here); a hard
             // `equal` inside its partition holds already.
-            let skip = match column {
-                Column::Roles { .. } | Column::PartyBalance => true,
-                Column::Equal { .. } => g.in_part && rule.is_hard(),
-                _ => false,
-            };
-            if skip {
-                ev += usize::from(matches!(column, Column::Equal { .. }));
-                continue;
+            match column {
+                Column::Roles { .. } | Column::PartyBalance => continue,
+                Column::Equal { .. } if g.in_part && rule.is_hard() => {
+                    ev += 1;
+                    continue;
+                }
+                _ => {}
             }
             let step = steps.of(r, rule);
             let params = &rule.steps[step].params;

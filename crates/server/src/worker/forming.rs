@@ -52,10 +52,9 @@ pub(crate) fn form_in_parts<'a>(
             if let Some(proposals) = parts.recv().await {
                 return Some((proposals, (parts, forming)));
             }
-            if let Some(Err(e)) = match forming.take() {
-                Some(task) => Some(task.await),
-                None => None,
-            } && e.is_panic()
+            if let Some(task) = forming.take()
+                && let Err(e) = task.await
+                && e.is_panic()
             {
                 std::panic::resume_unwind(e.into_panic());
             }

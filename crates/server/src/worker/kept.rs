@@ -92,7 +92,7 @@ impl Kept {
     /// not all of them once the last is in.
     pub(crate) fn extend_read(&mut self, claimed: Vec<Claimed>, mode: &Mode) {
         self.extend(claimed);
-        self.reading(mode);
+        self.catch_up(mode, self.most());
     }
 
     /// Keeps the tickets `keep` says to (their rows with them).
@@ -110,13 +110,28 @@ impl Kept {
     /// the last cycle are read now (all of them when the numbering starts
     /// again).
     pub(crate) fn reading(&mut self, mode: &Mode) -> (&[Claimed], Reading<'_>) {
-        self.read(mode, 2 * self.named + SLACK_PLAYERS)
+        self.read(mode, self.most())
     }
 
-    /// [`Kept::reading`], the numbering starting again once it holds more
-    /// than `most` players and values, or when a ticket to read blocks
-    /// someone and it numbers no players.
+    /// Players and values the numbering may hold before it starts again.
+    fn most(&self) -> usize {
+        2 * self.named + SLACK_PLAYERS
+    }
+
+    /// [`Kept::reading`], the numbering starting again past `most`.
     fn read(&mut self, mode: &Mode, most: usize) -> (&[Claimed], Reading<'_>) {
+        self.catch_up(mode, most);
+        let compiler = self.compiler.as_ref().expect("set by catch_up");
+        (
+            &self.tickets,
+            Reading::Kept(compiler, self.rows.iter().collect()),
+        )
+    }
+
+    /// Reads the tickets not read yet, the numbering starting again once it
+    /// holds more than `most` players and values, or when a ticket to read
+    /// blocks someone and it numbers no players.
+    fn catch_up(&mut self, mode: &Mode, most: usize) {
         let blocks = self.tickets[self.rows.len()..]
             .iter()
             .any(|c| !c.ticket.blocks.is_empty());
@@ -132,10 +147,6 @@ impl Kept {
         let fresh = &self.tickets[self.rows.len()..];
         self.rows
             .extend(fresh.iter().map(|c| compiler.compile(&c.ticket)));
-        (
-            &self.tickets,
-            Reading::Kept(compiler, self.rows.iter().collect()),
-        )
     }
 }
 
