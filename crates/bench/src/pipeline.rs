@@ -204,6 +204,38 @@ impl Watch {
         }
     }
 
+    /// What a SIGKILL of `worker` would strand: a claim worker's held
+    /// tickets; for a pool leader (`leader`), which reads its pool and holds
+    /// nothing, the tickets waiting in the pool while it leads (none when
+    /// another worker leads or none does).
+    pub async fn strands(&mut self, worker: &str, leader: bool) -> Result<Vec<String>> {
+        match self {
+            Watch::Ours { keys, admin, .. } if leader => {
+                let holder: Option<String> = admin.get(&keys.leader).await?;
+                if holder.as_deref().and_then(lock_holder) != Some(worker) {
+                    return Ok(Vec::new());
+                }
+                Ok(admin.zrange(&keys.queue, 0, -1).await?)
+            }
+            _ => self.held(worker).await,
+        }
+    }
+
+    /// Whether what a SIGKILL of `worker` stranded is back: a claim worker's
+    /// held tickets in the queue (or matched); a pool leader's pool led by
+    /// another worker, which has taken over its queue.
+    pub async fn back_from(&mut self, worker: &str, leader: bool) -> Result<bool> {
+        match self {
+            Watch::Ours { keys, admin, .. } if leader => {
+                let holder: Option<String> = admin.get(&keys.leader).await?;
+                let other = holder.as_deref().and_then(lock_holder);
+                let unread: usize = admin.llen(&keys.arrivals).await?;
+                Ok(other.is_some_and(|w| w != worker) && unread == 0)
+            }
+            _ => Ok(self.held(worker).await?.is_empty()),
+        }
+    }
+
     /// Matches formed so far (ours: in the pool; the port: since the watch began).
     pub async fn formed(&mut self) -> Result<usize> {
         match self {
@@ -232,6 +264,12 @@ impl Watch {
             Watch::Port { port, .. } => Ok((port.matches().await?, port.queued().await?)),
         }
     }
+}
+
+/// The worker a pool leader lock's token names (`WORKER.RANDOM`, see
+/// `mm_store::TokenLock::held_by`).
+fn lock_holder(token: &str) -> Option<&str> {
+    token.rsplit_once('.').map(|(worker, _)| worker)
 }
 
 /// The ids the benches give their `n` worker processes.

@@ -9,9 +9,11 @@
 //! seed-000 port ([`super::seed000`], its own scripts, keys and worker loop) and
 //! our pipeline with seed 000's settings (both: 30 s lease, 2 s heartbeat, 5 s
 //! supervisor, claim batch 10); and (with `--leader`) our
-//! pool leaders (`COORDINATION=leader`), whose victim is the pool's leader: there
-//! "back after" is the takeover (the new leader adopts the dead one's tickets), and
-//! "next match" the failover, from the kill to the next match formed in the pool.
+//! pool leaders (`COORDINATION=leader`), whose victim is the pool's leader: a
+//! leader reads its pool and holds nothing, so its "stranded" tickets are those
+//! waiting in the pool it led, "back after" is the takeover (another worker
+//! leads the pool and has read its queue), and "next match" the failover, from
+//! the kill to the next match formed in the pool.
 //! A leader matches a whole seeded pool in one cycle, so its run streams the
 //! tickets in instead (`--stream-rate` a second) and kills the leader mid-stream.
 
@@ -334,7 +336,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                 let mut stranded = Vec::new();
                 let look = Instant::now();
                 while stranded.is_empty() && look.elapsed() < Duration::from_secs(2) {
-                    if watch.held(&victim_id).await?.is_empty() {
+                    if watch.strands(&victim_id, s.leader).await?.is_empty() {
                         tokio::time::sleep(Duration::from_millis(1)).await;
                         continue;
                     }
@@ -342,7 +344,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                     // Read while frozen: the set cannot change before the kill.
                     // (Read after it, a fast reclaim could already have emptied
                     // it.)
-                    stranded = watch.held(&victim_id).await?;
+                    stranded = watch.strands(&victim_id, s.leader).await?;
                     if stranded.is_empty() {
                         workers[victim].freeze(false);
                     }
@@ -370,7 +372,7 @@ async fn recover_once(args: &RecoveryArgs, s: &Settings) -> Result<Outcome> {
                     tokio::time::sleep(Duration::from_millis(5)).await;
                     continue;
                 }
-                if watch.held(&victim_id).await?.is_empty() {
+                if watch.back_from(&victim_id, s.leader).await? {
                     recovered_after = Some(at.elapsed());
                     eprintln!(
                         "[{label}] every stranded ticket back after {:.2}s",

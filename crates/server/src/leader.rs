@@ -106,7 +106,7 @@ pub async fn lead_pool(
     shutdown: CancellationToken,
 ) {
     let name = pool.name();
-    let lock = TokenLock::new(LockName::pool_leader(&pool), cfg.lease);
+    let lock = TokenLock::held_by(LockName::pool_leader(&pool), cfg.lease, &cfg.id);
     let mut leading: Option<Leadership> = None;
     let mut next_look = Instant::now();
     // When this worker last saw the pool led by someone or took it; a lock free
@@ -280,8 +280,19 @@ async fn keep(
     store
         .lead_heartbeat(&cfg.id, pool, l.fence, cfg.lease)
         .await?;
-    let gone = store.lead_prune(&cfg.id, pool, l.fence, None).await?;
+    let ids = l.tickets.ids();
+    let gone = store.lead_prune(&cfg.id, pool, l.fence, &ids).await?;
     forget(l, &gone);
+    let missed = store
+        .lead_recount(&cfg.id, pool, l.fence, l.tickets.len())
+        .await?;
+    if missed > 0 {
+        tracing::warn!(
+            pool = %pool.name(),
+            missed,
+            "tickets were queued without reaching the leader (a process of an older release?); reading the whole queue again"
+        );
+    }
     let live = store.candidates(&cfg.id, pool, cfg.lease).await?;
     let owner = owner(
         &pool.name(),
@@ -423,9 +434,7 @@ async fn cycle(
         .flat_map(|m| m.tickets.iter().map(|t| t.ticket_id.clone()))
         .collect();
     if !suspects.is_empty() {
-        let gone = store
-            .lead_prune(&cfg.id, pool, l.fence, Some(&suspects))
-            .await?;
+        let gone = store.lead_prune(&cfg.id, pool, l.fence, &suspects).await?;
         forget(l, &gone);
     }
     record_matches(&done);

@@ -19,6 +19,7 @@
 //! | `mm:{p:..}:rj` | hash | match id -> rating job JSON (match + result) until the rating service applied it |
 //! | `mm:{p:..}:leader` | string | the pool leader's token (a token lock, expires with its lease) |
 //! | `mm:{p:..}:fence` | string | the pool leader lock's fencing counter: one more each time it is taken |
+//! | `mm:{p:..}:arr` | list | ticket ids queued while the pool has a leader, for it to read (it reads the queue, it does not take from it; see `lead_start.lua`) |
 //! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
 //! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
@@ -117,6 +118,10 @@ pub struct PoolKeys {
     /// The pool leader's token lock, and its fencing counter.
     pub leader: String,
     pub fence: String,
+    /// What was queued while the pool has a leader, for it to read: every
+    /// script that puts a ticket in the queue also pushes it here while the
+    /// leader's lock exists.
+    pub arrivals: String,
     /// Workers running `COORDINATION=leader` on the pool, by lease expiry: the
     /// candidates to lead it (claim workers are not among them).
     pub candidates: String,
@@ -156,6 +161,7 @@ impl PoolKeys {
             armed: at(":armed"),
             leader: at(":leader"),
             fence: at(":fence"),
+            arrivals: at(":arr"),
             candidates: at(":cand"),
             prefix,
         }

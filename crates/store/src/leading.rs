@@ -8,11 +8,21 @@
 //! stalled past its lease (a long pause, SIGSTOP, a partition) and comes back can
 //! therefore not claim, commit, release or extend a thing.
 //!
-//! The leader claims everything queued in its pool and keeps it: its held set is
-//! the whole pool, mirrored in its memory, and it forms matches over all of it. A
-//! new leader first [`Leading::adopt`]s: whatever is still held in the pool (the
-//! old leader's tickets, or its own from an earlier term) goes back to the queue,
-//! and it claims the lot.
+//! The leader holds everything queued in its pool in its memory and forms
+//! matches over all of it. A new leader first [`Leading::adopt`]s: whatever is
+//! still held in the pool (a claim worker's, or a leader's of an earlier
+//! release) goes back to the queue, and from then on [`Leading::lead_claim`]
+//! hands it each ticket queued in its pool once, the whole queue first.
+//!
+//! On Redis a leader reads its pool instead of taking from it: the tickets
+//! stay in the queue, marked held, until the leader commits their match
+//! (`complete.lua` takes them out of the queue then); while the leader's lock
+//! exists every script that queues a ticket also pushes it to the pool's
+//! arrivals list, which `lead_read.lua` reads (seed 000's claim, moving each
+//! ticket into a held set and out again, was a sixth of a drained ticket's
+//! Redis time). A dead leader leaves nothing to hand back, and its depth reads
+//! as queued, not processing. The memory store keeps a held set per leader;
+//! the contract is the same.
 
 use crate::{Claimed, StoreError};
 use async_trait::async_trait;
@@ -22,8 +32,12 @@ use std::time::Duration;
 /// A pool leader's fenced writes. `fence` is the token its lock gave it.
 #[async_trait]
 pub trait Leading {
-    /// Claims up to `max` queued tickets of `pool`, lowest rating first, into the
-    /// leader's held set, and sets its lease (as [`crate::Store::claim`]).
+    /// Up to `max` tickets of `pool` the leader has not had yet: after
+    /// [`Leading::adopt`], the whole queue lowest rating first, then what was
+    /// queued since, in the order it came; each marked held (a first one's
+    /// `first_claim` set) and the leader's lease set (as
+    /// [`crate::Store::claim`]). Refused ([`StoreError::Fenced`]) while the
+    /// lock is not held.
     async fn lead_claim(
         &self,
         worker: &str,
@@ -67,21 +81,38 @@ pub trait Leading {
         lease: Duration,
     ) -> Result<usize, StoreError>;
 
-    /// Drops from the leader's held set the tickets (of `ids`, or all it holds)
-    /// that are no longer searching: cancelled, withdrawn, matched through another
-    /// pool. Returns their ids, for the leader to forget them too.
+    /// Of `ids` (tickets the leader had), those no longer searching:
+    /// cancelled, withdrawn, matched through another pool, dropped from a
+    /// held set where there is one. Returns their ids, for the leader to
+    /// forget them too.
     async fn lead_prune(
         &self,
         worker: &str,
         pool: &Pool,
         fence: u64,
-        ids: Option<&[TicketId]>,
+        ids: &[TicketId],
     ) -> Result<Vec<TicketId>, StoreError>;
+
+    /// A leader's count, after a [`Leading::lead_prune`] and with no read in
+    /// flight: if `pool` holds more tickets searching than the `had` the
+    /// leader has and those on their way to it, some were queued without
+    /// being handed over (a process of an older release queueing beside this
+    /// one), and the whole queue is handed over again (the leader keeps one
+    /// of each). Returns how many were missed (0 on the memory store, which
+    /// hands over whatever is queued).
+    async fn lead_recount(
+        &self,
+        worker: &str,
+        pool: &Pool,
+        fence: u64,
+        had: usize,
+    ) -> Result<usize, StoreError>;
 
     /// Returns every ticket held in `pool` to the queue (waking the pool): other
     /// workers' and `worker`'s own from an earlier term (a leader whose lock
-    /// lapsed and that took it again knows none of them any more); the new
-    /// leader's first step. How many.
+    /// lapsed and that took it again knows none of them any more), and has the
+    /// next [`Leading::lead_claim`]s hand over the whole queue; the new
+    /// leader's first step. How many went back to the queue.
     async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError>;
 
     /// Registers `worker` as a candidate to lead `pool` until `lease` from now

@@ -91,6 +91,17 @@ impl TokenLock {
         }
     }
 
+    /// A lock whose token starts with its holder's name and a dot
+    /// (`HOLDER.RANDOM`): whoever reads the lock (an operator, a test) sees
+    /// who holds it.
+    pub fn held_by(name: LockName, ttl: Duration, holder: &str) -> Self {
+        Self {
+            name,
+            token: format!("{holder}.{}", uuid::Uuid::new_v4().simple()),
+            ttl,
+        }
+    }
+
     /// Takes the lock if it is free: the fencing token, or `None` if held.
     pub async fn acquire(&self, store: &(impl Locks + ?Sized)) -> Result<Option<u64>, StoreError> {
         store.try_lock(&self.name, &self.token, self.ttl).await

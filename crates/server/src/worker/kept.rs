@@ -13,8 +13,10 @@
 //! ([`Compiler::with_people`]): the first ticket with a block list starts the
 //! numbering again, with players.
 
+use mm_domain::TicketId;
 use mm_engine::{Compiled, Compiler, Mode, Traits};
 use mm_store::Claimed;
+use std::collections::HashSet;
 
 /// Players numbered beyond twice the held tickets' (their players and the
 /// players they blocked) before the numbering starts again (the first term:
@@ -31,6 +33,9 @@ pub(crate) struct Kept {
     compiler: Option<Compiler>,
     /// The held tickets' players and the players they block, together.
     named: usize,
+    /// The held tickets' ids: a ticket handed over again (queued again after
+    /// it was withdrawn, before the leader heard it was) is held once.
+    ids: HashSet<TicketId>,
 }
 
 /// What the rules read of the tickets a cycle forms from.
@@ -82,9 +87,19 @@ impl Kept {
         &self.tickets[at.min(self.tickets.len())..]
     }
 
+    /// The held tickets' ids.
+    pub(crate) fn ids(&self) -> Vec<TicketId> {
+        self.tickets.iter().map(|c| c.ticket.id.clone()).collect()
+    }
+
+    /// Adds `claimed`, but for tickets held already.
     pub(crate) fn extend(&mut self, claimed: Vec<Claimed>) {
-        self.named += claimed.iter().map(named).sum::<usize>();
-        self.tickets.extend(claimed);
+        for c in claimed {
+            if self.ids.insert(c.ticket.id.clone()) {
+                self.named += named(&c);
+                self.tickets.push(c);
+            }
+        }
     }
 
     /// Adds `claimed` and reads them for `mode`'s rules at once: a leader
@@ -98,6 +113,9 @@ impl Kept {
     /// Keeps the tickets `keep` says to (their rows with them).
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Claimed) -> bool) {
         let kept: Vec<bool> = self.tickets.iter().map(&mut keep).collect();
+        for (c, _) in self.tickets.iter().zip(&kept).filter(|(_, k)| !**k) {
+            self.ids.remove(&c.ticket.id);
+        }
         let mut at = kept.iter();
         self.tickets.retain(|_| *at.next().expect("one per ticket"));
         self.named = self.tickets.iter().map(named).sum();
@@ -210,6 +228,29 @@ rules = [{ kind = "intersect", attribute = "maps" }]
             mm_engine::propose_with(mode, &entries, &kept, 1_000),
             mm_engine::propose_with(mode, &entries, &fresh, 1_000),
         )
+    }
+
+    /// A ticket handed over again while held (queued again after a
+    /// withdrawal the leader had not heard of yet) is held once; once let go,
+    /// it may come back.
+    #[test]
+    fn a_ticket_handed_over_twice_is_held_once() {
+        let modes = Modes::load(Some(MODES), Default::default()).unwrap();
+        let mode = modes.get("duel").unwrap();
+        let mut kept = Kept::default();
+        kept.extend_read(
+            vec![ticket(1, &["dust"], &[]), ticket(2, &["dust"], &[])],
+            mode,
+        );
+        kept.extend_read(vec![ticket(2, &["dust"], &[]), ticket(3, &[], &[])], mode);
+        let ids = |k: &Kept| k.ids().iter().map(|i| i.to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(&kept), ["t1", "t2", "t3"]);
+        assert_eq!(kept.from(2).len(), 1, "one new ticket in the second step");
+        kept.retain(|c| c.ticket.id.as_str() != "t2");
+        kept.extend(vec![ticket(2, &["dust"], &[])]);
+        assert_eq!(ids(&kept), ["t1", "t3", "t2"]);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
     }
 
     #[test]

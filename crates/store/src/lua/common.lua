@@ -6,11 +6,23 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- While a pool has a leader (its lock `lock` exists), every ticket put in its
+-- queue is also pushed to `arrivals`, the list the leader reads what is new
+-- from (see lead_read.lua): a leader reads the queue, it does not take from it.
+local function arrived(lock, arrivals, ids)
+  if #ids == 0 or redis.call('EXISTS', lock) == 0 then return end
+  for i = 1, #ids, 2000 do
+    redis.call('RPUSH', arrivals, unpack(ids, i, math.min(i + 1999, #ids)))
+  end
+end
+
 -- Returns the given tickets held in worker set `held` to queue `q`, keeping their
--- rating score. Tickets cancelled while held are dropped (they are already final);
--- tickets not held by this worker are left alone. Returns how many were requeued.
-local function requeue(q, st, held, ids)
-  local back, states, gone = {}, {}, {}
+-- rating score (and pushes them to the pool's `arrivals` while it has a leader,
+-- its lock `lock`). Tickets cancelled while held are dropped (they are already
+-- final); tickets not held by this worker are left alone. Returns how many were
+-- requeued.
+local function requeue(q, st, held, ids, lock, arrivals)
+  local back, states, gone, ids_back = {}, {}, {}, {}
   -- In steps: unpack has a limit, and a pool leader may hold a whole pool. Each
   -- step reads its scores and states in one call each, not two calls a ticket
   -- (a claim worker under rules releases most of what it claims).
@@ -28,6 +40,7 @@ local function requeue(q, st, held, ids)
           back[#back + 1] = id
           states[#states + 1] = id
           states[#states + 1] = 'r'
+          ids_back[#ids_back + 1] = id
         end
       end
     end
@@ -39,6 +52,7 @@ local function requeue(q, st, held, ids)
     redis.call('ZADD', q, unpack(back, i, math.min(i + step - 1, #back)))
     redis.call('HSET', st, unpack(states, i, math.min(i + step - 1, #states)))
   end
+  arrived(lock, arrivals, ids_back)
   return #back / 2
 end
 

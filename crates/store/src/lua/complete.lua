@@ -6,7 +6,9 @@
 -- leader lock (KEYS[12]) is held and its fencing counter is the caller's token:
 -- then the caller has held the lock without a break since it took it, every
 -- claim but its own was refused meanwhile (claim.lua), so a ticket of its
--- whose state says held ('s') is held by it, and its held set is not read. The
+-- whose state says held ('s') is held by it, and its held set is not read (a
+-- leader passes the queue as KEYS[2]: its tickets stay there until their match
+-- commits, and leave it here; see lead_read.lua). The
 -- decision is recorded once: 'c' committed or 'a' aborted. A committed match gets
 -- its lifecycle hash (status, players, ready-check deadline, its tickets and when
 -- they joined it; the tickets enter the done zset with the match, as one entry,
@@ -29,7 +31,7 @@
 -- is held here) and this script also settles them as settle.lua would: the
 -- history, the live entry, the in-match mark. A match with a player who is not
 -- simple is left untouched and returned for the cross-slot protocol.
--- KEYS: 1 state hash, 2 worker's held zset, 3 matches hash, 4 done zset, 5 outbox zset,
+-- KEYS: 1 state hash, 2 worker's held zset (a leader's: the queue), 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
 --       counter, 10 waiting-since zset (see since_add), 11 the pool's backfills hash,
 --       12 the pool leader's lock, then ('f' matches) five keys per player as

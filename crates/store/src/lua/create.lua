@@ -12,8 +12,8 @@
 -- KEYS: 1 player's active hash, 2 ticket index hash, 3 ban string, 4 in-match
 --       string, 5 marks hash (as activate.lua), 6 blocks set, 7 blocked-by set,
 --       8 the player's limiter (used only when ARGV[7] is not ''), then per pool
---       five keys as enqueue.lua takes them: queue zset, ticket data hash,
---       state hash, since zset, armed flag
+--       seven keys as enqueue.lua takes them: queue zset, ticket data hash,
+--       state hash, since zset, armed flag, leader lock, arrivals list
 -- ARGV: 1 ticket id, 2 mode, 3 the ticket's pools (comma-separated), 4 ttl s,
 --       5 the rating version the ticket carries ('' not checked), 6 ticket JSON,
 --       7 and 8 the limiter's interval (µs) and burst ('' and '': not charged),
@@ -40,8 +40,8 @@ local cur = redis.call('HGET', KEYS[1], ARGV[2])
 if cur and string.match(cur, '^[^|]*') ~= ARGV[1] then return '!refused' end
 -- A ticket id is new: nothing of it is in any pool yet (enqueue.lua's checks
 -- are for a retried call, which takes the long way).
-for p = 0, (#KEYS - 8) / 5 - 1 do
-  local k = 9 + 5 * p
+for p = 0, (#KEYS - 8) / 7 - 1 do
+  local k = 9 + 7 * p
   if redis.call('HEXISTS', KEYS[k + 1], ARGV[1]) == 1 or redis.call('HEXISTS', KEYS[k + 2], ARGV[1]) == 1 then
     return '!refused'
   end
@@ -50,12 +50,13 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
-for p = 0, (#KEYS - 8) / 5 - 1 do
-  local k = 9 + 5 * p
+for p = 0, (#KEYS - 8) / 7 - 1 do
+  local k = 9 + 7 * p
   redis.call('HSET', KEYS[k + 1], ARGV[1], ARGV[6])
   redis.call('HSET', KEYS[k + 2], ARGV[1], 'q')
   redis.call('ZADD', KEYS[k], ARGV[9], ARGV[1])
   since_add(KEYS[k + 3], ARGV[10], ARGV[1])
+  arrived(KEYS[k + 5], KEYS[k + 6], {ARGV[1]})
   wake(KEYS[k + 4], ARGV[11], ARGV[12 + p])
 end
 return '='

@@ -3,7 +3,8 @@
 -- ticket data, its original enqueue time) if it is still in this match or was set
 -- aside because of it; 'end' gives the matched entry its final state. Idempotent.
 -- A requeued entry wakes the pool's workers (see enqueue.lua).
--- KEYS: 1 queue zset, 2 state hash, 3 done zset, 4 since zset, 5 armed flag
+-- KEYS: 1 queue zset, 2 state hash, 3 done zset, 4 since zset, 5 armed flag,
+--       6 the pool leader's lock, 7 the pool's arrivals list (see arrived)
 -- ARGV: 1 ticket id, 2 match id, 3 'requeue' or 'end', 4 rating, 5 final state,
 --       6 the ticket's enqueue time (ms), 7 wake channel, 8 pool name
 -- Returns 1 if the entry changed.
@@ -14,6 +15,7 @@ if ARGV[3] == 'requeue' then
   redis.call('HSET', KEYS[2], ARGV[1], 'r')
   redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
   since_add(KEYS[4], ARGV[6], ARGV[1])
+  arrived(KEYS[6], KEYS[7], {ARGV[1]})
   redis.call('ZREM', KEYS[3], ARGV[1])
   wake(KEYS[5], ARGV[7], ARGV[8])
   return 1

@@ -86,21 +86,18 @@ impl Leading for MemoryStore {
         worker: &str,
         pool: &Pool,
         fence: u64,
-        ids: Option<&[TicketId]>,
+        ids: &[TicketId],
     ) -> Result<Vec<TicketId>, StoreError> {
         let _gate = self.fenced(pool, fence).await?;
         let mut inner = self.lock();
         let ps = inner.pool(pool);
-        let ids = match ids {
-            Some(ids) => ids.to_vec(),
-            None => ps.held_ids(worker),
-        };
         let Some(held) = ps.held.get_mut(worker) else {
             return Ok(Vec::new());
         };
         let gone: Vec<TicketId> = ids
-            .into_iter()
-            .filter(|id| held.contains_key(id) && ps.state.get(id) != Some(&State::Held))
+            .iter()
+            .filter(|id| held.contains_key(*id) && ps.state.get(*id) != Some(&State::Held))
+            .cloned()
             .collect();
         for id in &gone {
             held.remove(id);
@@ -109,6 +106,17 @@ impl Leading for MemoryStore {
             ps.held.remove(worker);
         }
         Ok(gone)
+    }
+
+    async fn lead_recount(
+        &self,
+        _worker: &str,
+        pool: &Pool,
+        fence: u64,
+        _had: usize,
+    ) -> Result<usize, StoreError> {
+        let _gate = self.fenced(pool, fence).await?;
+        Ok(0)
     }
 
     async fn adopt(&self, _worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {

@@ -67,7 +67,9 @@ impl RedisStore {
                 .key(&keys.tickets)
                 .key(&keys.state)
                 .key(&keys.since)
-                .key(&keys.armed);
+                .key(&keys.armed)
+                .key(&keys.leader)
+                .key(&keys.arrivals);
         }
         call.arg(ticket.id.as_str())
             .arg(&ticket.mode)

@@ -582,8 +582,13 @@ fn complete_header(
     pool: &Pool,
     fence: Option<u64>,
 ) {
+    // A leader's tickets stay in the queue until their match commits: the
+    // queue is its held set (see `lead_read.lua`).
     inv.key(&keys.state)
-        .key(keys.held(worker))
+        .key(match fence {
+            Some(_) => keys.queue.clone(),
+            None => keys.held(worker),
+        })
         .key(&keys.matches)
         .key(&keys.done)
         .key(&keys.outbox)

@@ -13,6 +13,21 @@ pub(super) fn fence_arg(fence: Option<u64>) -> String {
     fence.map(|f| f.to_string()).unwrap_or_default()
 }
 
+/// Ids a leader's prune call looks at, at most.
+const PRUNE_STEP: usize = 2000;
+
+/// A claim's or a leader's read's answer: ticket JSON and first-claim flag.
+fn claimed(got: Vec<(String, i64)>) -> Result<Vec<Claimed>, StoreError> {
+    got.into_iter()
+        .map(|(json, first)| {
+            Ok(Claimed {
+                ticket: serde_json::from_str(&json)?,
+                first_claim: first == 1,
+            })
+        })
+        .collect()
+}
+
 impl RedisStore {
     /// `claim.lua` for a worker (`fence`: a pool leader's token), up to `max`
     /// tickets; with a `floor`, at most half the queue unless that is fewer.
@@ -45,14 +60,7 @@ impl RedisStore {
             .arg(floor.map_or(String::new(), |f| f.to_string()))
             .invoke_async(&mut self.conn())
             .await?;
-        got.into_iter()
-            .map(|(json, first)| {
-                Ok(Claimed {
-                    ticket: serde_json::from_str(&json)?,
-                    first_claim: first == 1,
-                })
-            })
-            .collect()
+        claimed(got)
     }
 
     pub(super) async fn release_as(
@@ -71,6 +79,8 @@ impl RedisStore {
             .key(&keys.state)
             .key(keys.held(worker))
             .key(&keys.fence)
+            .key(&keys.leader)
+            .key(&keys.arrivals)
             .arg(fence_arg(fence));
         for id in ids.unwrap_or_default() {
             inv.arg(id.as_str());
@@ -110,8 +120,24 @@ impl Leading for RedisStore {
         max: usize,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.claim_as(worker, pool, Some(fence), (max, None), 0.0, lease)
-            .await
+        let keys = PoolKeys::new(pool);
+        let got: Vec<(String, i64)> = self
+            .scripts
+            .lead_read
+            .key(&keys.arrivals)
+            .key(&keys.tickets)
+            .key(&keys.state)
+            .key(&keys.leases)
+            .key(&keys.armed)
+            .key(&keys.fence)
+            .key(&keys.leader)
+            .arg(worker)
+            .arg(fence)
+            .arg(max)
+            .arg(lease.as_millis() as u64)
+            .invoke_async(&mut self.conn())
+            .await?;
+        claimed(got)
     }
 
     async fn lead_complete(
@@ -150,27 +176,54 @@ impl Leading for RedisStore {
 
     async fn lead_prune(
         &self,
-        worker: &str,
+        _worker: &str,
         pool: &Pool,
         fence: u64,
-        ids: Option<&[TicketId]>,
+        ids: &[TicketId],
     ) -> Result<Vec<TicketId>, StoreError> {
-        if ids.is_some_and(|ids| ids.is_empty()) {
-            return Ok(Vec::new());
-        }
         let keys = PoolKeys::new(pool);
-        let mut inv = self.scripts.lead_prune.prepare_invoke();
-        inv.key(&keys.state)
-            .key(keys.held(worker))
-            .key(&keys.fence)
-            .arg(fence);
-        for id in ids.unwrap_or_default() {
-            inv.arg(id.as_str());
+        let mut gone = Vec::new();
+        // In steps, so no call holds Redis long (a leader looks at its whole
+        // pool every heartbeat); one call even for no ids, so that a deposed
+        // leader hears it is one.
+        let steps: Vec<&[TicketId]> = if ids.is_empty() {
+            vec![&[]]
+        } else {
+            ids.chunks(PRUNE_STEP).collect()
+        };
+        for step in steps {
+            let mut inv = self.scripts.lead_prune.prepare_invoke();
+            inv.key(&keys.state).key(&keys.fence).arg(fence);
+            for id in step {
+                inv.arg(id.as_str());
+            }
+            let ended: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+            for id in ended {
+                gone.push(TicketId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+            }
         }
-        let gone: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
-        gone.into_iter()
-            .map(|id| TicketId::new(id).map_err(|e| StoreError::Corrupt(e.to_string())))
-            .collect()
+        Ok(gone)
+    }
+
+    async fn lead_recount(
+        &self,
+        _worker: &str,
+        pool: &Pool,
+        fence: u64,
+        had: usize,
+    ) -> Result<usize, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let missed: i64 = self
+            .scripts
+            .lead_recount
+            .key(&keys.queue)
+            .key(&keys.arrivals)
+            .key(&keys.fence)
+            .arg(fence)
+            .arg(had)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(missed.max(0) as usize)
     }
 
     async fn adopt(&self, worker: &str, pool: &Pool, fence: u64) -> Result<usize, StoreError> {
@@ -189,6 +242,8 @@ impl Leading for RedisStore {
             .key(&keys.state)
             .key(&keys.fence)
             .key(&keys.armed)
+            .key(&keys.leader)
+            .key(&keys.arrivals)
             .key(keys.held(worker));
         for other in others.iter().filter(|w| *w != worker) {
             inv.key(keys.held(other));

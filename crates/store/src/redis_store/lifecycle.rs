@@ -208,6 +208,8 @@ impl RedisStore {
                     .key(&keys.done)
                     .key(&keys.since)
                     .key(&keys.armed)
+                    .key(&keys.leader)
+                    .key(&keys.arrivals)
                     .arg(ticket.ticket_id.as_str())
                     .arg(mid)
                     .arg(action)

@@ -1,9 +1,13 @@
 //! Pool leaders' fenced writes on the memory store, Redis and a Redis Cluster: a
 //! leader whose lock was taken by a later one can write nothing to the pool, the
-//! new leader adopts what the old one held, a leader hears which of its tickets
+//! new leader has what the old one had, a leader hears which of its tickets
 //! ended meanwhile, a whole pool (more than one script's unpack) moves at once, and
 //! a plain worker's claim leaves a led pool alone, a leader whose lock lapsed
 //! commits nothing, and only workers that register are candidates to lead.
+//!
+//! A leader's tickets count as queued or processing (the Redis store leaves
+//! them in the queue until their match commits, the memory store holds them):
+//! the depths are checked as their sum.
 
 use crate::conformance::make_match;
 use crate::{Harness, pool, ticket};
@@ -26,6 +30,7 @@ async fn a_deposed_leader_cannot_write_a_thing(h: Harness) {
     }
     let old = TokenLock::new(LockName::pool_leader(&pool), Duration::from_millis(200));
     let first = old.acquire(s).await.unwrap().expect("a free pool");
+    s.adopt("old", &pool, first).await.unwrap();
     let held = s.lead_claim("old", &pool, first, 100, LEASE).await.unwrap();
     assert_eq!(held.len(), 4);
     tokio::time::sleep(Duration::from_millis(400)).await;
@@ -46,18 +51,14 @@ async fn a_deposed_leader_cannot_write_a_thing(h: Harness) {
     fenced(s.lead_claim("old", &pool, first, 100, LEASE).await);
     fenced(s.lead_release("old", &pool, first, None).await);
     fenced(s.lead_heartbeat("old", &pool, first, LEASE).await);
-    fenced(s.lead_prune("old", &pool, first, None).await);
+    fenced(s.lead_prune("old", &pool, first, &[]).await);
     fenced(s.adopt("old", &pool, first).await);
     assert!(s.recent_matches(&pool, 10).await.unwrap().is_empty());
     let d = s.depths(&pool).await.unwrap();
-    assert_eq!(
-        (d.queued, d.processing),
-        (0, 4),
-        "still held by the old leader"
-    );
+    assert_eq!(d.queued + d.processing, 4, "all four still there");
 
-    // The new leader takes the old one's tickets and matches them.
-    assert_eq!(s.adopt("new", &pool, second).await.unwrap(), 4);
+    // The new leader has the old one's tickets and matches them.
+    s.adopt("new", &pool, second).await.unwrap();
     let mine = s
         .lead_claim("new", &pool, second, 100, LEASE)
         .await
@@ -72,10 +73,7 @@ async fn a_deposed_leader_cannot_write_a_thing(h: Harness) {
         .lead_complete("new", &pool, second, std::slice::from_ref(&m), LEASE)
         .await;
     assert_eq!(done.unwrap(), vec![m.id.clone()]);
-    assert_eq!(
-        s.lead_heartbeat("new", &pool, second, LEASE).await.unwrap(),
-        2
-    );
+    s.lead_heartbeat("new", &pool, second, LEASE).await.unwrap();
     // The old leader's match never happened; the new one's did, once.
     fenced(
         s.lead_complete(
@@ -89,7 +87,7 @@ async fn a_deposed_leader_cannot_write_a_thing(h: Harness) {
     );
     let recent = s.recent_matches(&pool, 10).await.unwrap();
     assert_eq!(recent.iter().map(|m| &m.id).collect::<Vec<_>>(), [&m.id]);
-    assert_eq!(s.lead_release("new", &pool, second, None).await.unwrap(), 2);
+    s.lead_release("new", &pool, second, None).await.unwrap();
     let d = s.depths(&pool).await.unwrap();
     assert_eq!((d.queued, d.processing), (2, 0));
 }
@@ -102,6 +100,7 @@ async fn a_leader_hears_which_of_its_tickets_ended(h: Harness) {
     }
     let lock = TokenLock::new(LockName::pool_leader(&pool), LEASE);
     let fence = lock.acquire(s).await.unwrap().unwrap();
+    s.adopt("l", &pool, fence).await.unwrap();
     assert_eq!(
         s.lead_claim("l", &pool, fence, 100, LEASE)
             .await
@@ -110,20 +109,28 @@ async fn a_leader_hears_which_of_its_tickets_ended(h: Harness) {
         3
     );
     s.cancel(&tickets[1].owner, &tickets[1].id).await.unwrap();
-    let gone = s.lead_prune("l", &pool, fence, None).await.unwrap();
+    let all: Vec<_> = tickets.iter().map(|t| t.id.clone()).collect();
+    let gone = s.lead_prune("l", &pool, fence, &all).await.unwrap();
     assert_eq!(gone, vec![tickets[1].id.clone()]);
+    let left = [tickets[0].id.clone(), tickets[2].id.clone()];
     assert!(
-        s.lead_prune("l", &pool, fence, None)
+        s.lead_prune("l", &pool, fence, &left)
             .await
             .unwrap()
             .is_empty()
     );
-    assert_eq!(s.lead_heartbeat("l", &pool, fence, LEASE).await.unwrap(), 2);
     // Asking about some ids only looks at those.
     s.cancel(&tickets[0].owner, &tickets[0].id).await.unwrap();
     let some = [tickets[2].id.clone()];
     assert!(
-        s.lead_prune("l", &pool, fence, Some(&some))
+        s.lead_prune("l", &pool, fence, &some)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Nothing is handed over twice.
+    assert!(
+        s.lead_claim("l", &pool, fence, 100, LEASE)
             .await
             .unwrap()
             .is_empty()
@@ -174,6 +181,7 @@ async fn a_whole_pool_changes_leader_at_once(h: Harness) {
     set.join_all().await;
     let old = TokenLock::new(LockName::pool_leader(&pool), Duration::from_millis(200));
     let first = old.acquire(s).await.unwrap().unwrap();
+    s.adopt("old", &pool, first).await.unwrap();
     let mut claimed = 0;
     loop {
         let got = s
@@ -189,16 +197,30 @@ async fn a_whole_pool_changes_leader_at_once(h: Harness) {
     tokio::time::sleep(Duration::from_millis(400)).await;
     let new = TokenLock::new(LockName::pool_leader(&pool), LEASE);
     let second = new.acquire(s).await.unwrap().unwrap();
-    assert_eq!(s.adopt("new", &pool, second).await.unwrap(), N);
+    s.adopt("new", &pool, second).await.unwrap();
     let d = s.depths(&pool).await.unwrap();
     assert_eq!((d.queued, d.processing), (N as u64, 0));
-    // Lowest rating first, in order.
+    // Lowest rating first, in order, and every one once.
     let got = s.lead_claim("new", &pool, second, 10, LEASE).await.unwrap();
     let ratings: Vec<f64> = got.iter().map(|c| c.ticket.rating).collect();
     assert_eq!(
         ratings,
         (0..10).map(|i| 1000.0 + i as f64).collect::<Vec<_>>()
     );
+    let mut ids: std::collections::HashSet<_> = got.into_iter().map(|c| c.ticket.id).collect();
+    loop {
+        let got = s
+            .lead_claim("new", &pool, second, 2000, LEASE)
+            .await
+            .unwrap();
+        if got.is_empty() {
+            break;
+        }
+        for c in got {
+            assert!(ids.insert(c.ticket.id), "handed over twice");
+        }
+    }
+    assert_eq!(ids.len(), N);
 }
 
 /// A plain worker (`COORDINATION=claim`) sharing the store with a pool leader
@@ -211,6 +233,7 @@ async fn a_claim_worker_leaves_a_led_pool_to_its_leader(h: Harness) {
     }
     let lock = TokenLock::new(LockName::pool_leader(&pool), LEASE);
     let fence = lock.acquire(s).await.unwrap().expect("a free pool");
+    s.adopt("l", &pool, fence).await.unwrap();
     let r = s.claim("plain", &pool, 100, 0.0, LEASE).await;
     assert!(matches!(r, Err(StoreError::Led(_))), "got {r:?}");
     // Nothing moved: the leader claims all four.
@@ -219,7 +242,9 @@ async fn a_claim_worker_leaves_a_led_pool_to_its_leader(h: Harness) {
     let mine = s.lead_claim("l", &pool, fence, 2, LEASE).await.unwrap();
     assert_eq!(mine.len(), 2);
     // The leader hands the pool back (no leader any more): plain claims work.
-    assert_eq!(s.lead_release("l", &pool, fence, None).await.unwrap(), 2);
+    s.lead_release("l", &pool, fence, None).await.unwrap();
+    let d = s.depths(&pool).await.unwrap();
+    assert_eq!((d.queued, d.processing), (4, 0));
     assert!(lock.release(s).await.unwrap());
     let got = s.claim("plain", &pool, 100, 0.0, LEASE).await.unwrap();
     assert_eq!(got.len(), 4);
@@ -238,6 +263,7 @@ async fn a_leader_whose_lock_lapsed_commits_nothing_and_starts_over(h: Harness) 
     }
     let lock = TokenLock::new(LockName::pool_leader(&pool), Duration::from_millis(300));
     let fence = lock.acquire(s).await.unwrap().expect("a free pool");
+    s.adopt("l", &pool, fence).await.unwrap();
     let held = s.lead_claim("l", &pool, fence, 100, LEASE).await.unwrap();
     assert_eq!(held.len(), 6);
     let first = make_match(&[&held[0], &held[1]]);
@@ -257,7 +283,8 @@ async fn a_leader_whose_lock_lapsed_commits_nothing_and_starts_over(h: Harness) 
             .unwrap()
             .is_empty()
     );
-    let pruned = s.lead_prune("l", &pool, fence, None).await.unwrap();
+    let mine: Vec<_> = held[2..].iter().map(|c| c.ticket.id.clone()).collect();
+    let pruned = s.lead_prune("l", &pool, fence, &mine).await.unwrap();
     assert_eq!(pruned, vec![gone.id.clone()]);
     tokio::time::sleep(Duration::from_millis(500)).await;
     // The lock lapsed; no one took it, so the token is still the latest.
@@ -273,9 +300,9 @@ async fn a_leader_whose_lock_lapsed_commits_nothing_and_starts_over(h: Harness) 
     );
     let d = s.depths(&pool).await.unwrap();
     assert_eq!(
-        (d.queued, d.processing),
-        (0, 3),
-        "the uncommitted tickets stay held"
+        d.queued + d.processing,
+        3,
+        "the uncommitted tickets stay for whoever comes next"
     );
     // Taken again (a new token), the leader starts over as any new leader
     // does: adopts what is held, claims it and commits.
@@ -293,7 +320,70 @@ async fn a_leader_whose_lock_lapsed_commits_nothing_and_starts_over(h: Harness) 
     );
 }
 
+/// Every way a ticket gets into a led pool's queue hands it to the leader, once:
+/// a new ticket (one call on a single node or the long way), and a ticket whose
+/// match was declined going back. What the leader has from before stays had.
+async fn a_leader_has_each_ticket_queued_while_it_leads_once(h: Harness) {
+    use crate::lifecycle::{commit_led, lifecycle, pid, pool, ticket};
+    use mm_domain::{Answer, Placement};
+    let s = &*h.store;
+    let p = pool();
+    let lock = TokenLock::new(LockName::pool_leader(&p), LEASE);
+    let fence = lock.acquire(s).await.unwrap().expect("a free pool");
+    s.adopt("l", &p, fence).await.unwrap();
+    assert!(
+        s.lead_claim("l", &p, fence, 100, LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let mut a = ticket(&["a1"], 0);
+    s.enqueue_new(&mut a, None).await.unwrap();
+    let got = s.lead_claim("l", &p, fence, 100, LEASE).await.unwrap();
+    assert_eq!(got.len(), 1);
+    assert!(got[0].first_claim && got[0].ticket.id == a.id);
+
+    // Two more, matched with a ready check; one declines, the other goes back
+    // to the queue and to the leader, not as new.
+    let (b, c) = (ticket(&["b1"], 0), ticket(&["c1"], 0));
+    let m = commit_led(s, fence, &[&b, &c], lifecycle(true, Placement::Servers)).await;
+    assert!(
+        s.lead_claim("l", &p, fence, 100, LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    s.answer(&p, &m.id, &pid("b1"), Answer::Declined)
+        .await
+        .unwrap();
+    let (r, _) = s.match_record(&p, &m.id).await.unwrap().expect("recorded");
+    s.unwind(&p, &r, mm_domain::now_ms() + 60_000)
+        .await
+        .unwrap();
+    let got = s.lead_claim("l", &p, fence, 100, LEASE).await.unwrap();
+    assert_eq!(
+        got.iter()
+            .map(|c| (&c.ticket.id, c.first_claim))
+            .collect::<Vec<_>>(),
+        [(&c.id, false)]
+    );
+    // The first ticket is still the leader's: it commits.
+    let d = s.lead_claim("l", &p, fence, 100, LEASE).await.unwrap();
+    assert!(d.is_empty(), "nothing twice");
+    let done = crate::several::make_match(&p, &[&a, &c]);
+    assert_eq!(
+        s.lead_complete("l", &p, fence, std::slice::from_ref(&done), LEASE)
+            .await
+            .unwrap(),
+        vec![done.id.clone()]
+    );
+    let depth = s.depths(&p).await.unwrap();
+    assert_eq!((depth.queued, depth.processing), (0, 0));
+}
+
 crate::every_deployment!(
+    a_leader_has_each_ticket_queued_while_it_leads_once,
     a_leader_whose_lock_lapsed_commits_nothing_and_starts_over,
     a_claim_worker_leaves_a_led_pool_to_its_leader,
     candidates_to_lead_are_the_workers_that_register,

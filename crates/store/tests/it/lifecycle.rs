@@ -51,6 +51,31 @@ pub(crate) fn lifecycle(ready_check: bool, placement: Placement) -> Lifecycle {
     }
 }
 
+/// Queues `tickets` in a pool led under `fence` (adopted already), has the
+/// leader read them and commits them as one match with `lc`.
+pub(crate) async fn commit_led(
+    s: &dyn Store,
+    fence: u64,
+    tickets: &[&Ticket],
+    lc: Lifecycle,
+) -> Match {
+    for t in tickets {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    let read = s.lead_claim("l", &pool(), fence, 100, LEASE).await.unwrap();
+    assert_eq!(read.len(), tickets.len());
+    let mut m = make_match(&pool(), tickets);
+    m.lifecycle = lc;
+    assert_eq!(
+        s.lead_complete("l", &pool(), fence, std::slice::from_ref(&m), LEASE)
+            .await
+            .unwrap(),
+        vec![m.id.clone()]
+    );
+    s.fan_out(&pool(), std::slice::from_ref(&m)).await.unwrap();
+    m
+}
+
 /// Queues `tickets`, claims them and commits them as one match with `lc`.
 pub(crate) async fn commit(s: &dyn Store, tickets: &[&Ticket], lc: Lifecycle) -> Match {
     for t in tickets {

@@ -217,3 +217,63 @@ async fn the_waiting_since_index_holds_the_tickets_that_wait() {
         .unwrap();
     assert_eq!(left, 0);
 }
+
+/// A ticket put in a led pool's queue by a process that does not push it to
+/// the arrivals list (one of an older release, in a rolling upgrade) reaches
+/// the leader at its next count: the whole queue is handed over again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticket_queued_past_the_arrivals_list_reaches_the_leader_at_its_count() {
+    use mm_store::keys::PoolKeys;
+    use mm_store::{Leading, LockName, TokenLock};
+    let (_server, store, mut admin) = bed().await;
+    let lease = Duration::from_secs(30);
+    let (p, keys) = (pool(), PoolKeys::new(&pool()));
+    let (a, b) = (ticket(1, 1500.0), ticket(2, 1510.0));
+    store.enqueue(&a).await.unwrap();
+    let lock = TokenLock::new(LockName::pool_leader(&p), lease);
+    let fence = lock.acquire(&store).await.unwrap().unwrap();
+    store.adopt("l", &p, fence).await.unwrap();
+    assert_eq!(
+        store
+            .lead_claim("l", &p, fence, 10, lease)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(store.lead_recount("l", &p, fence, 1).await.unwrap(), 0);
+
+    // Queued the way enqueue.lua did before leaders read the queue.
+    let () = redis::pipe()
+        .hset(
+            &keys.tickets,
+            b.id.as_str(),
+            serde_json::to_string(&b).unwrap(),
+        )
+        .ignore()
+        .hset(&keys.state, b.id.as_str(), "q")
+        .ignore()
+        .zadd(&keys.queue, b.id.as_str(), b.rating)
+        .ignore()
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .lead_claim("l", &p, fence, 10, lease)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.lead_recount("l", &p, fence, 1).await.unwrap(), 1);
+    let again = store.lead_claim("l", &p, fence, 10, lease).await.unwrap();
+    let mut got: Vec<_> = again
+        .iter()
+        .map(|c| (c.ticket.id.clone(), c.first_claim))
+        .collect();
+    got.sort();
+    let mut want = vec![(a.id.clone(), false), (b.id.clone(), true)];
+    want.sort();
+    assert_eq!(got, want, "the whole queue again, the new one as new");
+    assert_eq!(store.lead_recount("l", &p, fence, 2).await.unwrap(), 0);
+}
