@@ -85,7 +85,10 @@ pub enum CancelOutcome {
 /// How many tickets wait in a pool's queue and how many workers hold.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Depths {
+    /// Tickets waiting in the queue (on Redis, a pool leader's among them: it
+    /// reads its pool without taking them out).
     pub queued: u64,
+    /// Tickets held by workers (claim workers; the memory store's leaders).
     pub processing: u64,
     /// When the longest-waiting ticket (queued or held) was enqueued; None when
     /// none waits. The Redis store keeps enqueue times per second and may answer
