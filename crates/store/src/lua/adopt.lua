@@ -17,12 +17,5 @@ local n = 0
 for k = 7, #KEYS do
   n = n + requeue(KEYS[1], KEYS[2], KEYS[k], redis.call('ZRANGE', KEYS[k], 0, -1), KEYS[5], KEYS[6])
 end
-redis.call('DEL', KEYS[6])
-local step = 2000
-local total = redis.call('ZCARD', KEYS[1])
-for from = 0, total - 1, step do
-  local ids = redis.call('ZRANGE', KEYS[1], from, from + step - 1)
-  if #ids > 0 then redis.call('RPUSH', KEYS[6], unpack(ids)) end
-end
-if total > 0 then wake(KEYS[4], ARGV[2], ARGV[3]) end
+if reread(KEYS[1], KEYS[6]) > 0 then wake(KEYS[4], ARGV[2], ARGV[3]) end
 return n

@@ -3,19 +3,18 @@
 -- caller picks at random (ARGV[3] in [0,1)), so batches are rating-tight and no
 -- rating band is systematically left behind.
 -- Arms the pool: the next ticket queued publishes a wake-up (see enqueue.lua).
--- A worker that is not a pool leader claims nothing while a leader holds the
--- pool's lock (an error LED): the pool is the leader's alone.
+-- A claim worker claims nothing while a leader holds the pool's lock (an error
+-- LED): the pool is the leader's alone (a leader does not claim: it reads its
+-- pool, see lead_read.lua).
 -- KEYS: 1 queue zset, 2 ticket data hash, 3 state hash, 4 worker's held zset, 5 leases zset,
---       6 armed flag, 7 the pool's fencing counter, 8 the pool leader's lock
--- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms, 5 the leader's
---       fencing token ('' for a worker that is not a pool leader), 6 (optional,
+--       6 armed flag, 7 the pool leader's lock
+-- ARGV: 1 worker id, 2 max tickets, 3 start fraction, 4 lease ms, 5 (optional,
 --       '' none) a floor: then at most half the queue is taken, or the floor if
 --       that is more
 -- Returns a flat list: ticket JSON, first-claim flag (1/0), ...
-if ARGV[5] == '' and redis.call('EXISTS', KEYS[8]) == 1 then
+if redis.call('EXISTS', KEYS[7]) == 1 then
   error({err = 'LED the pool has a leader (COORDINATION=leader); a claim worker leaves it alone'})
 end
-fenced(KEYS[7], ARGV[5])
 local now = now_ms()
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('SET', KEYS[6], '1')
@@ -24,8 +23,8 @@ local n = redis.call('ZCARD', KEYS[1])
 -- ticket through `unpack`, which stops near 8000 (Lua's stack), and a call that
 -- failed there would have taken its tickets off the queue already.
 local max = math.min(tonumber(ARGV[2]), 2000)
-if ARGV[6] and ARGV[6] ~= '' then
-  max = math.min(max, math.max(tonumber(ARGV[6]), math.ceil(n / 2)))
+if ARGV[5] and ARGV[5] ~= '' then
+  max = math.min(max, math.max(tonumber(ARGV[5]), math.ceil(n / 2)))
 end
 if n == 0 or max <= 0 then return {} end
 local start = math.floor(tonumber(ARGV[3]) * n)

@@ -16,6 +16,18 @@ local function arrived(lock, arrivals, ids)
   end
 end
 
+-- Has a pool's leader read its whole queue `q` again: empties `arrivals` and
+-- pushes every queued ticket to it, lowest rating first. Returns how many.
+local function reread(q, arrivals)
+  redis.call('DEL', arrivals)
+  local total = redis.call('ZCARD', q)
+  for from = 0, total - 1, 2000 do
+    local ids = redis.call('ZRANGE', q, from, from + 1999)
+    if #ids > 0 then redis.call('RPUSH', arrivals, unpack(ids)) end
+  end
+  return total
+end
+
 -- Returns the given tickets held in worker set `held` to queue `q`, keeping their
 -- rating score (and pushes them to the pool's `arrivals` while it has a leader,
 -- its lock `lock`). Tickets cancelled while held are dropped (they are already

@@ -11,10 +11,5 @@ fenced(KEYS[3], ARGV[1])
 local total = redis.call('ZCARD', KEYS[1])
 local missed = total - tonumber(ARGV[2]) - redis.call('LLEN', KEYS[2])
 if missed <= 0 then return 0 end
-redis.call('DEL', KEYS[2])
-local step = 2000
-for from = 0, total - 1, step do
-  local ids = redis.call('ZRANGE', KEYS[1], from, from + step - 1)
-  if #ids > 0 then redis.call('RPUSH', KEYS[2], unpack(ids)) end
-end
+reread(KEYS[1], KEYS[2])
 return missed

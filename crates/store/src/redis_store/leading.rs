@@ -1,5 +1,6 @@
-//! Pool leaders' fenced writes ([`crate::Leading`]) and the fence-aware forms of
-//! claim, release and heartbeat that the plain worker calls pass no fence to.
+//! Pool leaders' fenced calls ([`crate::Leading`]), the fence-aware forms of
+//! release and heartbeat that the plain worker calls pass no fence to, and the
+//! plain worker's claim (a leader reads its pool instead: `lead_read.lua`).
 
 use super::RedisStore;
 use crate::keys::{PoolKeys, WAKE_CHANNEL};
@@ -29,13 +30,12 @@ fn claimed(got: Vec<(String, i64)>) -> Result<Vec<Claimed>, StoreError> {
 }
 
 impl RedisStore {
-    /// `claim.lua` for a worker (`fence`: a pool leader's token), up to `max`
-    /// tickets; with a `floor`, at most half the queue unless that is fewer.
+    /// `claim.lua` for a claim worker, up to `max` tickets; with a `floor`,
+    /// at most half the queue unless that is fewer.
     pub(super) async fn claim_as(
         &self,
         worker: &str,
         pool: &Pool,
-        fence: Option<u64>,
         (max, floor): (usize, Option<usize>),
         start: f64,
         lease: Duration,
@@ -50,13 +50,11 @@ impl RedisStore {
             .key(keys.held(worker))
             .key(&keys.leases)
             .key(&keys.armed)
-            .key(&keys.fence)
             .key(&keys.leader)
             .arg(worker)
             .arg(max)
             .arg(start.clamp(0.0, 1.0))
             .arg(lease.as_millis() as u64)
-            .arg(fence_arg(fence))
             .arg(floor.map_or(String::new(), |f| f.to_string()))
             .invoke_async(&mut self.conn())
             .await?;

@@ -518,8 +518,7 @@ impl Store for RedisStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.claim_as(worker, pool, None, (max, None), start, lease)
-            .await
+        self.claim_as(worker, pool, (max, None), start, lease).await
     }
 
     async fn claim_part(
@@ -531,7 +530,7 @@ impl Store for RedisStore {
         start: f64,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.claim_as(worker, pool, None, (max, Some(floor)), start, lease)
+        self.claim_as(worker, pool, (max, Some(floor)), start, lease)
             .await
     }
 
