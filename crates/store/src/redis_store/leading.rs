@@ -6,6 +6,7 @@ use super::RedisStore;
 use crate::keys::{PoolKeys, WAKE_CHANNEL};
 use crate::{Claimed, Leading, StoreError};
 use async_trait::async_trait;
+use futures_util::future::try_join_all;
 use mm_domain::{Match, MatchId, Pool, TicketId};
 use std::time::Duration;
 
@@ -180,22 +181,25 @@ impl Leading for RedisStore {
         ids: &[TicketId],
     ) -> Result<Vec<TicketId>, StoreError> {
         let keys = PoolKeys::new(pool);
-        let mut gone = Vec::new();
         // In steps, so no call holds Redis long (a leader looks at its whole
-        // pool every heartbeat); one call even for no ids, so that a deposed
-        // leader hears it is one.
+        // pool every heartbeat), sent together; one call even for no ids, so
+        // that a deposed leader hears it is one.
         let steps: Vec<&[TicketId]> = if ids.is_empty() {
             vec![&[]]
         } else {
             ids.chunks(PRUNE_STEP).collect()
         };
-        for step in steps {
+        let calls = steps.into_iter().map(|step| {
             let mut inv = self.scripts.lead_prune.prepare_invoke();
             inv.key(&keys.state).key(&keys.fence).arg(fence);
             for id in step {
                 inv.arg(id.as_str());
             }
-            let ended: Vec<String> = inv.invoke_async(&mut self.conn()).await?;
+            let mut conn = self.conn();
+            async move { inv.invoke_async::<Vec<String>>(&mut conn).await }
+        });
+        let mut gone = Vec::new();
+        for ended in try_join_all(calls).await? {
             for id in ended {
                 gone.push(TicketId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?);
             }

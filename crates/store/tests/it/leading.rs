@@ -221,6 +221,18 @@ async fn a_whole_pool_changes_leader_at_once(h: Harness) {
         }
     }
     assert_eq!(ids.len(), N);
+    // A look over the whole pool (more than one prune call's worth) finds the
+    // tickets cancelled, wherever they are.
+    let cancelled: Vec<_> = [7, 2_500, N - 1].iter().map(|&i| &tickets[i]).collect();
+    for t in &cancelled {
+        s.cancel(&t.owner, &t.id).await.unwrap();
+    }
+    let all: Vec<_> = tickets.iter().map(|t| t.id.clone()).collect();
+    let mut gone = s.lead_prune("new", &pool, second, &all).await.unwrap();
+    gone.sort();
+    let mut want: Vec<_> = cancelled.iter().map(|t| t.id.clone()).collect();
+    want.sort();
+    assert_eq!(gone, want);
 }
 
 /// A plain worker (`COORDINATION=claim`) sharing the store with a pool leader
