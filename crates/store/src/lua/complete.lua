@@ -34,9 +34,9 @@
 -- KEYS: 1 state hash, 2 worker's held zset (a leader's: the queue), 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
 --       counter, 10 waiting-since zset (see since_add), 11 the pool's backfills hash,
---       12 the pool leader's lock, then ('f' matches) five keys per player as
---       settle.lua takes them: active hash, ticket index hash, history zset,
---       reservation string, in-match string
+--       12 the pool leader's lock, then ('f' matches) four keys per player:
+--       active hash, history zset, reservation string, in-match string (as
+--       settle.lua takes them, but for the ticket index, which this never reads)
 -- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
 --       leader's fencing token ('' for a worker that is not a pool leader), 4 prefix
 --       of the archived match JSON, 5 its time to live (s, also the histories'),
@@ -67,7 +67,7 @@ local pool = ARGV[7]
 -- no reservation, and a live-entry hash holding this ticket in this pool alone.
 local function simple(at, p)
   local reserved = {}
-  for q = 0, p - 1 do reserved[q + 1] = KEYS[tonumber(ARGV[at + 2 * q]) + 3] end
+  for q = 0, p - 1 do reserved[q + 1] = KEYS[tonumber(ARGV[at + 2 * q]) + 2] end
   if redis.call('EXISTS', unpack(reserved)) > 0 then return false end
   for q = 0, p - 1 do
     local k, ticket = tonumber(ARGV[at + 2 * q]), ARGV[at + 2 * q + 1]
@@ -108,10 +108,10 @@ local function settle(at, p, mid, created, ongoing)
   local actives = {}
   for q = 0, p - 1 do
     local k = tonumber(ARGV[at + 2 * q])
-    if ongoing then redis.call('SET', KEYS[k + 4], ref, 'EX', ARGV[5]) end
-    redis.call('ZADD', KEYS[k + 2], created, ref)
-    if trim then redis.call('ZREMRANGEBYRANK', KEYS[k + 2], 0, trim) end
-    redis.call('EXPIRE', KEYS[k + 2], ARGV[5])
+    if ongoing then redis.call('SET', KEYS[k + 3], ref, 'EX', ARGV[5]) end
+    redis.call('ZADD', KEYS[k + 1], created, ref)
+    if trim then redis.call('ZREMRANGEBYRANK', KEYS[k + 1], 0, trim) end
+    redis.call('EXPIRE', KEYS[k + 1], ARGV[5])
     actives[q + 1] = KEYS[k]
   end
   -- Each live-entry hash holds this match's ticket alone (simple()): forgetting
@@ -153,12 +153,13 @@ while i <= #ARGV do
     left[#left + 1] = mid
   elseif ok then
     local ids, states, enqueued = {}, {}, {}
+    local matched = 'm:' .. mid
     for j = 1, n do
       local id = ARGV[first + j - 1]
       ids[#ids + 1] = id
       enqueued[#enqueued + 1] = ARGV[first + n + j - 1]
       states[#states + 1] = id
-      states[#states + 1] = 'm:' .. mid
+      states[#states + 1] = matched
     end
     -- The lifecycle hash also lists the tickets and when they joined the match:
     -- the tickets are forgotten with the match (purge.lua), not each on its own.

@@ -20,11 +20,15 @@
 --       9 rating, 10 enqueue time (ms), 11 wake channel, then the pools' names
 --       in the order of their keys
 -- Returns '=' when queued (in every pool), else one of the answers above.
-local own = redis.call('SMEMBERS', KEYS[6])
-local by = redis.call('SMEMBERS', KEYS[7])
-if #own > 0 or #by > 0 then
-  for _, b in ipairs(by) do own[#own + 1] = b end
-  return '!blocks|' .. table.concat(own, ',')
+-- The common case in one call: no block list either way, no ban, no match.
+local out_of_common = redis.call('EXISTS', KEYS[6], KEYS[7], KEYS[3], KEYS[4]) > 0
+if out_of_common then
+  local own = redis.call('SMEMBERS', KEYS[6])
+  local by = redis.call('SMEMBERS', KEYS[7])
+  if #own > 0 or #by > 0 then
+    for _, b in ipairs(by) do own[#own + 1] = b end
+    return '!blocks|' .. table.concat(own, ',')
+  end
 end
 if ARGV[7] ~= '' then
   local now = now_us()
@@ -32,17 +36,21 @@ if ARGV[7] ~= '' then
   if got == 0 then return '!rate|' .. wait end
   gcra_store(KEYS[8], tat, now)
 end
-if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then return '!refused' end
+-- No block list either way (an empty set does not exist): banned or in a match.
+if out_of_common then return '!refused' end
 if ARGV[5] ~= '' and tonumber(redis.call('HGET', KEYS[5], ARGV[2]) or '0') > tonumber(ARGV[5]) then
   return '!refused'
 end
 local cur = redis.call('HGET', KEYS[1], ARGV[2])
 if cur and string.match(cur, '^[^|]*') ~= ARGV[1] then return '!refused' end
--- A ticket id is new: nothing of it is in any pool yet (enqueue.lua's checks
--- are for a retried call, which takes the long way).
-for p = 0, (#KEYS - 8) / 7 - 1 do
-  local k = 9 + 7 * p
-  if redis.call('HEXISTS', KEYS[k + 1], ARGV[1]) == 1 or redis.call('HEXISTS', KEYS[k + 2], ARGV[1]) == 1 then
+-- A ticket id is new (the ingress draws it at random): nothing of it is in
+-- any pool yet. Its state is written first, only where there is none; one
+-- already there (enqueue.lua's checks are for a retried call, which takes the
+-- long way) puts back the states written before it and changes nothing else.
+local pools = (#KEYS - 8) / 7
+for p = 0, pools - 1 do
+  if redis.call('HSETNX', KEYS[11 + 7 * p], ARGV[1], 'q') == 0 then
+    for b = 0, p - 1 do redis.call('HDEL', KEYS[11 + 7 * b], ARGV[1]) end
     return '!refused'
   end
 end
@@ -50,10 +58,9 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
-for p = 0, (#KEYS - 8) / 7 - 1 do
+for p = 0, pools - 1 do
   local k = 9 + 7 * p
   redis.call('HSET', KEYS[k + 1], ARGV[1], ARGV[6])
-  redis.call('HSET', KEYS[k + 2], ARGV[1], 'q')
   redis.call('ZADD', KEYS[k], ARGV[9], ARGV[1])
   since_add(KEYS[k + 3], ARGV[10], ARGV[1])
   arrived(KEYS[k + 5], KEYS[k + 6], {ARGV[1]})

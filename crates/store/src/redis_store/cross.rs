@@ -160,9 +160,9 @@ impl RedisStore {
                 .arg(m.player_count());
             for t in &m.tickets {
                 for player in &t.players {
-                    settle_keys(&mut inv, player);
+                    fast_keys(&mut inv, player);
                     inv.arg(next_key).arg(t.ticket_id.as_str());
-                    next_key += 5;
+                    next_key += 4;
                 }
             }
         }
@@ -651,6 +651,16 @@ fn settle_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
     let pk = PlayerKeys::new(player);
     inv.key(pk.active)
         .key(pk.tickets)
+        .key(pk.history)
+        .key(pk.reservation)
+        .key(pk.in_match);
+}
+
+/// The four keys `complete.lua`'s fast path takes for each player: those of
+/// [`settle_keys`] but the ticket index, which settling at commit never reads.
+fn fast_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
+    let pk = PlayerKeys::new(player);
+    inv.key(pk.active)
         .key(pk.history)
         .key(pk.reservation)
         .key(pk.in_match);

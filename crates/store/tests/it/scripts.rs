@@ -277,3 +277,117 @@ async fn a_ticket_queued_past_the_arrivals_list_reaches_the_leader_at_its_count(
     assert_eq!(got, want, "the whole queue again, the new one as new");
     assert_eq!(store.lead_recount("l", &p, fence, 2).await.unwrap(), 0);
 }
+
+/// `create.lua` on its own: a ticket id already there in the second of its
+/// pools (a retried call: the long way handles it) is refused with nothing
+/// written, the state it wrote in the first pool taken back; the same call for
+/// a new id queues it in both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_created_ticket_whose_id_is_in_a_pool_already_changes_nothing() {
+    use mm_domain::{PlayerId, Pool};
+    use mm_store::keys::{PlayerKeys, PoolKeys};
+    let (_server, _store, mut admin) = bed().await;
+    let create = redis::Script::new(concat!(
+        include_str!("../../src/lua/common.lua"),
+        include_str!("../../src/lua/create.lua")
+    ));
+    let player = PlayerKeys::new(&PlayerId::new("ann").unwrap());
+    let pools = [Pool::new("duel", "eu"), Pool::new("duel", "us")];
+    let call = |id: &str| {
+        let mut inv = create.key(&player.active);
+        inv.key(&player.tickets)
+            .key(&player.ban)
+            .key(&player.in_match)
+            .key(&player.marks)
+            .key(&player.blocks)
+            .key(&player.blocked_by)
+            .key(&player.active);
+        for p in &pools {
+            let k = PoolKeys::new(p);
+            inv.key(&k.queue)
+                .key(&k.tickets)
+                .key(&k.state)
+                .key(&k.since)
+                .key(&k.armed)
+                .key(&k.leader)
+                .key(&k.arrivals);
+        }
+        inv.arg(id)
+            .arg("duel")
+            .arg("duel:eu,duel:us")
+            .arg(3600)
+            .arg("")
+            .arg(r#"{"id":"x"}"#)
+            .arg("")
+            .arg("")
+            .arg(1500.0)
+            .arg(1_764_270_001_234u64)
+            .arg("mm:wake")
+            .arg("duel:eu")
+            .arg("duel:us");
+        inv
+    };
+    let (eu, us) = (PoolKeys::new(&pools[0]), PoolKeys::new(&pools[1]));
+    let () = redis::cmd("HSET")
+        .arg(&us.state)
+        .arg("t-old")
+        .arg("c")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let answer: String = call("t-old").invoke_async(&mut admin).await.unwrap();
+    assert_eq!(answer, "!refused");
+    let eu_state: Option<String> = redis::cmd("HGET")
+        .arg(&eu.state)
+        .arg("t-old")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(eu_state, None, "the first pool's state is taken back");
+    let us_state: Option<String> = redis::cmd("HGET")
+        .arg(&us.state)
+        .arg("t-old")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(
+        us_state.as_deref(),
+        Some("c"),
+        "the one there is left alone"
+    );
+    for key in [&eu.queue, &us.queue, &eu.tickets, &player.active] {
+        let n: usize = redis::cmd("EXISTS")
+            .arg(key)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert_eq!(n, 0, "{key} untouched");
+    }
+
+    let answer: String = call("t-new").invoke_async(&mut admin).await.unwrap();
+    assert_eq!(answer, "=");
+    for k in [&eu, &us] {
+        let state: Option<String> = redis::cmd("HGET")
+            .arg(&k.state)
+            .arg("t-new")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert_eq!(state.as_deref(), Some("q"));
+        let rank: Option<usize> = redis::cmd("ZRANK")
+            .arg(&k.queue)
+            .arg("t-new")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert_eq!(rank, Some(0));
+        // The waiting-since index files it under its second.
+        let second: Option<f64> = redis::cmd("ZSCORE")
+            .arg(&k.since)
+            .arg("1764270001")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert_eq!(second, Some(1_764_270_001_234.0));
+    }
+}
