@@ -14,12 +14,57 @@ use crate::StoreError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Milliseconds since the epoch when the current outage began; 0 when none.
-static DOWN_SINCE_MS: AtomicU64 = AtomicU64::new(0);
-/// Calls failed in the current outage.
-static FAILED_CALLS: AtomicU64 = AtomicU64::new(0);
+/// The outage state of this process: when the current outage began (ms since
+/// the epoch; 0 when none) and how many calls failed in it.
+struct Tracker {
+    down_since_ms: AtomicU64,
+    failed_calls: AtomicU64,
+}
 
-fn now_ms() -> u64 {
+impl Tracker {
+    const fn new() -> Self {
+        Self {
+            down_since_ms: AtomicU64::new(0),
+            failed_calls: AtomicU64::new(0),
+        }
+    }
+
+    /// A call failed at `now`: whether it began an outage.
+    fn failed(&self, now: u64) -> bool {
+        self.failed_calls.fetch_add(1, Ordering::Relaxed);
+        self.down_since_ms
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// A call sent at `sent` was answered at `now`: if that ended an outage,
+    /// how long it lasted (ms) and how many calls failed in it. Only a call
+    /// sent after the outage began ends it: the answer to one sent before
+    /// (read just before the store went away, its task run late on a busy
+    /// machine) says nothing of the store now, and taking it for the end
+    /// would log the outage a second time at the next failure.
+    fn answered(&self, sent: u64, now: u64) -> Option<(u64, u64)> {
+        let since = self.down_since_ms.load(Ordering::Acquire);
+        if since == 0 || sent <= since {
+            return None;
+        }
+        self.down_since_ms
+            .compare_exchange(since, 0, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        let failed = self.failed_calls.swap(0, Ordering::Relaxed);
+        Some((now.saturating_sub(since), failed))
+    }
+
+    fn is_down(&self) -> bool {
+        self.down_since_ms.load(Ordering::Relaxed) != 0
+    }
+}
+
+static STATE: Tracker = Tracker::new();
+
+/// Now, in milliseconds since the epoch: when a call is sent, for
+/// [`answered`].
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -44,11 +89,7 @@ pub(crate) fn unreachable(e: &redis::RedisError) -> bool {
 
 /// Records a call that could not reach the store. The first of an outage logs.
 pub(crate) fn failed(e: &redis::RedisError) {
-    FAILED_CALLS.fetch_add(1, Ordering::Relaxed);
-    if DOWN_SINCE_MS
-        .compare_exchange(0, now_ms(), Ordering::AcqRel, Ordering::Acquire)
-        .is_ok()
-    {
+    if STATE.failed(now_ms()) {
         metrics::counter!(mm_telemetry::names::STORE_OUTAGES).increment(1);
         tracing::warn!(
             error = %e,
@@ -57,25 +98,20 @@ pub(crate) fn failed(e: &redis::RedisError) {
     }
 }
 
-/// Records a call the store answered. The first after an outage logs.
-pub(crate) fn answered() {
-    if DOWN_SINCE_MS.load(Ordering::Relaxed) == 0 {
+/// Records a call sent at `sent` (see [`now_ms`]) that the store answered.
+/// The first answer to a call sent during an outage ends it, and logs.
+pub(crate) fn answered(sent: u64) {
+    if !STATE.is_down() {
         return;
     }
-    let since = DOWN_SINCE_MS.swap(0, Ordering::AcqRel);
-    if since != 0 {
-        let failed = FAILED_CALLS.swap(0, Ordering::Relaxed);
-        tracing::info!(
-            down_for_ms = now_ms().saturating_sub(since),
-            failed_calls = failed,
-            "the store answers again"
-        );
+    if let Some((down_for_ms, failed_calls)) = STATE.answered(sent, now_ms()) {
+        tracing::info!(down_for_ms, failed_calls, "the store answers again");
     }
 }
 
 /// Whether the last calls of this process found the store unreachable.
 pub fn is_down() -> bool {
-    DOWN_SINCE_MS.load(Ordering::Relaxed) != 0
+    STATE.is_down()
 }
 
 impl StoreError {
@@ -146,6 +182,22 @@ mod tests {
         assert_eq!(b.failed(), Duration::ZERO);
         assert_eq!(b.failed(), Duration::from_millis(50));
         assert_eq!(b.failed(), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn only_a_call_sent_during_an_outage_ends_it() {
+        let t = Tracker::new();
+        assert!(t.failed(1_000), "the first failure begins the outage");
+        assert!(!t.failed(1_010), "the next ones do not");
+        // Sent before the outage began, answered after: the store may still be gone.
+        assert_eq!(t.answered(990, 1_020), None);
+        assert_eq!(t.answered(1_000, 1_020), None);
+        assert!(t.is_down());
+        assert!(!t.failed(1_030), "still the same outage: logged once");
+        assert_eq!(t.answered(1_040, 1_050), Some((50, 3)));
+        assert!(!t.is_down());
+        assert_eq!(t.answered(1_060, 1_070), None, "ended once");
+        assert!(t.failed(2_000), "a later failure is a new outage");
     }
 
     #[test]

@@ -78,10 +78,11 @@ fn duration_of(label: usize) -> &'static metrics::Histogram {
 /// Times one call and counts its failure.
 async fn observed<T>(label: usize, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
     let started = Instant::now();
+    let sent = crate::outage::now_ms();
     let result = call.await;
     duration_of(label).record(started.elapsed().as_secs_f64());
     match &result {
-        Ok(_) => crate::outage::answered(),
+        Ok(_) => crate::outage::answered(sent),
         Err(e) => {
             metrics::counter!(names::STORE_ERRORS, "command" => LABELS[label]).increment(1);
             if crate::outage::unreachable(e) {
