@@ -337,43 +337,27 @@ async fn a_created_ticket_whose_id_is_in_a_pool_already_changes_nothing() {
         .unwrap();
     let answer: String = call("t-old").invoke_async(&mut admin).await.unwrap();
     assert_eq!(answer, "!refused");
-    let eu_state: Option<String> = redis::cmd("HGET")
-        .arg(&eu.state)
-        .arg("t-old")
-        .query_async(&mut admin)
-        .await
-        .unwrap();
+    let state = |k: &PoolKeys, id: &str| redis::cmd("HGET").arg(&k.state).arg(id).clone();
+    let eu_state: Option<String> = state(&eu, "t-old").query_async(&mut admin).await.unwrap();
     assert_eq!(eu_state, None, "the first pool's state is taken back");
-    let us_state: Option<String> = redis::cmd("HGET")
-        .arg(&us.state)
-        .arg("t-old")
-        .query_async(&mut admin)
-        .await
-        .unwrap();
+    let us_state: Option<String> = state(&us, "t-old").query_async(&mut admin).await.unwrap();
     assert_eq!(
         us_state.as_deref(),
         Some("c"),
         "the one there is left alone"
     );
-    for key in [&eu.queue, &us.queue, &eu.tickets, &player.active] {
-        let n: usize = redis::cmd("EXISTS")
-            .arg(key)
-            .query_async(&mut admin)
-            .await
-            .unwrap();
-        assert_eq!(n, 0, "{key} untouched");
-    }
+    let exists: usize = redis::cmd("EXISTS")
+        .arg(&[&eu.queue, &us.queue, &eu.tickets, &player.active])
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(exists, 0, "queues, data and the player untouched");
 
     let answer: String = call("t-new").invoke_async(&mut admin).await.unwrap();
     assert_eq!(answer, "=");
     for k in [&eu, &us] {
-        let state: Option<String> = redis::cmd("HGET")
-            .arg(&k.state)
-            .arg("t-new")
-            .query_async(&mut admin)
-            .await
-            .unwrap();
-        assert_eq!(state.as_deref(), Some("q"));
+        let queued: Option<String> = state(k, "t-new").query_async(&mut admin).await.unwrap();
+        assert_eq!(queued.as_deref(), Some("q"));
         let rank: Option<usize> = redis::cmd("ZRANK")
             .arg(&k.queue)
             .arg("t-new")
