@@ -19,6 +19,7 @@ use super::ruled::Split;
 use super::snapshot::{Group, Snapshot};
 use crate::teams::Unit;
 use mm_domain::Millis;
+use smallvec::{SmallVec, smallvec};
 
 /// Most trades tried for one match.
 const TRADES: usize = 4;
@@ -56,8 +57,10 @@ impl Snapshot<'_> {
     /// [`Snapshot::team_gap`], with member `k` rated `r` instead when given.
     fn gap_with(&self, g: &Group, team_of: &[usize], swap: Option<(usize, f64)>) -> f64 {
         let teams = team_of.iter().max().map_or(0, |t| t + 1);
-        let mut sum = vec![0.0; teams];
-        let mut n = vec![0usize; teams];
+        // On the stack for any usual number of teams: asked for every trade
+        // the balancing weighs.
+        let mut sum: SmallVec<[f64; 8]> = smallvec![0.0; teams];
+        let mut n: SmallVec<[usize; 8]> = smallvec![0; teams];
         for (k, (&m, &t)) in g.members.iter().zip(team_of).enumerate() {
             let rating = match swap {
                 Some((j, r)) if j == k => r,

@@ -12,16 +12,18 @@ use crate::rules::Steps;
 use crate::rules::roles::{self, Need};
 use crate::teams::{self, Unit};
 use mm_domain::Millis;
+use smallvec::{SmallVec, smallvec};
 
 /// A split of a match into teams: the team of each member and, under a
 /// roles rule, the role (index into the rule's needs at the match's step) of
-/// each player of each member. What the rules decided in words (the chosen
-/// values, the steps, the roles' names) is only written out for the match
-/// taken ([`Snapshot::proposal`]): most splits are looked at and dropped.
+/// each player, the members' players one after another. What the rules
+/// decided in words (the chosen values, the steps, the roles' names) is only
+/// written out for the match taken ([`Snapshot::proposal`]): most splits are
+/// looked at and dropped.
 #[derive(Debug)]
 pub(super) struct Split {
     pub team_of: Vec<usize>,
-    pub roles: Option<Vec<Vec<usize>>>,
+    pub roles: Option<Vec<usize>>,
 }
 
 impl Snapshot<'_> {
@@ -92,7 +94,7 @@ impl Snapshot<'_> {
         let roles = self.traits.roles_at(wait);
         let gap = self.traits.party_gap(wait);
         let members = &g.members;
-        let mut picked: Option<Vec<Vec<usize>>> = None;
+        let mut picked: Option<Vec<usize>> = None;
         let team_of = if roles.is_none() && gap.is_none() {
             teams::balance(units, teams, self.mode.team_size)?
         } else {
@@ -107,8 +109,8 @@ impl Snapshot<'_> {
                     // Most splits fail the roles: tell them by counting first.
                     Some(_) if !self.teams_may_fill_roles(members, assign, teams, wait) => false,
                     Some(r) => match fill_roles(r.need, members, assign, teams, r) {
-                        Some(per_member) => {
-                            picked = Some(per_member);
+                        Some(per_player) => {
+                            picked = Some(per_player);
                             true
                         }
                         None => false,
@@ -146,9 +148,10 @@ impl Snapshot<'_> {
     pub(super) fn proposal(&self, g: &Group, split: Split) -> Proposal {
         let wait = self.wait_since(g.oldest);
         let mut roles = Vec::new();
-        if let (Some(r), Some(per_member)) = (self.traits.roles_at(wait), split.roles) {
-            for (k, players) in per_member.iter().enumerate() {
-                for (i, &role) in players.iter().enumerate() {
+        if let (Some(r), Some(per_player)) = (self.traits.roles_at(wait), split.roles) {
+            let mut of_player = per_player.into_iter();
+            for (k, &m) in g.members.iter().enumerate() {
+                for (i, role) in of_player.by_ref().take(r.of(m).len()).enumerate() {
                     roles.push((k, i, r.names[r.need[role].bit].clone()));
                 }
             }
@@ -197,7 +200,7 @@ fn parties_can_balance(
 /// Whether the split `assign` of `units` into `teams` has alike parties: the
 /// largest parties of any two teams differ by at most `gap` players.
 fn parties_alike(units: &[Unit], assign: &[usize], teams: usize, gap: usize) -> bool {
-    let mut largest = vec![0usize; teams];
+    let mut largest: SmallVec<[usize; 8]> = smallvec![0; teams];
     for (u, &t) in units.iter().zip(assign) {
         largest[t] = largest[t].max(u.size);
     }
@@ -207,29 +210,41 @@ fn parties_alike(units: &[Unit], assign: &[usize], teams: usize, gap: usize) -> 
 }
 
 /// Each team's roles, if every team of the split `assign` can fill its needs:
-/// per member, the role (index into `need`) of each of its players.
+/// the role (index into `need`) of each player, the players of `members`
+/// one after another.
 fn fill_roles(
     need: &[Need],
     members: &[usize],
     assign: &[usize],
     teams: usize,
     roles: &crate::rules::RolesAt<'_>,
-) -> Option<Vec<Vec<usize>>> {
-    let mut out: Vec<Vec<usize>> = members.iter().map(|_| Vec::new()).collect();
+) -> Option<Vec<usize>> {
+    let players: usize = members.iter().map(|&m| roles.of(m).len()).sum();
+    let mut out = vec![0; players];
+    // One team's players' sets, where each goes in `out`, and their roles (on
+    // the stack for teams of up to 16: the split asks this of many).
+    let mut sets: SmallVec<[u16; 16]> = SmallVec::new();
+    let mut at: SmallVec<[usize; 16]> = SmallVec::new();
+    let mut got: SmallVec<[usize; 16]> = SmallVec::new();
     for t in 0..teams {
-        let mut sets = Vec::new();
-        let mut owner = Vec::new();
-        for (k, (&m, &team)) in members.iter().zip(assign).enumerate() {
+        sets.clear();
+        at.clear();
+        let mut next = 0;
+        for (&m, &team) in members.iter().zip(assign) {
+            let of = roles.of(m);
             if team == t {
-                for &s in roles.of(m) {
-                    sets.push(s);
-                    owner.push(k);
-                }
+                sets.extend_from_slice(of);
+                at.extend(next..next + of.len());
             }
+            next += of.len();
         }
-        let got = roles::assign(&sets, need)?;
-        for (role, k) in got.into_iter().zip(owner) {
-            out[k].push(role);
+        got.clear();
+        got.resize(sets.len(), 0);
+        if !roles::assign_into(&sets, need, &mut got) {
+            return None;
+        }
+        for (&role, &k) in got.iter().zip(&at) {
+            out[k] = role;
         }
     }
     Some(out)

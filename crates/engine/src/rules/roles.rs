@@ -16,13 +16,84 @@ pub struct Need {
 /// cannot fill the needs exactly (as many players as slots, each slot taken by
 /// a player who accepts it).
 pub fn assign(players: &[u16], need: &[Need]) -> Option<Vec<usize>> {
+    let mut role = vec![0; players.len()];
+    assign_into(players, need, &mut role).then_some(role)
+}
+
+/// Most slots [`assign_into`] matches without allocating (a team's places:
+/// any shipped shape has far fewer).
+const SMALL: usize = 32;
+
+/// [`assign`], writing each player's role into `role` (as long as `players`):
+/// false (and `role` unspecified) when the needs cannot be filled exactly.
+/// Without allocating for teams of up to [`SMALL`] places: the team split
+/// asks this of many candidate teams.
+pub fn assign_into(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
+    let total: usize = need.iter().map(|n| n.count).sum();
+    if total != players.len() || role.len() != players.len() {
+        return false;
+    }
+    if total > SMALL {
+        return assign_large(players, need, role);
+    }
+    // slot_need[slot]: the need the slot is of; taken[slot]: the player
+    // holding it (`u8::MAX`: none).
+    let mut slot_need = [0u8; SMALL];
+    let mut k = 0;
+    for (j, n) in need.iter().enumerate() {
+        for _ in 0..n.count {
+            slot_need[k] = j as u8;
+            k += 1;
+        }
+    }
+    let slots = &slot_need[..total];
+    let mut taken = [u8::MAX; SMALL];
+    let taken = &mut taken[..total];
+    // Kuhn's augmenting path from player `p`, `seen` the slots visited.
+    fn augment(
+        p: usize,
+        players: &[u16],
+        need: &[Need],
+        slots: &[u8],
+        taken: &mut [u8],
+        seen: &mut u32,
+    ) -> bool {
+        for s in 0..slots.len() {
+            let n = need[usize::from(slots[s])];
+            if *seen >> s & 1 == 1 || !(n.any || players[p] >> n.bit & 1 == 1) {
+                continue;
+            }
+            *seen |= 1 << s;
+            let holder = taken[s];
+            if holder == u8::MAX || augment(usize::from(holder), players, need, slots, taken, seen)
+            {
+                taken[s] = p as u8;
+                return true;
+            }
+        }
+        false
+    }
+    for p in 0..players.len() {
+        let mut seen = 0u32;
+        if !augment(p, players, need, slots, taken, &mut seen) {
+            return false;
+        }
+    }
+    for (s, &p) in taken.iter().enumerate() {
+        role[usize::from(p)] = usize::from(slots[s]);
+    }
+    true
+}
+
+/// [`assign_into`] for teams of more than [`SMALL`] places.
+fn assign_large(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
     let slots: Vec<usize> = need
         .iter()
         .enumerate()
         .flat_map(|(j, n)| std::iter::repeat_n(j, n.count))
         .collect();
-    if slots.len() != players.len() {
-        return None;
+    if slots.len() != players.len() || role.len() != players.len() {
+        return false;
     }
     let fits = |p: usize, slot: usize| {
         let n = need[slots[slot]];
@@ -48,17 +119,17 @@ pub fn assign(players: &[u16], need: &[Need]) -> Option<Vec<usize>> {
         }
         false
     }
+    let mut seen = vec![false; slots.len()];
     for p in 0..players.len() {
-        let mut seen = vec![false; slots.len()];
+        seen.fill(false);
         if !augment(p, &fits, &mut taken, &mut seen) {
-            return None;
+            return false;
         }
     }
-    let mut role = vec![0; players.len()];
     for (s, &p) in taken.iter().enumerate() {
         role[p] = slots[s];
     }
-    Some(role)
+    true
 }
 
 #[cfg(test)]
@@ -127,6 +198,24 @@ mod tests {
         go(0, players, need, &mut left)
     }
 
+    #[test]
+    fn a_team_larger_than_the_small_path_is_matched_the_same_way() {
+        // 40 places: 10 tanks, 30 damage; every fourth player takes tank.
+        let (t, d) = (1u16 << TANK, 1u16 << DAMAGE);
+        let players: Vec<u16> = (0..40)
+            .map(|i| if i % 4 == 0 { t | d } else { d })
+            .collect();
+        let roles = assign(&players, &need(10, 0, 30)).unwrap();
+        assert_eq!(roles.iter().filter(|&&r| r == TANK).count(), 10);
+        for (p, &r) in roles.iter().enumerate() {
+            assert!(r == DAMAGE || p % 4 == 0);
+        }
+        // One tank short.
+        let mut short = players.clone();
+        short[0] = d;
+        assert_eq!(assign(&short, &need(10, 0, 30)), None);
+    }
+
     proptest! {
         #[test]
         fn matches_brute_force(
@@ -139,6 +228,9 @@ mod tests {
                 .collect();
             let got = assign(&players, &need);
             prop_assert_eq!(got.is_some(), brute(&players, &need));
+            // The path for big teams agrees.
+            let mut large = vec![0; players.len()];
+            prop_assert_eq!(assign_large(&players, &need, &mut large), got.is_some());
             if let Some(roles) = got {
                 for (p, &r) in roles.iter().enumerate() {
                     prop_assert!(need[r].any || players[p] >> need[r].bit & 1 == 1);
