@@ -4,6 +4,8 @@
 //! exhaustively (5v5 has at most 10); larger shapes use a greedy placement followed
 //! by improving swaps.
 
+use smallvec::{SmallVec, smallvec};
+
 /// One ticket to place: how many players it holds and the rating each of them
 /// counts with.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,6 +16,10 @@ pub struct Unit {
 
 /// Largest number of tickets split exhaustively between two teams.
 const EXACT_LIMIT: usize = 20;
+
+/// How many two-team splits [`all_two`] keeps without allocating.
+const SPLITS_ON_STACK: usize = 128;
+
 /// Work budget for the feasibility search of large shapes.
 const PACK_BUDGET: usize = 20_000;
 
@@ -92,11 +98,14 @@ pub fn balance_with(
 }
 
 /// Every split of `units` into two full teams (unit 0 on team 0), each with
-/// its gap between team averages and team 0's members as a bit mask.
-fn all_two(units: &[Unit], team_size: usize) -> Vec<(f64, u32)> {
+/// its gap between team averages and team 0's members as a bit mask. On the
+/// stack for up to [`SPLITS_ON_STACK`] splits (a 5v5 of solos has 126): every
+/// candidate match is split this way.
+fn all_two(units: &[Unit], team_size: usize) -> SmallVec<[(f64, u32); SPLITS_ON_STACK]> {
     let total_weight: f64 = units.iter().map(|u| u.rating * u.size as f64).sum();
-    let mut out = Vec::new();
-    let mut stack = vec![(
+    let mut out = SmallVec::new();
+    // Depth first: at most one pending sibling per unit.
+    let mut stack: SmallVec<[(usize, usize, f64, u32); EXACT_LIMIT + 2]> = smallvec![(
         1usize,
         units[0].size,
         units[0].rating * units[0].size as f64,
