@@ -30,99 +30,82 @@ const SMALL: usize = 32;
 /// asks this of many candidate teams.
 pub fn assign_into(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
     let total: usize = need.iter().map(|n| n.count).sum();
-    if total != players.len() || role.len() != players.len() {
-        return false;
-    }
     if total > SMALL {
         return assign_large(players, need, role);
     }
-    // slot_need[slot]: the need the slot is of; taken[slot]: the player
-    // holding it (`u8::MAX`: none).
-    let mut slot_need = [0u8; SMALL];
+    let (mut slots, mut taken, mut seen) = ([0; SMALL], [FREE; SMALL], [0u64; 1]);
+    matched(
+        players,
+        need,
+        &mut slots[..total],
+        &mut taken[..total],
+        &mut seen,
+        role,
+    )
+}
+
+/// [`assign_into`] with its buffers on the heap, for teams of more than
+/// [`SMALL`] places.
+fn assign_large(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
+    let total: usize = need.iter().map(|n| n.count).sum();
+    let mut seen = vec![0u64; total.div_ceil(64)];
+    matched(
+        players,
+        need,
+        &mut vec![0; total],
+        &mut vec![FREE; total],
+        &mut seen,
+        role,
+    )
+}
+
+/// A slot no player holds.
+const FREE: usize = usize::MAX;
+
+/// Kuhn's matching of `players` to the slots of `need`, in the buffers given:
+/// `slots` (one per slot: which need it is of), `taken` (all [`FREE`]: the
+/// player holding each slot) and `seen` (a bit per slot).
+fn matched(
+    players: &[u16],
+    need: &[Need],
+    slots: &mut [usize],
+    taken: &mut [usize],
+    seen: &mut [u64],
+    role: &mut [usize],
+) -> bool {
+    if slots.len() != players.len() || role.len() != players.len() {
+        return false;
+    }
     let mut k = 0;
     for (j, n) in need.iter().enumerate() {
-        for _ in 0..n.count {
-            slot_need[k] = j as u8;
-            k += 1;
-        }
+        slots[k..k + n.count].fill(j);
+        k += n.count;
     }
-    let slots = &slot_need[..total];
-    let mut taken = [u8::MAX; SMALL];
-    let taken = &mut taken[..total];
-    // Kuhn's augmenting path from player `p`, `seen` the slots visited.
+    // An augmenting path from player `p`, `seen` the slots visited.
     fn augment(
         p: usize,
         players: &[u16],
         need: &[Need],
-        slots: &[u8],
-        taken: &mut [u8],
-        seen: &mut u32,
+        slots: &[usize],
+        taken: &mut [usize],
+        seen: &mut [u64],
     ) -> bool {
         for s in 0..slots.len() {
-            let n = need[usize::from(slots[s])];
-            if *seen >> s & 1 == 1 || !(n.any || players[p] >> n.bit & 1 == 1) {
+            let n = need[slots[s]];
+            if seen[s / 64] >> (s % 64) & 1 == 1 || !(n.any || players[p] >> n.bit & 1 == 1) {
                 continue;
             }
-            *seen |= 1 << s;
-            let holder = taken[s];
-            if holder == u8::MAX || augment(usize::from(holder), players, need, slots, taken, seen)
-            {
-                taken[s] = p as u8;
-                return true;
-            }
-        }
-        false
-    }
-    for p in 0..players.len() {
-        let mut seen = 0u32;
-        if !augment(p, players, need, slots, taken, &mut seen) {
-            return false;
-        }
-    }
-    for (s, &p) in taken.iter().enumerate() {
-        role[usize::from(p)] = usize::from(slots[s]);
-    }
-    true
-}
-
-/// [`assign_into`] for teams of more than [`SMALL`] places.
-fn assign_large(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
-    let slots: Vec<usize> = need
-        .iter()
-        .enumerate()
-        .flat_map(|(j, n)| std::iter::repeat_n(j, n.count))
-        .collect();
-    if slots.len() != players.len() || role.len() != players.len() {
-        return false;
-    }
-    let fits = |p: usize, slot: usize| {
-        let n = need[slots[slot]];
-        n.any || players[p] >> n.bit & 1 == 1
-    };
-    // taken[slot] = the player holding it.
-    let mut taken = vec![usize::MAX; slots.len()];
-    fn augment(
-        p: usize,
-        fits: &dyn Fn(usize, usize) -> bool,
-        taken: &mut [usize],
-        seen: &mut [bool],
-    ) -> bool {
-        for s in 0..taken.len() {
-            if seen[s] || !fits(p, s) {
-                continue;
-            }
-            seen[s] = true;
-            if taken[s] == usize::MAX || augment(taken[s], fits, taken, seen) {
+            seen[s / 64] |= 1 << (s % 64);
+            if taken[s] == FREE || augment(taken[s], players, need, slots, taken, seen) {
                 taken[s] = p;
                 return true;
             }
         }
         false
     }
-    let mut seen = vec![false; slots.len()];
     for p in 0..players.len() {
-        seen.fill(false);
-        if !augment(p, &fits, &mut taken, &mut seen) {
+        seen.fill(0);
+        if !augment(p, players, need, slots, taken, seen) {
             return false;
         }
     }
