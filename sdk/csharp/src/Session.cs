@@ -201,7 +201,7 @@ namespace Matchmaker
             else await client.DeclineAsync(matchId).ConfigureAwait(false);
         }
 
-        /// <summary>Sends a raw text frame (diagnostics and tests); false when no socket is open.</summary>
+        /// <summary>Sends a raw text frame (diagnostics and tests); false when no socket is open or the send failed (the server may close the socket mid-frame).</summary>
         public async Task<bool> TrySendAsync(string text)
         {
             var s = socket;
