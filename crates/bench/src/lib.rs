@@ -223,6 +223,9 @@ pub enum Scenario {
 }
 
 pub async fn run(scenario: Scenario) -> Result<()> {
+    if scenario.starts_redis() {
+        mm_testkit::RedisServer::available().map_err(anyhow::Error::msg)?;
+    }
     match scenario {
         Scenario::Latency(args) => latency::run(args).await,
         Scenario::Drain(args) => drain::run(args).await,
@@ -236,6 +239,27 @@ pub async fn run(scenario: Scenario) -> Result<()> {
         Scenario::Backfill(args) => backfill::run(args).await,
         Scenario::Seed000Worker(args) => seed000::worker::run_worker(args).await,
         Scenario::Seed000Supervisor(args) => seed000::worker::run_supervisor(args).await,
+    }
+}
+
+impl Scenario {
+    /// Whether the bench starts a `redis-server` of its own: then a machine
+    /// without one gets the install hint as an error, not a panic from the
+    /// first start. (Not a drain pointed at a running Redis, latency and
+    /// throughput runs of the embedded deployment or against `--url`, nor
+    /// the seed port's own processes, which are handed one.)
+    fn starts_redis(&self) -> bool {
+        match self {
+            Scenario::Drain(args) => args.redis_url.is_none(),
+            Scenario::Latency(args) => {
+                args.deployment == deploy::Kind::Redis && args.target.url.is_none()
+            }
+            Scenario::Throughput(args) => {
+                args.deployments.contains(&deploy::Kind::Redis) && args.target.url.is_none()
+            }
+            Scenario::Seed000Worker(_) | Scenario::Seed000Supervisor(_) => false,
+            _ => true,
+        }
     }
 }
 

@@ -106,6 +106,20 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
+    /// Whether `redis-server` (or `$REDIS_SERVER_BIN`) can be run here: what
+    /// a caller that would rather report than panic asks before
+    /// [`RedisServer::start`]. The error names the binary and how to install it.
+    pub fn available() -> Result<(), String> {
+        let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+        match Command::new(&bin).arg("--version").output() {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(format!("{bin} --version exited with {}", out.status)),
+            Err(e) => Err(format!(
+                "cannot run {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)"
+            )),
+        }
+    }
+
     /// Starts `redis-server` (or `$REDIS_SERVER_BIN`) on a free port with no persistence.
     pub fn start() -> Self {
         Self::start_with(&[])
