@@ -8,8 +8,11 @@
 //! (`5v5_100k_rules`: builds, crossplay, maps, roles, party balance; the
 //! tickets read once beforehand, as a pool leader keeps them) against the same
 //! pool with no rule at all (`5v5_100k_no_rules`); before timing them it
-//! prints how many matches and players each cycle forms, and what one cycle
-//! takes of a 50,000-ticket backlog with and without the rules. Last, what
+//! prints how many matches and players each cycle forms. Then one cycle on a
+//! backlog of 50,000 tickets all queued this instant (a pool leader's first
+//! cycle after a burst, what `bench drain` times), with the rules and roomy
+//! roles and without any rule (`5v5_50k_backlog_rules` / `_no_rules`),
+//! printing what share of its players each matches. Last, what
 //! reading those 100,000 tickets for the rules costs a pool leader's cycle,
 //! afresh and from rows kept since they were claimed (`leader_reading`).
 //! Run: `cargo bench -p mm-sim --bench engine`.
@@ -170,7 +173,6 @@ fn rules(c: &mut Criterion) {
             NOW
         ))
     );
-    backlog(&ruled, &plain, &entries[..50_000], &mut compiler);
     let mut g = c.benchmark_group("engine_cycle");
     g.sample_size(10);
     g.bench_function("5v5_100k_no_rules", |b| {
@@ -183,6 +185,7 @@ fn rules(c: &mut Criterion) {
         })
     });
     g.finish();
+    backlog(c, &ruled, &plain, &entries[..50_000], &mut compiler);
     reading(c, &ruled, &drawn);
 }
 
@@ -235,14 +238,21 @@ fn players_in(props: &[mm_engine::Proposal], entries: &[Entry]) -> usize {
         .sum()
 }
 
-/// What one cycle takes of a backlog, printed once (not timed by criterion):
-/// `entries`, every ticket queued this instant, with the `rules` scenario's
-/// attributes but tank and healer each accepted by half (as `bench drain
-/// --rules` takes them with roomy.toml), through the ruled mode and through
-/// the same mode without rules. A pool leader's first cycle after a backlog
-/// (a restart, a burst) is this; what it leaves waits for the next cycle,
-/// after the first one's commit.
-fn backlog(ruled: &Mode, plain: &Mode, entries: &[Entry], compiler: &mut Compiler) {
+/// What one cycle takes of a backlog: `entries`, every ticket queued this
+/// instant, with the `rules` scenario's attributes but tank and healer each
+/// accepted by half (as `bench drain --rules` takes them with roomy.toml),
+/// through the ruled mode and through the same mode without rules. A pool
+/// leader's first cycle after a backlog (a restart, a burst, `bench drain`)
+/// is this; what it leaves waits for the next cycle, after the first one's
+/// commit. What each forms is printed once; criterion times both
+/// (`5v5_50k_backlog_rules`, `5v5_50k_backlog_no_rules`).
+fn backlog(
+    c: &mut Criterion,
+    ruled: &Mode,
+    plain: &Mode,
+    entries: &[Entry],
+    compiler: &mut Compiler,
+) {
     let roomy = RULES_ATTRIBUTES.replace("tank = 0.2, healer = 0.2", "tank = 0.5, healer = 0.5");
     let mix = AttributeMix::parse(&roomy).unwrap();
     let mut rng = StdRng::seed_from_u64(44);
@@ -268,19 +278,26 @@ fn backlog(ruled: &Mode, plain: &Mode, entries: &[Entry], compiler: &mut Compile
     let players: usize = fresh.iter().map(|e| e.size).sum();
     let share =
         |props: &[mm_engine::Proposal]| 100.0 * players_in(props, &fresh) as f64 / players as f64;
-    let started = std::time::Instant::now();
     let plain_share = share(&propose_with(plain, &fresh, &Traits::none(), NOW));
-    let plain_took = started.elapsed();
-    let started = std::time::Instant::now();
     let traits = compiler.traits(rows.iter());
     let ruled_share = share(&propose_with(ruled, &fresh, &traits, NOW));
-    let ruled_took = started.elapsed();
     eprintln!(
         "a backlog of {} fresh tickets, one cycle: without rules matches {plain_share:.1}% \
-         of its players ({plain_took:.1?}); with the rules scenario's rules and roomy roles \
-         {ruled_share:.1}% ({ruled_took:.1?})",
+         of its players; with the rules scenario's rules and roomy roles {ruled_share:.1}%",
         entries.len()
     );
+    let mut g = c.benchmark_group("engine_cycle");
+    g.sample_size(10);
+    g.bench_function("5v5_50k_backlog_no_rules", |b| {
+        b.iter(|| black_box(propose_with(plain, &fresh, &Traits::none(), NOW)))
+    });
+    g.bench_function("5v5_50k_backlog_rules", |b| {
+        b.iter(|| {
+            let traits = compiler.traits(rows.iter());
+            black_box(propose_with(ruled, &fresh, &traits, NOW))
+        })
+    });
+    g.finish();
 }
 
 criterion_group!(benches, engine, rules);
