@@ -227,12 +227,13 @@ impl<'a> Snapshot<'a> {
             Some(p) => at.iter().map(|s: &Slot| p[s.order as usize]).collect(),
             None => Vec::new(),
         };
-        let laid = if traits.is_empty() {
+        let mut laid = if traits.is_empty() {
             traits.permuted(&[])
         } else {
             let entries: Vec<usize> = at.iter().map(|s: &Slot| s.order as usize).collect();
             traits.permuted(&entries)
         };
+        laid.settle(&part);
         let seek = if traits.tracks() {
             Seek::new(&laid, &since, now)
         } else {

@@ -17,6 +17,7 @@ use super::room::Room;
 mod kinship;
 mod permute;
 mod room_check;
+mod settle;
 use mm_domain::Millis;
 use std::sync::Arc;
 
@@ -69,6 +70,9 @@ pub struct Traits {
     people: Vec<u32>,
     blocks_start: Vec<u32>,
     blocked: Vec<u32>,
+    /// Bit `r`: rule number `r` is an `equal` rule the snapshot's partitions
+    /// settle (see [`Traits::settle`]).
+    settled: u64,
 }
 
 impl Traits {
@@ -340,7 +344,8 @@ pub(crate) struct Grown {
     /// With a roles rule's room check: for each set of needed roles, the
     /// players so far who accept one of them.
     room: Vec<u16>,
-    /// Grown inside one partition: hard `equal` rules are not kept.
+    /// Grown inside one partition: hard and settled `equal` rules are not
+    /// kept.
     in_part: bool,
 }
 
@@ -351,8 +356,9 @@ impl Traits {
     }
 
     /// [`Traits::start`] for a match grown inside one partition of the pool
-    /// (see [`Traits::partition`]): its hard `equal` rules hold already, and
-    /// are neither kept nor checked again.
+    /// (see [`Traits::partition_ids`]): its hard `equal` rules, and those the
+    /// partitions settle ([`Traits::settle`]), hold already, and are neither
+    /// kept nor checked again.
     pub(crate) fn start_in_part(&self, g: &mut Grown, e: usize) {
         self.start_state(g, e, true);
     }
@@ -365,7 +371,7 @@ impl Traits {
         g.blocked.clear();
         // The value lists are kept from match to match (cleared, not dropped).
         let mut ev = 0;
-        for (rule, column) in &self.rules {
+        for (r, (rule, column)) in self.rules.iter().enumerate() {
             match column {
                 Column::Equal { start, values, .. } => {
                     if g.values.len() <= ev {
@@ -373,7 +379,7 @@ impl Traits {
                     }
                     let kept = &mut g.values[ev];
                     kept.clear();
-                    if !(in_part && rule.is_hard()) {
+                    if !(in_part && self.left_alone(r, rule.is_hard())) {
                         kept.extend_from_slice(&values[start[e] as usize..start[e + 1] as usize]);
                     }
                     ev += 1;
@@ -418,7 +424,7 @@ impl Traits {
             // `equal` inside its partition holds already.
             match column {
                 Column::Roles { .. } | Column::PartyBalance => continue,
-                Column::Equal { .. } if g.in_part && rule.is_hard() => {
+                Column::Equal { .. } if g.in_part && self.left_alone(r, rule.is_hard()) => {
                     ev += 1;
                     continue;
                 }
@@ -482,9 +488,9 @@ impl Traits {
     /// Adds entry `e` to the match in state `g`.
     pub(crate) fn add(&self, g: &mut Grown, e: usize) {
         let (mut ev, mut es, mut ed) = (0, 0, 0);
-        for (rule, column) in &self.rules {
+        for (r, (rule, column)) in self.rules.iter().enumerate() {
             match column {
-                Column::Equal { .. } if g.in_part && rule.is_hard() => ev += 1,
+                Column::Equal { .. } if g.in_part && self.left_alone(r, rule.is_hard()) => ev += 1,
                 Column::Equal { start, values, .. } => {
                     for &v in &values[start[e] as usize..start[e + 1] as usize] {
                         if !g.values[ev].contains(&v) {

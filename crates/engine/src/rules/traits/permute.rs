@@ -24,6 +24,7 @@ impl Traits {
             people,
             blocks_start,
             blocked,
+            settled: 0,
         }
     }
 }
