@@ -56,6 +56,27 @@ pub(super) enum Column {
     PartyBalance,
 }
 
+impl Column {
+    /// For an `equal` rule: the group of entry `e`'s values at the rule's
+    /// first step, `None` when its players' values lie in different groups
+    /// there (it can meet nobody before the rule relaxes) or it has none.
+    /// `None` for any other rule.
+    fn first_group(&self, e: usize) -> Option<u32> {
+        let Column::Equal {
+            start,
+            values,
+            group,
+        } = self
+        else {
+            return None;
+        };
+        let at = group.first()?;
+        let mine = &values[start[e] as usize..start[e + 1] as usize];
+        let g = at[*mine.first()? as usize];
+        mine.iter().all(|&v| at[v as usize] == g).then_some(g)
+    }
+}
+
 /// The rules' view of a snapshot's entries.
 #[derive(Debug, Default)]
 pub struct Traits {
@@ -141,14 +162,7 @@ impl Traits {
     pub fn partition_ids(&self, longest: Millis) -> Option<Vec<Option<u32>>> {
         let mut ids: Option<Vec<Option<u32>>> = None;
         for (rule, column) in &self.rules {
-            let (
-                true,
-                Column::Equal {
-                    start,
-                    values,
-                    group,
-                },
-            ) = (Self::parts_rule(rule, longest), column)
+            let (true, Column::Equal { start, .. }) = (Self::parts_rule(rule, longest), column)
             else {
                 continue;
             };
@@ -161,11 +175,7 @@ impl Traits {
             let next = (0..n)
                 .map(|e| {
                     let id = before[e]?;
-                    let mine = &values[start[e] as usize..start[e + 1] as usize];
-                    let g = group[0][*mine.first()? as usize];
-                    if mine.iter().any(|&v| group[0][v as usize] != g) {
-                        return None;
-                    }
+                    let g = column.first_group(e)?;
                     let count = seen.len() as u32;
                     Some(
                         *seen

@@ -28,18 +28,10 @@ impl Traits {
             let mut key = Vec::with_capacity(equal.len());
             let mut split = false;
             for column in &equal {
-                let Column::Equal {
-                    start,
-                    values,
-                    group,
-                } = column
-                else {
-                    continue;
-                };
-                let mine = &values[start[e] as usize..start[e + 1] as usize];
-                let g = group[0][mine[0] as usize];
-                split |= mine.iter().any(|&v| group[0][v as usize] != g);
-                key.push(g);
+                match column.first_group(e) {
+                    Some(g) => key.push(g),
+                    None => split = true,
+                }
             }
             if split {
                 alone += 1;

@@ -15,27 +15,16 @@ impl Traits {
     pub(crate) fn settle(&mut self, part: &[u32]) {
         self.settled = 0;
         for (r, (_, column)) in self.rules.iter().enumerate().take(64) {
-            let Column::Equal {
-                start,
-                values,
-                group,
-            } = column
-            else {
+            let Column::Equal { start, .. } = column else {
                 continue;
             };
-            let Some(first) = group.first() else { continue };
             let n = start.len().saturating_sub(1);
             let mut current: Option<(u32, u32)> = None;
             let uniform = (0..n).all(|e| {
                 let id = part.get(e).copied().unwrap_or(0);
-                let mine = &values[start[e] as usize..start[e + 1] as usize];
-                let Some(&v) = mine.first() else {
+                let Some(g) = column.first_group(e) else {
                     return false;
                 };
-                let g = first[v as usize];
-                if !mine.iter().all(|&w| first[w as usize] == g) {
-                    return false;
-                }
                 match current {
                     Some((at, held)) if at == id => held == g,
                     _ => {
