@@ -14,62 +14,97 @@ use crate::StoreError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The outage state of this process: when the current outage began (ms since
-/// the epoch; 0 when none) and how many calls failed in it.
+/// The outage state of this process. One word says which outage a call was
+/// sent in, read once per call instead of the clock: the outages begun so
+/// far times two, plus one while one lasts. Beside it, for the log lines,
+/// when the current outage began (ms since the epoch) and how many calls
+/// failed in it.
 struct Tracker {
-    down_since_ms: AtomicU64,
+    epoch: AtomicU64,
+    since_ms: AtomicU64,
     failed_calls: AtomicU64,
 }
 
 impl Tracker {
     const fn new() -> Self {
         Self {
-            down_since_ms: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
+            since_ms: AtomicU64::new(0),
             failed_calls: AtomicU64::new(0),
         }
+    }
+
+    /// What a call notes when it is sent, for [`Tracker::answered`].
+    fn sent(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
     }
 
     /// A call failed at `now`: whether it began an outage.
     fn failed(&self, now: u64) -> bool {
         self.failed_calls.fetch_add(1, Ordering::Relaxed);
-        self.down_since_ms
-            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+        let mut epoch = self.epoch.load(Ordering::Acquire);
+        while !during_outage(epoch) {
+            match self.epoch.compare_exchange(
+                epoch,
+                epoch + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.since_ms.store(now, Ordering::Release);
+                    return true;
+                }
+                Err(seen) => epoch = seen,
+            }
+        }
+        false
     }
 
-    /// A call sent at `sent` was answered at `now`: if that ended an outage,
-    /// how long it lasted (ms) and how many calls failed in it. Only a call
-    /// sent after the outage began ends it: the answer to one sent before
-    /// (read just before the store went away, its task run late on a busy
-    /// machine) says nothing of the store now, and taking it for the end
-    /// would log the outage a second time at the next failure.
+    /// A call that noted `sent` ([`Tracker::sent`]) was answered at `now`:
+    /// if that ended an outage, how long it lasted (ms) and how many calls
+    /// failed in it. Only a call sent during the outage ends it: the answer
+    /// to one sent before (read just before the store went away, its task
+    /// run late on a busy machine) says nothing of the store now, and taking
+    /// it for the end would log the outage a second time at the next
+    /// failure.
     fn answered(&self, sent: u64, now: u64) -> Option<(u64, u64)> {
-        let since = self.down_since_ms.load(Ordering::Acquire);
-        if since == 0 || sent <= since {
+        if !during_outage(sent) {
             return None;
         }
-        self.down_since_ms
-            .compare_exchange(since, 0, Ordering::AcqRel, Ordering::Acquire)
+        self.epoch
+            .compare_exchange(sent, sent + 1, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
+        let since = self.since_ms.load(Ordering::Acquire);
         let failed = self.failed_calls.swap(0, Ordering::Relaxed);
         Some((now.saturating_sub(since), failed))
     }
 
     fn is_down(&self) -> bool {
-        self.down_since_ms.load(Ordering::Relaxed) != 0
+        during_outage(self.epoch.load(Ordering::Relaxed))
     }
+}
+
+/// Whether a [`Tracker`]'s word says an outage lasts (odd: one begun and
+/// not ended).
+fn during_outage(epoch: u64) -> bool {
+    epoch & 1 == 1
 }
 
 static STATE: Tracker = Tracker::new();
 
-/// Now, in milliseconds since the epoch: when a call is sent, for
-/// [`answered`].
-pub(crate) fn now_ms() -> u64 {
+/// Now, in milliseconds since the epoch.
+fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(1)
         .max(1)
+}
+
+/// What a call notes when it is sent, for [`answered`]: which outage, if
+/// any, it was sent in (one atomic read, no clock).
+pub(crate) fn sent() -> u64 {
+    STATE.sent()
 }
 
 /// Whether a Redis error means the store could not be reached (rather than that
@@ -98,10 +133,11 @@ pub(crate) fn failed(e: &redis::RedisError) {
     }
 }
 
-/// Records a call sent at `sent` (see [`now_ms`]) that the store answered.
-/// The first answer to a call sent during an outage ends it, and logs.
+/// Records a call that noted `sent` (see [`sent`]) and that the store
+/// answered. The first answer to a call sent during an outage ends it, and
+/// logs.
 pub(crate) fn answered(sent: u64) {
-    if !STATE.is_down() {
+    if !during_outage(sent) {
         return;
     }
     if let Some((down_for_ms, failed_calls)) = STATE.answered(sent, now_ms()) {
@@ -187,17 +223,23 @@ mod tests {
     #[test]
     fn only_a_call_sent_during_an_outage_ends_it() {
         let t = Tracker::new();
+        let before = t.sent();
         assert!(t.failed(1_000), "the first failure begins the outage");
         assert!(!t.failed(1_010), "the next ones do not");
         // Sent before the outage began, answered after: the store may still be gone.
-        assert_eq!(t.answered(990, 1_020), None);
-        assert_eq!(t.answered(1_000, 1_020), None);
+        assert_eq!(t.answered(before, 1_020), None);
         assert!(t.is_down());
+        let during = t.sent();
         assert!(!t.failed(1_030), "still the same outage: logged once");
-        assert_eq!(t.answered(1_040, 1_050), Some((50, 3)));
+        assert_eq!(t.answered(during, 1_050), Some((50, 3)));
         assert!(!t.is_down());
-        assert_eq!(t.answered(1_060, 1_070), None, "ended once");
+        assert_eq!(t.answered(during, 1_070), None, "ended once");
         assert!(t.failed(2_000), "a later failure is a new outage");
+        // Sent during the first outage, answered during the second: not its end.
+        assert_eq!(t.answered(during, 2_010), None);
+        // Sent after the second began, even within the same millisecond: its end.
+        let now = t.sent();
+        assert_eq!(t.answered(now, 2_000), Some((0, 1)));
     }
 
     #[test]

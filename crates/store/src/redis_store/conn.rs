@@ -78,7 +78,7 @@ fn duration_of(label: usize) -> &'static metrics::Histogram {
 /// Times one call and counts its failure.
 async fn observed<T>(label: usize, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
     let started = Instant::now();
-    let sent = crate::outage::now_ms();
+    let sent = crate::outage::sent();
     let result = call.await;
     duration_of(label).record(started.elapsed().as_secs_f64());
     match &result {
