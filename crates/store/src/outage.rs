@@ -44,12 +44,10 @@ impl Tracker {
         self.failed_calls.fetch_add(1, Ordering::Relaxed);
         let mut epoch = self.epoch.load(Ordering::Acquire);
         while !during_outage(epoch) {
-            match self.epoch.compare_exchange(
-                epoch,
-                epoch + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match self
+                .epoch
+                .compare_exchange(epoch, epoch + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
                 Ok(_) => {
                     self.since_ms.store(now, Ordering::Release);
                     return true;
