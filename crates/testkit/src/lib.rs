@@ -110,14 +110,24 @@ impl RedisServer {
     /// a caller that would rather report than panic asks before
     /// [`RedisServer::start`]. The error names the binary and how to install it.
     pub fn available() -> Result<(), String> {
-        let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+        let bin = Self::binary();
         match Command::new(&bin).arg("--version").output() {
             Ok(out) if out.status.success() => Ok(()),
             Ok(out) => Err(format!("{bin} --version exited with {}", out.status)),
-            Err(e) => Err(format!(
-                "cannot run {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)"
-            )),
+            Err(e) => Err(Self::missing(&bin, &e)),
         }
+    }
+
+    /// `redis-server`, or `$REDIS_SERVER_BIN`.
+    fn binary() -> String {
+        std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into())
+    }
+
+    /// What to say when `bin` cannot be run: the error and how to install it.
+    fn missing(bin: &str, e: &std::io::Error) -> String {
+        format!(
+            "cannot run {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)"
+        )
     }
 
     /// Starts `redis-server` (or `$REDIS_SERVER_BIN`) on a free port with no persistence.
@@ -160,14 +170,21 @@ impl RedisServer {
 
     /// Starts the server process on this server's port and folder; waits for PONG.
     fn launch(&mut self) -> Result<(), String> {
-        let bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+        let bin = Self::binary();
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.dir.path().join("redis.log"))
             .expect("log file");
         let child = Command::new(&bin)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
             .args(["--appendonly", "no", "--protected-mode", "no"])
             .args(&self.extra)
             .arg("--dir")
@@ -175,9 +192,7 @@ impl RedisServer {
             .stdout(log)
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {bin}: {e}. Install it (scripts/test.sh does: apt-get install -y redis-server)")
-            });
+            .unwrap_or_else(|e| panic!("{}", Self::missing(&bin, &e)));
         self.child = Some(child);
         self.wait_ready(Duration::from_secs(10))
     }

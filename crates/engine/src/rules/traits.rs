@@ -381,7 +381,7 @@ impl Traits {
         g.blocked.clear();
         // The value lists are kept from match to match (cleared, not dropped).
         let mut ev = 0;
-        for (r, (rule, column)) in self.rules.iter().enumerate() {
+        for (r, (_, column)) in self.rules.iter().enumerate() {
             match column {
                 Column::Equal { start, values, .. } => {
                     if g.values.len() <= ev {
@@ -389,7 +389,7 @@ impl Traits {
                     }
                     let kept = &mut g.values[ev];
                     kept.clear();
-                    if !(in_part && self.left_alone(r, rule.is_hard())) {
+                    if !(in_part && self.left_alone(r)) {
                         kept.extend_from_slice(&values[start[e] as usize..start[e + 1] as usize]);
                     }
                     ev += 1;
@@ -434,7 +434,7 @@ impl Traits {
             // `equal` inside its partition holds already.
             match column {
                 Column::Roles { .. } | Column::PartyBalance => continue,
-                Column::Equal { .. } if g.in_part && self.left_alone(r, rule.is_hard()) => {
+                Column::Equal { .. } if g.in_part && self.left_alone(r) => {
                     ev += 1;
                     continue;
                 }
@@ -498,9 +498,9 @@ impl Traits {
     /// Adds entry `e` to the match in state `g`.
     pub(crate) fn add(&self, g: &mut Grown, e: usize) {
         let (mut ev, mut es, mut ed) = (0, 0, 0);
-        for (r, (rule, column)) in self.rules.iter().enumerate() {
+        for (r, (_, column)) in self.rules.iter().enumerate() {
             match column {
-                Column::Equal { .. } if g.in_part && self.left_alone(r, rule.is_hard()) => ev += 1,
+                Column::Equal { .. } if g.in_part && self.left_alone(r) => ev += 1,
                 Column::Equal { start, values, .. } => {
                     for &v in &values[start[e] as usize..start[e + 1] as usize] {
                         if !g.values[ev].contains(&v) {

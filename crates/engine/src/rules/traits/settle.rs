@@ -40,10 +40,10 @@ impl Traits {
     }
 
     /// Whether the search inside one partition may leave rule number `r`
-    /// (`hard`: whether it never relaxes) alone: a hard rule, or one
-    /// [`Traits::settle`] marked.
-    pub(super) fn left_alone(&self, r: usize, hard: bool) -> bool {
-        hard || (r < 64 && self.settled >> r & 1 == 1)
+    /// alone: a hard rule (it made the partitions), or one [`Traits::settle`]
+    /// marked.
+    pub(super) fn left_alone(&self, r: usize) -> bool {
+        self.rules[r].0.is_hard() || (r < 64 && self.settled >> r & 1 == 1)
     }
 }
 
@@ -98,28 +98,25 @@ rules = [
     fn a_rule_one_group_holds_in_each_partition_is_settled() {
         let mut t = traits(&[&["pc"], &["pc", "pc"], &["xbox"], &["ps", "xbox"]]);
         t.settle(&[0, 0, 1, 1]);
-        assert!(t.left_alone(0, false), "pc | xbox and ps");
+        assert!(t.left_alone(0), "pc | xbox and ps");
         t.settle(&[]);
-        assert!(!t.left_alone(0, false), "one partition of both groups");
+        assert!(!t.left_alone(0), "one partition of both groups");
         t.settle(&[0, 0, 0, 1]);
-        assert!(!t.left_alone(0, false), "pc and xbox in one partition");
+        assert!(!t.left_alone(0), "pc and xbox in one partition");
         let mut one = traits(&[&["xbox"], &["ps"]]);
         one.settle(&[]);
-        assert!(
-            one.left_alone(0, false),
-            "one group: settled without partitions"
-        );
+        assert!(one.left_alone(0), "one group: settled without partitions");
     }
 
     #[test]
     fn a_ticket_whose_players_differ_keeps_the_rule() {
         let mut t = traits(&[&["pc"], &["pc", "xbox"]]);
         t.settle(&[]);
-        assert!(!t.left_alone(0, false));
+        assert!(!t.left_alone(0));
         // A settled rule is left alone inside a partition: admitted as before.
         let mut t = traits(&[&["xbox"], &["ps"], &["xbox", "ps"]]);
         t.settle(&[]);
-        assert!(t.left_alone(0, false));
+        assert!(t.left_alone(0));
         let mut g = crate::rules::Grown::default();
         t.start_in_part(&mut g, 0);
         assert!(t.admits(&g, 1, 0) && t.admits(&g, 2, 0));
