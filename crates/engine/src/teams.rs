@@ -14,6 +14,46 @@ pub struct Unit {
     pub rating: f64,
 }
 
+/// A condition each team of a two-team split must meet, checked as the
+/// splits are enumerated (cheaper than the caller's own check of each): per
+/// unit up to eight counts packed in 8-bit lanes, and the least each lane must
+/// sum to on every team. A team's lanes must stay below 128 (teams of at most
+/// 127 players); the match's, below 256.
+#[derive(Debug, Clone, Copy)]
+pub struct Floors<'a> {
+    pub counts: &'a [u64],
+    pub floor: u64,
+}
+
+impl Floors<'_> {
+    /// The high bit of every lane.
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+
+    /// Whether both teams reach the floor in every lane, team 0 holding the
+    /// units of `mask` with `sum` of their counts, of `total` in all.
+    fn both(&self, sum: u64, total: u64) -> bool {
+        Self::reaches(sum, self.floor) && Self::reaches(total - sum, self.floor)
+    }
+
+    /// Lane by lane `x >= floor` (every lane of both below 128: setting the
+    /// high bit keeps a lane's subtraction from borrowing from the next).
+    fn reaches(x: u64, floor: u64) -> bool {
+        ((x | Self::HIGH) - floor) & Self::HIGH == Self::HIGH
+    }
+
+    /// The counts of the units of `mask`, summed.
+    fn of(&self, mask: u32) -> u64 {
+        (0..self.counts.len())
+            .filter(|i| mask >> i & 1 == 1)
+            .map(|i| self.counts[i])
+            .sum()
+    }
+
+    fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+}
+
 /// Largest number of tickets split exhaustively between two teams.
 const EXACT_LIMIT: usize = 20;
 
@@ -43,12 +83,15 @@ pub fn balance(units: &[Unit], teams: usize, team_size: usize) -> Option<Vec<usi
 
 /// [`balance`] under a constraint on the whole split: the best-balanced split
 /// that `ok` accepts (given the team of each unit). Two teams of up to
-/// [`EXACT_LIMIT`] units try every split, best first; larger shapes try the
-/// greedy split and then any exact packing.
+/// [`EXACT_LIMIT`] units try every split, best first, skipping those whose
+/// teams do not reach `floors` (a condition `ok` must imply: it only saves
+/// asking `ok`); larger shapes try the greedy split and then any exact
+/// packing.
 pub fn balance_with(
     units: &[Unit],
     teams: usize,
     team_size: usize,
+    floors: Option<Floors<'_>>,
     ok: &mut dyn FnMut(&[usize]) -> bool,
 ) -> Option<Vec<usize>> {
     let total: usize = units.iter().map(|u| u.size).sum();
@@ -56,26 +99,22 @@ pub fn balance_with(
         return None;
     }
     if teams == 2 && units.len() <= EXACT_LIMIT {
-        let mut splits = all_two(units, team_size);
-        let assign_of = |mask: u32| -> Vec<usize> {
-            (0..units.len())
-                .map(|i| usize::from(mask >> i & 1 == 0))
-                .collect()
-        };
-        // The fairest split nearly always passes: try it before sorting the
-        // rest (the first of the fairest, as the stable sort would put it).
-        let best = splits
-            .iter()
-            .enumerate()
-            .min_by(|(i, a), (j, b)| a.0.total_cmp(&b.0).then(i.cmp(j)))?
-            .0;
-        let first = assign_of(splits[best].1);
-        if ok(&first) {
-            return Some(first);
+        // The fairest split that reaches the floors nearly always passes
+        // (on the 100k bench pool under roles, every one of 9,348): find and
+        // try it without listing the others (the first of the fairest in
+        // `all_two`'s order, as the stable sort below would put it).
+        let floors = floors.filter(|f| f.counts.len() == units.len() && team_size < 128);
+        let (_, fairest) = fairest_two(units, team_size, Order::ExcludeFirst, floors)?;
+        let mut assign = assign_of(units.len(), fairest);
+        if ok(&assign) {
+            return Some(assign);
         }
-        splits.remove(best);
+        let mut splits = all_two(units, team_size);
+        let total = floors.map_or(0, |f| f.total());
+        splits.retain(|&mut (_, mask)| {
+            mask != fairest && floors.is_none_or(|f| f.both(f.of(mask), total))
+        });
         splits.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut assign = first;
         for (_, mask) in splits {
             for (i, a) in assign.iter_mut().enumerate() {
                 *a = usize::from(mask >> i & 1 == 0);
@@ -191,10 +230,40 @@ fn place(sizes: &[usize], i: usize, load: &mut [usize], cap: usize, budget: &mut
 
 /// Exhaustive search over which units join team 0 (unit 0 always does).
 fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
+    let (_, mask) = fairest_two(units, team_size, Order::IncludeFirst, None)?;
+    Some(assign_of(units.len(), mask))
+}
+
+/// The order [`fairest_two`] meets the splits in, which decides among
+/// equally fair ones (the first met is kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Each unit in team 0 before out of it ([`balance`]'s order).
+    IncludeFirst,
+    /// Each unit out of team 0 before in it ([`all_two`]'s order, which
+    /// [`balance_with`] keeps).
+    ExcludeFirst,
+}
+
+/// The split of `units` into two full teams (unit 0 on team 0) with the
+/// smallest gap between team averages, the first met in `order`, of those
+/// whose teams reach `floors`: the gap and team 0's members as a bit mask.
+/// Depth first, without keeping the splits, and cutting branches whose
+/// remaining units cannot fill team 0.
+fn fairest_two(
+    units: &[Unit],
+    team_size: usize,
+    order: Order,
+    floors: Option<Floors<'_>>,
+) -> Option<(f64, u32)> {
     struct Search<'a> {
         units: &'a [Unit],
         team_size: usize,
         total_weight: f64,
+        order: Order,
+        floors: Option<Floors<'a>>,
+        /// The floors' counts of all units.
+        total_counts: u64,
         /// Players in units `i..`, per `i`.
         rest: [usize; EXACT_LIMIT + 1],
         /// Smallest gap found and team 0's members as a bit mask.
@@ -202,11 +271,15 @@ fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
     }
     impl Search<'_> {
         /// Depth-first over units `i..`, with team 0 holding `size` players of
-        /// total rating `weight` (members in `mask`).
-        fn dfs(&mut self, i: usize, size: usize, weight: f64, mask: u32) {
+        /// total rating `weight` and floor counts `counts` (members in `mask`).
+        fn dfs(&mut self, i: usize, size: usize, weight: f64, counts: u64, mask: u32) {
             if size == self.team_size {
                 let d = (2.0 * weight - self.total_weight).abs() / self.team_size as f64;
-                if self.best.is_none_or(|(b, _)| d < b) {
+                if self.best.is_none_or(|(b, _)| d < b)
+                    && self
+                        .floors
+                        .is_none_or(|f| f.both(counts, self.total_counts))
+                {
                     self.best = Some((d, mask));
                 }
                 return;
@@ -215,15 +288,23 @@ fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
                 return;
             }
             let u = self.units[i];
-            if size + u.size <= self.team_size {
+            let fits = size + u.size <= self.team_size;
+            if self.order == Order::ExcludeFirst {
+                self.dfs(i + 1, size, weight, counts, mask);
+            }
+            if fits {
+                let more = self.floors.map_or(0, |f| f.counts[i]);
                 self.dfs(
                     i + 1,
                     size + u.size,
                     weight + u.rating * u.size as f64,
+                    counts + more,
                     mask | 1 << i,
                 );
             }
-            self.dfs(i + 1, size, weight, mask);
+            if self.order == Order::IncludeFirst {
+                self.dfs(i + 1, size, weight, counts, mask);
+            }
         }
     }
     let mut rest = [0; EXACT_LIMIT + 1];
@@ -233,17 +314,27 @@ fn exact_two(units: &[Unit], team_size: usize) -> Option<Vec<usize>> {
     let mut search = Search {
         units,
         team_size,
+        order,
+        floors,
+        total_counts: floors.map_or(0, |f| f.total()),
         rest,
         total_weight: units.iter().map(|u| u.rating * u.size as f64).sum(),
         best: None,
     };
-    search.dfs(1, units[0].size, units[0].rating * units[0].size as f64, 1);
-    let (_, mask) = search.best?;
-    Some(
-        (0..units.len())
-            .map(|i| usize::from(mask >> i & 1 == 0))
-            .collect(),
-    )
+    let counts = floors.map_or(0, |f| f.counts[0]);
+    search.dfs(
+        1,
+        units[0].size,
+        units[0].rating * units[0].size as f64,
+        counts,
+        1,
+    );
+    search.best
+}
+
+/// The team of each of `n` units, team 0's being the members of `mask`.
+fn assign_of(n: usize, mask: u32) -> Vec<usize> {
+    (0..n).map(|i| usize::from(mask >> i & 1 == 0)).collect()
 }
 
 /// Big parties first, each into the team with room whose total rating is lowest.
@@ -472,6 +563,72 @@ mod tests {
                     None => prop_assert!(!fits(&sizes, 2, 5)),
                 }
             }
+        }
+
+        /// With floors that the closure implies, `balance_with` picks what
+        /// trying every split in order of gap (the first met on a tie) and
+        /// asking the closure of each would: the floors only spare it asks.
+        #[test]
+        fn floors_only_spare_asks(
+            sizes in proptest::collection::vec(1usize..=3, 4..10),
+            // Few distinct ratings, so that equally fair splits are common.
+            ratings in proptest::collection::vec(0u8..4, 10),
+            lanes in proptest::collection::vec((0u64..=3, 0u64..=3), 10),
+            floor in (0u64..=2, 0u64..=3),
+            refuse in 0u32..5,
+        ) {
+            // The drawn sizes while they fit two teams of five, then solos.
+            let mut shape = Vec::new();
+            for s in sizes {
+                if shape.iter().sum::<usize>() + s <= 10 {
+                    shape.push(s);
+                }
+            }
+            shape.resize(shape.len() + 10 - shape.iter().sum::<usize>(), 1);
+            let units: Vec<Unit> = shape
+                .iter()
+                .zip(&ratings)
+                .map(|(&s, &r)| u(s, 1000.0 + 100.0 * f64::from(r)))
+                .collect();
+            // Two lanes per unit, each at most its players.
+            let counts: Vec<u64> = units
+                .iter()
+                .zip(&lanes)
+                .map(|(x, &(a, b))| a.min(x.size as u64) | b.min(x.size as u64) << 8)
+                .collect();
+            let floors = Floors { counts: &counts, floor: floor.0 | floor.1 << 8 };
+            let lane = |assign: &[usize], t: usize, k: u32| -> u64 {
+                assign
+                    .iter()
+                    .zip(&counts)
+                    .filter(|(a, _)| **a == t)
+                    .map(|(_, c)| c >> (8 * k) & 0xFF)
+                    .sum()
+            };
+            // The closure: the floors, and refusing some splits besides.
+            let passes = |assign: &[usize]| {
+                let team0: u32 = assign.iter().enumerate().map(|(i, &t)| u32::from(t == 0) << i).sum();
+                (0..2).all(|t| lane(assign, t, 0) >= floor.0 && lane(assign, t, 1) >= floor.1)
+                    && (refuse == 0 || !team0.is_multiple_of(refuse + 1))
+            };
+            let asked = std::cell::Cell::new(0);
+            let mut ok = |assign: &[usize]| {
+                asked.set(asked.get() + 1);
+                passes(assign)
+            };
+            let with = balance_with(&units, 2, 5, Some(floors), &mut ok);
+            let with_asked = asked.replace(0);
+            let without = balance_with(&units, 2, 5, None, &mut ok);
+            // Every split in order of gap, stable: the first the closure takes.
+            let mut all = all_two(&units, 5);
+            all.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let expected = all
+                .iter()
+                .map(|&(_, mask)| assign_of(units.len(), mask))
+                .find(|a| passes(a));
+            prop_assert_eq!(&with, &expected);
+            prop_assert_eq!(&without, &expected);
+            prop_assert!(with_asked <= asked.get());
         }
 
         #[test]

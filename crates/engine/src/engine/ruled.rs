@@ -98,7 +98,18 @@ impl Snapshot<'_> {
         let team_of = if roles.is_none() && gap.is_none() {
             teams::balance(units, teams, self.mode.team_size)?
         } else {
-            teams::balance_with(units, teams, self.mode.team_size, &mut |assign| {
+            // Most splits fail the roles: the search skips those whose teams
+            // fail the room count before asking the closure below.
+            let mut counts: SmallVec<[u64; 16]> = SmallVec::new();
+            let floor = roles.as_ref().and_then(|_| {
+                self.traits
+                    .team_floors(members.iter().copied(), wait, &mut counts)
+            });
+            let floors = floor.map(|floor| teams::Floors {
+                counts: &counts,
+                floor,
+            });
+            teams::balance_with(units, teams, self.mode.team_size, floors, &mut |assign| {
                 if let Some(gap) = gap
                     && !parties_alike(units, assign, teams, gap)
                 {

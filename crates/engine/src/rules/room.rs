@@ -144,6 +144,37 @@ impl Room {
             .all(|&(s, slots)| counts[usize::from(s)] >= slots)
     }
 
+    /// [`Room::team_fits`] at `step` as floors on packed counts (see
+    /// [`crate::teams::Floors`]): the least of each lane, lane `k` counting
+    /// the players who accept one of the `k`th set of needed roles; `None`
+    /// when the rule is off there or has more than eight such sets (more than
+    /// three needed roles) or a set more than 127 slots.
+    pub(crate) fn floor(&self, step: usize) -> Option<u64> {
+        let Some(Some(demands)) = self.demands.get(step) else {
+            return None;
+        };
+        (demands.len() <= 8 && demands.iter().all(|&(_, slots)| slots < 128)).then(|| {
+            demands
+                .iter()
+                .enumerate()
+                .fold(0, |floor, (k, &(_, slots))| {
+                    floor | u64::from(slots) << (8 * k)
+                })
+        })
+    }
+
+    /// One ticket's counts for [`Room::floor`] at `step`, its players'
+    /// `masks` (fewer than 128 players).
+    pub(crate) fn counts(&self, step: usize, masks: &[u8]) -> u64 {
+        let Some(Some(demands)) = self.demands.get(step) else {
+            return 0;
+        };
+        demands.iter().enumerate().fold(0, |out, (k, &(s, _))| {
+            let n = masks.iter().filter(|&&m| m & s != 0).count() as u64;
+            out | n << (8 * k)
+        })
+    }
+
     /// Whether the players of `masks`, one party and so on one team of
     /// `team_size`, can each take a different place of that team at `step`
     /// (Hall's condition on the party's side: for every set of needed roles,
@@ -291,6 +322,32 @@ mod tests {
         let roomy = Room::new(3, &[Some(vec![need(0, 1), need(1, 1)])]).unwrap();
         assert!(roomy.party_fits(0, &[0, 0, 0, tank, healer], 5));
         assert!(!roomy.party_fits(0, &[0, 0, 0, 0, tank], 5));
+    }
+
+    proptest::proptest! {
+        /// The packed counts reach the floor in every lane exactly when the
+        /// team fits (what the team split counts on to skip splits).
+        #[test]
+        fn packed_counts_reach_the_floor_when_the_team_fits(
+            team in proptest::collection::vec(0u16..8, 0..=7),
+            per_unit in 1usize..=3,
+            relaxed in proptest::bool::ANY,
+        ) {
+            // The same rule with a second step where the healer is "any".
+            let mut healer = need(1, 1);
+            healer.any = true;
+            let room = Room::new(3, &[
+                Some(vec![need(0, 1), need(1, 1), need(2, 3)]),
+                Some(vec![need(0, 1), healer, need(2, 3)]),
+            ]).unwrap();
+            let step = usize::from(relaxed);
+            let masks: Vec<u8> = team.iter().map(|&set| room.mask(set)).collect();
+            let floor = room.floor(step).expect("eight sets at most");
+            // Counted a ticket (of up to three players) at a time, as the split does.
+            let sum: u64 = masks.chunks(per_unit).map(|m| room.counts(step, m)).sum();
+            let reaches = (0..8).all(|k| sum >> (8 * k) & 0xFF >= floor >> (8 * k) & 0xFF);
+            proptest::prop_assert_eq!(reaches, room.team_fits(step, masks.iter().copied()));
+        }
     }
 
     #[test]

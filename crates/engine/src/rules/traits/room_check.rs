@@ -137,6 +137,23 @@ impl Traits {
         Some(r.room.team_fits(r.rule.step(wait), members.flat_map(of)))
     }
 
+    /// [`Traits::team_roles_fit`] for every team of a split of `members`
+    /// at `wait`, as [`crate::teams::Floors`]: each member's counts (added
+    /// to `counts`) and the floor; `None` without a roles rule keeping the
+    /// check, while it is off, or when it needs too many roles to pack.
+    pub(crate) fn team_floors(
+        &self,
+        members: impl Iterator<Item = usize>,
+        wait: Millis,
+        counts: &mut impl Extend<u64>,
+    ) -> Option<u64> {
+        let r = self.room_rule()?;
+        let step = r.rule.step(wait);
+        let floor = r.room.floor(step)?;
+        counts.extend(members.map(|e| r.room.counts(step, r.of(e))));
+        Some(floor)
+    }
+
     /// With a roles rule's room check: how many needed roles it numbers, each
     /// entry's players' sets of them (`start`, `masks`, as in the column), and
     /// the wait from which the rule leaves its first step.
