@@ -10,6 +10,7 @@ use super::roles::Need;
 use super::room::Room;
 use super::traits::{Column, Traits};
 use mm_domain::{PlayerId, Value};
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -74,15 +75,16 @@ impl Described for mm_domain::Ticket {
 /// One rule's reading of one ticket.
 #[derive(Debug, Clone, PartialEq)]
 enum Cell {
-    /// The distinct values of its players.
-    Equal(Vec<u32>),
+    /// The distinct values of its players (inline for up to four: rows are
+    /// read every cycle, and a pointer less per row is a cache miss less).
+    Equal(SmallVec<[u32; 4]>),
     /// The values all its players listed, and the one its first player listed
     /// first (`u8::MAX`: none).
     Intersect(u64, u8),
     /// The lowest and highest of its players' numbers (NaN: one is missing).
     Distance(f64, f64),
-    /// Each player's accepted roles.
-    Roles(Vec<u16>),
+    /// Each player's accepted roles (inline for parties of up to eight).
+    Roles(SmallVec<[u16; 8]>),
     /// Nothing to read (party make-up reads only the size).
     Shape,
 }
@@ -208,7 +210,7 @@ impl Compiler {
             let (names, numbers) = (&mut self.names[k], &mut self.numbers[k]);
             let cell = match rule.kind {
                 Kind::Equal => {
-                    let mut values = Vec::with_capacity(1);
+                    let mut values = SmallVec::new();
                     for i in 0..players.max(1) {
                         let v = text(t.value(i, attribute));
                         let n = number(names, numbers, v, usize::MAX).expect("no cap");
@@ -317,22 +319,28 @@ impl Compiler {
         }
     }
 
-    /// The traits of `rows` (in the order of the engine's entries).
+    /// The traits of `rows` (in the order of the engine's entries). The rows
+    /// are read in one pass, each rule's column built beside the others (a
+    /// leader does this every cycle: one visit of each row, not one per rule).
     pub fn traits<'a>(&self, rows: impl ExactSizeIterator<Item = &'a Compiled> + Clone) -> Traits {
         let n = rows.len();
+        let mut cols: Vec<Building> = self
+            .rules
+            .iter()
+            .map(|rule| Building::new(rule.kind, n))
+            .collect();
+        for r in rows.clone() {
+            for (k, col) in cols.iter_mut().enumerate() {
+                col.push(r.cells.get(k));
+            }
+        }
+        for col in &mut cols {
+            col.close();
+        }
         let mut out = Traits::default();
-        for (k, rule) in self.rules.iter().enumerate() {
-            let column = match rule.kind {
-                Kind::Equal => {
-                    let mut start = Vec::with_capacity(n + 1);
-                    let mut values = Vec::with_capacity(n);
-                    for r in rows.clone() {
-                        start.push(values.len() as u32);
-                        if let Cell::Equal(v) = &r.cells[k] {
-                            values.extend_from_slice(v);
-                        }
-                    }
-                    start.push(values.len() as u32);
+        for ((k, rule), col) in self.rules.iter().enumerate().zip(cols) {
+            let column = match col {
+                Building::Equal { start, values } => {
                     let group = rule
                         .steps
                         .iter()
@@ -362,44 +370,13 @@ impl Compiler {
                         group,
                     }
                 }
-                Kind::Intersect => {
-                    let (mut sets, mut firsts) = (Vec::with_capacity(n), Vec::with_capacity(n));
-                    for r in rows.clone() {
-                        let (s, f) = match r.cells[k] {
-                            Cell::Intersect(s, f) => (s, f),
-                            _ => (0, u8::MAX),
-                        };
-                        sets.push(s);
-                        firsts.push(f);
-                    }
-                    Column::Intersect {
-                        sets,
-                        firsts,
-                        names: self.names[k].clone(),
-                    }
-                }
-                Kind::Distance => {
-                    let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
-                    for r in rows.clone() {
-                        let (a, b) = match r.cells[k] {
-                            Cell::Distance(a, b) => (a, b),
-                            _ => (f64::NAN, f64::NAN),
-                        };
-                        lo.push(a);
-                        hi.push(b);
-                    }
-                    Column::Distance { lo, hi }
-                }
-                Kind::Roles => {
-                    let mut start = Vec::with_capacity(n + 1);
-                    let mut sets = Vec::new();
-                    for r in rows.clone() {
-                        start.push(sets.len() as u32);
-                        if let Cell::Roles(s) = &r.cells[k] {
-                            sets.extend_from_slice(s);
-                        }
-                    }
-                    start.push(sets.len() as u32);
+                Building::Intersect { sets, firsts } => Column::Intersect {
+                    sets,
+                    firsts,
+                    names: self.names[k].clone(),
+                },
+                Building::Distance { lo, hi } => Column::Distance { lo, hi },
+                Building::Roles { start, sets } => {
                     let names = &self.names[k];
                     let needs: Vec<Option<Vec<Need>>> = rule
                         .steps
@@ -429,11 +406,90 @@ impl Compiler {
                         room,
                     }
                 }
-                Kind::PartyBalance => Column::PartyBalance,
+                Building::Shape => Column::PartyBalance,
             };
             out.push_rule(rule.clone(), column);
         }
         out.set_people(rows);
         out
+    }
+}
+
+/// One rule's column as [`Compiler::traits`] gathers it, row by row.
+enum Building {
+    Equal { start: Vec<u32>, values: Vec<u32> },
+    Intersect { sets: Vec<u64>, firsts: Vec<u8> },
+    Distance { lo: Vec<f64>, hi: Vec<f64> },
+    Roles { start: Vec<u32>, sets: Vec<u16> },
+    Shape,
+}
+
+impl Building {
+    /// An empty column of a rule of `kind`, for `n` rows.
+    fn new(kind: Kind, n: usize) -> Self {
+        match kind {
+            Kind::Equal => Building::Equal {
+                start: Vec::with_capacity(n + 1),
+                values: Vec::with_capacity(n),
+            },
+            Kind::Intersect => Building::Intersect {
+                sets: Vec::with_capacity(n),
+                firsts: Vec::with_capacity(n),
+            },
+            Kind::Distance => Building::Distance {
+                lo: Vec::with_capacity(n),
+                hi: Vec::with_capacity(n),
+            },
+            Kind::Roles => Building::Roles {
+                start: Vec::with_capacity(n + 1),
+                sets: Vec::with_capacity(n),
+            },
+            Kind::PartyBalance => Building::Shape,
+        }
+    }
+
+    /// Adds a row's cell of this rule (a row compiled for other rules adds
+    /// what a ticket without the attribute would).
+    fn push(&mut self, cell: Option<&Cell>) {
+        match self {
+            Building::Equal { start, values } => {
+                start.push(values.len() as u32);
+                if let Some(Cell::Equal(v)) = cell {
+                    values.extend_from_slice(v);
+                }
+            }
+            Building::Intersect { sets, firsts } => {
+                let (s, f) = match cell {
+                    Some(&Cell::Intersect(s, f)) => (s, f),
+                    _ => (0, u8::MAX),
+                };
+                sets.push(s);
+                firsts.push(f);
+            }
+            Building::Distance { lo, hi } => {
+                let (a, b) = match cell {
+                    Some(&Cell::Distance(a, b)) => (a, b),
+                    _ => (f64::NAN, f64::NAN),
+                };
+                lo.push(a);
+                hi.push(b);
+            }
+            Building::Roles { start, sets } => {
+                start.push(sets.len() as u32);
+                if let Some(Cell::Roles(s)) = cell {
+                    sets.extend_from_slice(s);
+                }
+            }
+            Building::Shape => {}
+        }
+    }
+
+    /// Ends the column after its last row: where that row's values end.
+    fn close(&mut self) {
+        match self {
+            Building::Equal { start, values } => start.push(values.len() as u32),
+            Building::Roles { start, sets } => start.push(sets.len() as u32),
+            _ => {}
+        }
     }
 }
