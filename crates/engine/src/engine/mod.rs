@@ -162,11 +162,13 @@ pub fn propose_each(
 
 /// What the search knows of a pool's partitions (see [`Traits::partition_ids`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Parts {
+enum Parts<'a> {
     /// Work them out from the rules, the pool's longest wait being this.
     Find(Millis),
-    /// One partition: a part of a split pool, every entry able to meet.
-    One,
+    /// One partition: a part of a split pool, every entry able to meet; the
+    /// traits are the whole pool's, and entry `i` is its entry `of[i]` (the
+    /// snapshot lays the part's traits out from the pool's in one step).
+    One { of: &'a [usize] },
 }
 
 /// [`propose_with`] over the whole pool as one snapshot.
@@ -175,7 +177,7 @@ fn propose_whole(
     entries: &[Entry],
     traits: &Traits,
     now: Millis,
-    parts: Parts,
+    parts: Parts<'_>,
 ) -> Vec<Proposal> {
     let Some(mut pool) = Snapshot::new(mode, entries, traits, now, parts) else {
         return Vec::new();

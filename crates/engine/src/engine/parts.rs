@@ -97,7 +97,7 @@ fn form(
 ) {
     let one = |part: &Vec<usize>| {
         let own: Vec<Entry> = part.iter().map(|&e| entries[e]).collect();
-        let mut out = propose_whole(mode, &own, &traits.permuted(part), now, Parts::One);
+        let mut out = propose_whole(mode, &own, traits, now, Parts::One { of: part });
         for p in &mut out {
             for m in &mut p.members {
                 *m = part[*m];

@@ -166,13 +166,13 @@ impl<'a> Snapshot<'a> {
         entries: &[Entry],
         traits: &'a Traits,
         now: Millis,
-        known: Parts,
+        known: Parts<'_>,
     ) -> Option<Self> {
         // The `equal` rules that hold for the whole cycle: each entry's
         // partition, numbered in order of first sight; a ticket that can meet
         // nobody is left out.
         let parts: Option<Vec<u32>> = match known {
-            Parts::One => None,
+            Parts::One { .. } => None,
             Parts::Find(longest) => traits
                 .partition_ids(longest)
                 .map(|ids| ids.into_iter().map(|id| id.unwrap_or(u32::MAX)).collect()),
@@ -230,7 +230,11 @@ impl<'a> Snapshot<'a> {
         let mut laid = if traits.is_empty() {
             traits.permuted(&[])
         } else {
-            let entries: Vec<usize> = at.iter().map(|s: &Slot| s.order as usize).collect();
+            // In the traits' numbering: a part's entries are some of the pool's.
+            let entries: Vec<usize> = match known {
+                Parts::One { of } => at.iter().map(|s: &Slot| of[s.order as usize]).collect(),
+                Parts::Find(_) => at.iter().map(|s: &Slot| s.order as usize).collect(),
+            };
             traits.permuted(&entries)
         };
         laid.settle(&part);
