@@ -71,10 +71,11 @@ fn engine(c: &mut Criterion) {
         let entries = pool(n, mix, 42);
         let formed = propose(mode, &entries, NOW);
         eprintln!(
-            "{name}: {} tickets, {} matches, {} tickets matched",
+            "{name}: {} tickets, {} matches, {} tickets matched, digest {:016x}",
             n,
             formed.len(),
-            formed.iter().map(|p| p.members.len()).sum::<usize>()
+            formed.iter().map(|p| p.members.len()).sum::<usize>(),
+            digest(&formed)
         );
         g.bench_function(name, |b| {
             b.iter_batched_ref(
@@ -158,10 +159,15 @@ fn rules(c: &mut Criterion) {
     let rows: Vec<_> = drawn.iter().map(|d| compiler.compile(d)).collect();
     let none = Traits::none();
     // What each cycle forms, printed once: a faster cycle that matches fewer
-    // players is not an improvement.
+    // players is not an improvement, and one that forms other matches is a
+    // change of behaviour (the digest tells).
     let formed = |props: &[mm_engine::Proposal]| {
         let players = players_in(props, &entries);
-        format!("{} matches, {players} players", props.len())
+        format!(
+            "{} matches, {players} players, digest {:016x}",
+            props.len(),
+            digest(props)
+        )
     };
     eprintln!(
         "5v5_100k_no_rules forms {}; 5v5_100k_rules forms {}",
@@ -230,6 +236,22 @@ fn reading(c: &mut Criterion, ruled: &Mode, drawn: &[Drawn]) {
 }
 
 /// How many players the proposals `props` over `entries` match.
+/// A fingerprint of a cycle's proposals (members, teams, what the rules
+/// decided), in their order: two builds that form the same matches print the
+/// same digest.
+fn digest(props: &[mm_engine::Proposal]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in props {
+        p.members.hash(&mut h);
+        p.teams.hash(&mut h);
+        p.chosen.hash(&mut h);
+        p.steps.hash(&mut h);
+        p.roles.hash(&mut h);
+    }
+    h.finish()
+}
+
 fn players_in(props: &[mm_engine::Proposal], entries: &[Entry]) -> usize {
     props
         .iter()
@@ -278,13 +300,18 @@ fn backlog(
     let players: usize = fresh.iter().map(|e| e.size).sum();
     let share =
         |props: &[mm_engine::Proposal]| 100.0 * players_in(props, &fresh) as f64 / players as f64;
-    let plain_share = share(&propose_with(plain, &fresh, &Traits::none(), NOW));
+    let plain_props = propose_with(plain, &fresh, &Traits::none(), NOW);
     let traits = compiler.traits(rows.iter());
-    let ruled_share = share(&propose_with(ruled, &fresh, &traits, NOW));
+    let ruled_props = propose_with(ruled, &fresh, &traits, NOW);
     eprintln!(
-        "a backlog of {} fresh tickets, one cycle: without rules matches {plain_share:.1}% \
-         of its players; with the rules scenario's rules and roomy roles {ruled_share:.1}%",
-        entries.len()
+        "a backlog of {} fresh tickets, one cycle: without rules matches {:.1}% of its \
+         players (digest {:016x}); with the rules scenario's rules and roomy roles {:.1}% \
+         (digest {:016x})",
+        entries.len(),
+        share(&plain_props),
+        digest(&plain_props),
+        share(&ruled_props),
+        digest(&ruled_props)
     );
     let mut g = c.benchmark_group("engine_cycle");
     g.sample_size(10);
