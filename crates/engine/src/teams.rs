@@ -249,7 +249,12 @@ enum Order {
 /// smallest gap between team averages, the first met in `order`, of those
 /// whose teams reach `floors`: the gap and team 0's members as a bit mask.
 /// Depth first, without keeping the splits, and cutting branches whose
-/// remaining units cannot fill team 0.
+/// remaining units cannot fill team 0, or cannot bring its gap below the
+/// smallest found so far (team 0's places left are filled by players rated
+/// between the least and the most of the units left: a bound on its final
+/// rating). A branch is cut only when none of its splits can be fairer than
+/// the best so far, and those come later in `order`, so the split returned is
+/// the one a search of every split would return.
 fn fairest_two(
     units: &[Unit],
     team_size: usize,
@@ -266,6 +271,9 @@ fn fairest_two(
         total_counts: u64,
         /// Players in units `i..`, per `i`.
         rest: [usize; EXACT_LIMIT + 1],
+        /// The least and the most rating of the units `i..`, per `i`.
+        low: [f64; EXACT_LIMIT + 1],
+        high: [f64; EXACT_LIMIT + 1],
         /// Smallest gap found and team 0's members as a bit mask.
         best: Option<(f64, u32)>,
     }
@@ -286,6 +294,24 @@ fn fairest_two(
             }
             if self.rest[i] < self.team_size - size {
                 return;
+            }
+            if let Some((best, _)) = self.best {
+                // Team 0's rating once full lies in [lo, hi]; its gap is
+                // |2 w - total| / team size.
+                let places = (self.team_size - size) as f64;
+                let lo = 2.0 * (weight + places * self.low[i]) - self.total_weight;
+                let hi = 2.0 * (weight + places * self.high[i]) - self.total_weight;
+                let least = if lo > 0.0 {
+                    lo
+                } else if hi < 0.0 {
+                    -hi
+                } else {
+                    0.0
+                };
+                // A hair of slack for rounding: cut only what is surely worse.
+                if least / self.team_size as f64 > best * (1.0 + 1e-9) + 1e-9 {
+                    return;
+                }
             }
             let u = self.units[i];
             let fits = size + u.size <= self.team_size;
@@ -308,8 +334,12 @@ fn fairest_two(
         }
     }
     let mut rest = [0; EXACT_LIMIT + 1];
+    let mut low = [f64::INFINITY; EXACT_LIMIT + 1];
+    let mut high = [f64::NEG_INFINITY; EXACT_LIMIT + 1];
     for (i, u) in units.iter().enumerate().rev() {
         rest[i] = rest[i + 1] + u.size;
+        low[i] = low[i + 1].min(u.rating);
+        high[i] = high[i + 1].max(u.rating);
     }
     let mut search = Search {
         units,
@@ -318,6 +348,8 @@ fn fairest_two(
         floors,
         total_counts: floors.map_or(0, |f| f.total()),
         rest,
+        low,
+        high,
         total_weight: units.iter().map(|u| u.rating * u.size as f64).sum(),
         best: None,
     };
@@ -629,6 +661,69 @@ mod tests {
             prop_assert_eq!(&with, &expected);
             prop_assert_eq!(&without, &expected);
             prop_assert!(with_asked <= asked.get());
+        }
+
+        /// Cutting the branches that cannot be fairer changes nothing: the
+        /// split found is the one a walk of every split in the same order
+        /// keeps (the first of the fairest), in both orders.
+        #[test]
+        fn the_bounded_search_keeps_the_first_fairest(
+            sizes in proptest::collection::vec(1usize..=3, 2..12),
+            // Few distinct ratings, so that equally fair splits are common.
+            ratings in proptest::collection::vec(0u8..5, 12),
+            include_first in proptest::bool::ANY,
+        ) {
+            let mut shape = Vec::new();
+            for s in sizes {
+                if shape.iter().sum::<usize>() + s <= 10 {
+                    shape.push(s);
+                }
+            }
+            shape.resize(shape.len() + 10 - shape.iter().sum::<usize>(), 1);
+            let units: Vec<Unit> = shape
+                .iter()
+                .zip(&ratings)
+                .map(|(&s, &r)| u(s, 1000.0 + 37.5 * f64::from(r)))
+                .collect();
+            let order = if include_first { Order::IncludeFirst } else { Order::ExcludeFirst };
+            // Every split, in the search's order, the first of the fairest kept.
+            fn walk(units: &[Unit], i: usize, size: usize, mask: u32, order: Order, out: &mut Vec<u32>) {
+                if size == 5 {
+                    out.push(mask);
+                    return;
+                }
+                if i == units.len() {
+                    return;
+                }
+                let fits = size + units[i].size <= 5;
+                if order == Order::ExcludeFirst {
+                    walk(units, i + 1, size, mask, order, out);
+                }
+                if fits {
+                    walk(units, i + 1, size + units[i].size, mask | 1 << i, order, out);
+                }
+                if order == Order::IncludeFirst {
+                    walk(units, i + 1, size, mask, order, out);
+                }
+            }
+            let mut splits = Vec::new();
+            walk(&units, 1, units[0].size, 1, order, &mut splits);
+            let total: f64 = units.iter().map(|x| x.rating * x.size as f64).sum();
+            let mut expected: Option<(f64, u32)> = None;
+            for mask in splits {
+                let w: f64 = units
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask >> i & 1 == 1)
+                    .map(|(_, x)| x.rating * x.size as f64)
+                    .sum();
+                let d = (2.0 * w - total).abs() / 5.0;
+                if expected.is_none_or(|(b, _)| d < b - 1e-9) {
+                    expected = Some((d, mask));
+                }
+            }
+            let found = fairest_two(&units, 5, order, None);
+            prop_assert_eq!(found.map(|f| f.1), expected.map(|e| e.1));
         }
 
         #[test]
