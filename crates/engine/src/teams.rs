@@ -529,6 +529,18 @@ mod tests {
         if avgs.is_empty() { 0.0 } else { hi - lo }
     }
 
+    /// The drawn party sizes while they fit two teams of five, then solos.
+    fn two_fives(sizes: Vec<usize>) -> Vec<usize> {
+        let mut shape = Vec::new();
+        for s in sizes {
+            if shape.iter().sum::<usize>() + s <= 10 {
+                shape.push(s);
+            }
+        }
+        shape.resize(shape.len() + 10 - shape.iter().sum::<usize>(), 1);
+        shape
+    }
+
     fn u(size: usize, rating: f64) -> Unit {
         Unit { size, rating }
     }
@@ -609,14 +621,7 @@ mod tests {
             floor in (0u64..=2, 0u64..=3),
             refuse in 0u32..5,
         ) {
-            // The drawn sizes while they fit two teams of five, then solos.
-            let mut shape = Vec::new();
-            for s in sizes {
-                if shape.iter().sum::<usize>() + s <= 10 {
-                    shape.push(s);
-                }
-            }
-            shape.resize(shape.len() + 10 - shape.iter().sum::<usize>(), 1);
+            let shape = two_fives(sizes);
             let units: Vec<Unit> = shape
                 .iter()
                 .zip(&ratings)
@@ -673,13 +678,7 @@ mod tests {
             ratings in proptest::collection::vec(0u8..5, 12),
             include_first in proptest::bool::ANY,
         ) {
-            let mut shape = Vec::new();
-            for s in sizes {
-                if shape.iter().sum::<usize>() + s <= 10 {
-                    shape.push(s);
-                }
-            }
-            shape.resize(shape.len() + 10 - shape.iter().sum::<usize>(), 1);
+            let shape = two_fives(sizes);
             let units: Vec<Unit> = shape
                 .iter()
                 .zip(&ratings)
