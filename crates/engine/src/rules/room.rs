@@ -349,20 +349,28 @@ impl Room {
     ) -> Option<u8> {
         if let (Some(lanes), Ok(counts)) = (&self.lanes, <&[u16; LANES]>::try_from(counts)) {
             let (floor, every) = lanes.floors.get(step)?.as_ref()?;
-            // The lanes that only the players still to come can fill.
+            // The lanes that only the players still to come can fill (every
+            // lane compared, no branch, so that several go at once).
+            let (remaining, teams) = (remaining as u32, teams as u32);
             let mut tight = 0u32;
-            for l in 0..LANES {
-                let short = floor[l] > 0
-                    && usize::from(counts[l]) + remaining <= teams * usize::from(floor[l]);
+            for (l, (&c, &f)) in counts.iter().zip(floor).enumerate() {
+                let short = (f > 0) & (u32::from(c) + remaining <= teams * u32::from(f));
                 tight |= u32::from(short) << l;
             }
             if tight >> 8 != 0 {
                 return Some(1 << (tight >> 8).trailing_zeros());
             }
-            let sets = tight & 0xFE & !(1 << every);
-            return (1..8u8)
-                .filter(|&s| sets >> s & 1 == 1)
-                .min_by_key(|s| s.count_ones());
+            // Of the sets, the one with the fewest roles, the first on a tie.
+            let mut sets = tight & 0xFE & !(1 << every);
+            let mut best: Option<u8> = None;
+            while sets != 0 {
+                let s = sets.trailing_zeros() as u8;
+                if best.is_none_or(|b| s.count_ones() < b.count_ones()) {
+                    best = Some(s);
+                }
+                sets &= sets - 1;
+            }
+            return best;
         }
         let Some(Some(demands)) = self.demands.get(step) else {
             return None;
