@@ -235,7 +235,6 @@ fn reading(c: &mut Criterion, ruled: &Mode, drawn: &[Drawn]) {
     g.finish();
 }
 
-/// How many players the proposals `props` over `entries` match.
 /// A fingerprint of a cycle's proposals (members, teams, what the rules
 /// decided), in their order: two builds that form the same matches print the
 /// same digest.
@@ -252,6 +251,7 @@ fn digest(props: &[mm_engine::Proposal]) -> u64 {
     h.finish()
 }
 
+/// How many players the proposals `props` over `entries` match.
 fn players_in(props: &[mm_engine::Proposal], entries: &[Entry]) -> usize {
     props
         .iter()
