@@ -16,6 +16,7 @@ use super::room::Room;
 
 mod kinship;
 mod permute;
+mod plan;
 mod room_check;
 mod settle;
 use mm_domain::Millis;
@@ -94,6 +95,8 @@ pub struct Traits {
     /// Bit `r`: rule number `r` is an `equal` rule the snapshot's partitions
     /// settle (see [`Traits::settle`]).
     settled: u64,
+    /// The rules a candidate is asked about (see [`plan::Plan`]).
+    plan: plan::Plan,
 }
 
 impl Traits {
@@ -126,6 +129,7 @@ impl Traits {
         self.labels
             .push((Arc::from(rule.label()), Arc::from(rule.attribute.as_str())));
         self.rules.push((rule, column));
+        self.make_plan();
     }
 
     /// The entries' sizes, players and block lists, from their rows.
@@ -424,106 +428,6 @@ impl Traits {
     /// `e` included, is `wait`.
     pub(crate) fn admits(&self, g: &Grown, e: usize, wait: Millis) -> bool {
         self.admits_at(g, e, &self.steps_at(wait))
-    }
-
-    /// [`Traits::admits`] at `steps`.
-    pub(crate) fn admits_at(&self, g: &Grown, e: usize, steps: &Steps) -> bool {
-        let (mut ev, mut es, mut ed) = (0, 0, 0);
-        for (r, (rule, column)) in self.rules.iter().enumerate() {
-            // Party make-up and roles are the room check's (not here); a hard
-            // `equal` inside its partition holds already.
-            match column {
-                Column::Roles { .. } | Column::PartyBalance => continue,
-                Column::Equal { .. } if g.in_part && self.left_alone(r) => {
-                    ev += 1;
-                    continue;
-                }
-                _ => {}
-            }
-            let step = steps.of(r, rule);
-            let params = &rule.steps[step].params;
-            let ok = match column {
-                Column::Equal {
-                    start,
-                    values,
-                    group,
-                } => {
-                    let k = ev;
-                    ev += 1;
-                    match params {
-                        Params::Off => true,
-                        _ => {
-                            let at = &group[step];
-                            let g0 = at[g.values[k][0] as usize];
-                            values[start[e] as usize..start[e + 1] as usize]
-                                .iter()
-                                .chain(&g.values[k])
-                                .all(|&v| at[v as usize] == g0)
-                        }
-                    }
-                }
-                Column::Intersect { sets, .. } => {
-                    let k = es;
-                    es += 1;
-                    match params {
-                        Params::Intersect { min } => {
-                            (g.sets[k] & sets[e]).count_ones() as usize >= *min
-                        }
-                        _ => true,
-                    }
-                }
-                Column::Distance { lo, hi } => {
-                    let k = ed;
-                    ed += 1;
-                    match params {
-                        Params::Distance { max } => {
-                            let (a, b) = g.bounds[k];
-                            // A missing number (NaN) on either side never fits.
-                            !(a.is_nan() || lo[e].is_nan()) && b.max(hi[e]) - a.min(lo[e]) <= *max
-                        }
-                        _ => true,
-                    }
-                }
-                Column::Roles { .. } | Column::PartyBalance => true,
-            };
-            if !ok {
-                return false;
-            }
-        }
-        let (people, blocked) = (self.people(e), self.blocked(e));
-        !people.iter().any(|p| g.blocked.contains(p))
-            && !blocked.iter().any(|b| g.people.contains(b))
-    }
-
-    /// Adds entry `e` to the match in state `g`.
-    pub(crate) fn add(&self, g: &mut Grown, e: usize) {
-        let (mut ev, mut es, mut ed) = (0, 0, 0);
-        for (r, (_, column)) in self.rules.iter().enumerate() {
-            match column {
-                Column::Equal { .. } if g.in_part && self.left_alone(r) => ev += 1,
-                Column::Equal { start, values, .. } => {
-                    for &v in &values[start[e] as usize..start[e + 1] as usize] {
-                        if !g.values[ev].contains(&v) {
-                            g.values[ev].push(v);
-                        }
-                    }
-                    ev += 1;
-                }
-                Column::Intersect { sets, .. } => {
-                    g.sets[es] &= sets[e];
-                    es += 1;
-                }
-                Column::Distance { lo, hi } => {
-                    let (a, b) = g.bounds[ed];
-                    g.bounds[ed] = (a.min(lo[e]), b.max(hi[e]));
-                    ed += 1;
-                }
-                _ => {}
-            }
-        }
-        g.people.extend_from_slice(self.people(e));
-        g.blocked.extend_from_slice(self.blocked(e));
-        self.count_roles(g, e);
     }
 
     /// Whether the members `members` (entries) meet every group rule at `wait`:

@@ -16,7 +16,7 @@ impl Traits {
             .collect();
         let (people_start, people) = ranges(&self.people_start, &self.people, entries);
         let (blocks_start, blocked) = ranges(&self.blocks_start, &self.blocked, entries);
-        Traits {
+        let mut permuted = Traits {
             rules,
             labels: self.labels.clone(),
             sizes: pick(&self.sizes, entries),
@@ -25,7 +25,10 @@ impl Traits {
             blocks_start,
             blocked,
             settled: 0,
-        }
+            plan: Default::default(),
+        };
+        permuted.make_plan();
+        permuted
     }
 }
 

@@ -37,6 +37,7 @@ impl Traits {
                 self.settled |= 1 << r;
             }
         }
+        self.make_plan();
     }
 
     /// Whether the search inside one partition may leave rule number `r`
