@@ -14,6 +14,8 @@ use super::config::{Kind, MAX_RULES, Params, Rule};
 use super::roles::Need;
 use super::room::Room;
 
+#[cfg(test)]
+mod fixture;
 mod kinship;
 mod permute;
 mod plan;

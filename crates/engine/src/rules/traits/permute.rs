@@ -108,21 +108,8 @@ fn ranges<T: Copy>(start: &[u32], data: &[T], entries: &[usize]) -> (Vec<u32>, V
 
 #[cfg(test)]
 mod tests {
-    use crate::Modes;
-    use crate::WindowPolicy;
-    use crate::rules::{Compiler, Described};
+    use crate::rules::traits::fixture::{T, compile};
     use mm_domain::{Attributes, Value};
-
-    struct T(Attributes);
-
-    impl Described for T {
-        fn players(&self) -> usize {
-            1
-        }
-        fn value(&self, _: usize, name: &str) -> Option<&Value> {
-            self.0.get(name)
-        }
-    }
 
     const MODE: &str = r#"
 [modes.m]
@@ -138,8 +125,6 @@ rules = [
 
     #[test]
     fn a_moved_entry_reads_as_it_did() {
-        let modes = Modes::load(Some(MODE), WindowPolicy::default()).unwrap();
-        let rules = &modes.get("m").unwrap().rules;
         let tickets: Vec<T> = (0..6)
             .map(|i| {
                 let mut a = Attributes::default();
@@ -152,9 +137,7 @@ rules = [
                 T(a)
             })
             .collect();
-        let mut compiler = Compiler::new(rules);
-        let rows: Vec<_> = tickets.iter().map(|t| compiler.compile(t)).collect();
-        let traits = compiler.traits(rows.iter());
+        let traits = compile(MODE, &tickets);
         let order = [4, 1, 5, 0, 3];
         let moved = traits.permuted(&order);
         let mut differ = 0;

@@ -144,20 +144,9 @@ impl Traits {
 #[cfg(test)]
 mod tests {
     use super::Check;
-    use crate::rules::{Compiler, Described, Traits};
-    use crate::{Modes, WindowPolicy};
+    use crate::rules::Traits;
+    use crate::rules::traits::fixture::{T, compile};
     use mm_domain::{Attributes, Value};
-
-    struct T(Attributes);
-
-    impl Described for T {
-        fn players(&self) -> usize {
-            1
-        }
-        fn value(&self, _: usize, name: &str) -> Option<&Value> {
-            self.0.get(name)
-        }
-    }
 
     fn ticket(build: &str, platform: &str) -> T {
         let mut a = Attributes::default();
@@ -190,14 +179,6 @@ attribute = "level"
 max_distance = 5
 "#;
 
-    fn traits(tickets: &[T]) -> Traits {
-        let modes = Modes::load(Some(MODE), WindowPolicy::default()).expect("mode");
-        let rules = &modes.get("m").expect("m").rules;
-        let mut compiler = Compiler::with_people(rules, false);
-        let rows: Vec<_> = tickets.iter().map(|t| compiler.compile(t)).collect();
-        compiler.traits(rows.iter())
-    }
-
     const MAPS: &str = r#"
 [modes.m]
 teams = 2
@@ -211,8 +192,6 @@ relax = [{ after = "20s", min = 1 }, { after = "40s", off = true }]
 
     /// Tickets listing `maps`, under [`MAPS`].
     fn maps(lists: &[&[&str]]) -> Traits {
-        let modes = Modes::load(Some(MAPS), WindowPolicy::default()).expect("mode");
-        let mut compiler = Compiler::with_people(&modes.get("m").expect("m").rules, false);
         let tickets: Vec<T> = lists
             .iter()
             .map(|l| {
@@ -224,8 +203,7 @@ relax = [{ after = "20s", min = 1 }, { after = "40s", off = true }]
                 T(a)
             })
             .collect();
-        let rows: Vec<_> = tickets.iter().map(|t| compiler.compile(t)).collect();
-        compiler.traits(rows.iter())
+        compile(MAPS, &tickets)
     }
 
     #[test]
@@ -254,7 +232,10 @@ relax = [{ after = "20s", min = 1 }, { after = "40s", off = true }]
 
     #[test]
     fn the_plan_leaves_out_the_room_checks_rules_and_inside_a_part_the_settled_ones() {
-        let mut t = traits(&[ticket("1", "pc"), ticket("1", "pc"), ticket("2", "xbox")]);
+        let mut t = compile(
+            MODE,
+            &[ticket("1", "pc"), ticket("1", "pc"), ticket("2", "xbox")],
+        );
         // Party balance is the room check's; the build's equal is hard.
         let everywhere = vec![at(1, 0), at(2, 0), at(3, 1), at(4, 0)];
         assert_eq!(t.plan.everywhere, everywhere);
