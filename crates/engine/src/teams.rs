@@ -529,8 +529,9 @@ mod tests {
         if avgs.is_empty() { 0.0 } else { hi - lo }
     }
 
-    /// The drawn party sizes while they fit two teams of five, then solos.
-    fn two_fives(sizes: Vec<usize>) -> Vec<usize> {
+    /// Units for two teams of five: the drawn party sizes while they fit,
+    /// then solos; the `i`th rated `1000 + step * ratings[i]`.
+    fn two_fives(sizes: Vec<usize>, ratings: &[u8], step: f64) -> Vec<Unit> {
         let mut shape = Vec::new();
         for s in sizes {
             if shape.iter().sum::<usize>() + s <= 10 {
@@ -539,6 +540,10 @@ mod tests {
         }
         shape.resize(shape.len() + 10 - shape.iter().sum::<usize>(), 1);
         shape
+            .iter()
+            .zip(ratings)
+            .map(|(&s, &r)| u(s, 1000.0 + step * f64::from(r)))
+            .collect()
     }
 
     fn u(size: usize, rating: f64) -> Unit {
@@ -621,12 +626,7 @@ mod tests {
             floor in (0u64..=2, 0u64..=3),
             refuse in 0u32..5,
         ) {
-            let shape = two_fives(sizes);
-            let units: Vec<Unit> = shape
-                .iter()
-                .zip(&ratings)
-                .map(|(&s, &r)| u(s, 1000.0 + 100.0 * f64::from(r)))
-                .collect();
+            let units = two_fives(sizes, &ratings, 100.0);
             // Two lanes per unit, each at most its players.
             let counts: Vec<u64> = units
                 .iter()
@@ -678,12 +678,7 @@ mod tests {
             ratings in proptest::collection::vec(0u8..5, 12),
             include_first in proptest::bool::ANY,
         ) {
-            let shape = two_fives(sizes);
-            let units: Vec<Unit> = shape
-                .iter()
-                .zip(&ratings)
-                .map(|(&s, &r)| u(s, 1000.0 + 37.5 * f64::from(r)))
-                .collect();
+            let units = two_fives(sizes, &ratings, 37.5);
             let order = if include_first { Order::IncludeFirst } else { Order::ExcludeFirst };
             // Every split, in the search's order, the first of the fairest kept.
             fn walk(units: &[Unit], i: usize, size: usize, mask: u32, order: Order, out: &mut Vec<u32>) {

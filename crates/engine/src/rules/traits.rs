@@ -379,38 +379,6 @@ impl Traits {
         self.start_state(g, e, true);
     }
 
-    fn start_state(&self, g: &mut Grown, e: usize, in_part: bool) {
-        g.in_part = in_part;
-        g.sets.clear();
-        g.bounds.clear();
-        g.people.clear();
-        g.blocked.clear();
-        // The value lists are kept from match to match (cleared, not dropped).
-        let mut ev = 0;
-        for (r, (_, column)) in self.rules.iter().enumerate() {
-            match column {
-                Column::Equal { start, values, .. } => {
-                    if g.values.len() <= ev {
-                        g.values.push(Vec::new());
-                    }
-                    let kept = &mut g.values[ev];
-                    kept.clear();
-                    if !(in_part && self.left_alone(r)) {
-                        kept.extend_from_slice(&values[start[e] as usize..start[e + 1] as usize]);
-                    }
-                    ev += 1;
-                }
-                Column::Intersect { sets, .. } => g.sets.push(sets[e]),
-                Column::Distance { lo, hi } => g.bounds.push((lo[e], hi[e])),
-                _ => {}
-            }
-        }
-        g.people.extend_from_slice(self.people(e));
-        g.blocked.extend_from_slice(self.blocked(e));
-        g.room.clear();
-        self.count_roles(g, e);
-    }
-
     /// Whether a candidate match keeps any rule state as it grows: an
     /// `equal` rule that relaxes (a hard one is the pool's partition), an
     /// `intersect` or `distance` rule, the roles' room check, or block lists.

@@ -6,7 +6,8 @@
 //! (and one the partitions settle, [`Traits::settle`]) holds already. Passing
 //! over those rule by rule, for each candidate, was about a tenth of a ruled
 //! cycle's instructions; the plan lists the others, so each call walks only
-//! them.
+//! them. It also numbers each rule's slot in a match's state ([`Grown`]),
+//! which starting a match fills.
 
 use super::{Column, Grown, Steps, Traits};
 use crate::rules::config::Params;
@@ -66,6 +67,41 @@ impl Traits {
         } else {
             &self.plan.everywhere
         }
+    }
+
+    /// Starts state `g` with entry `e` alone (see [`Traits::start`] and
+    /// [`Traits::start_in_part`]): each kept slot the plan numbered holds its
+    /// values, but an `equal` rule left alone inside a partition keeps none.
+    pub(super) fn start_state(&self, g: &mut Grown, e: usize, in_part: bool) {
+        g.in_part = in_part;
+        g.sets.clear();
+        g.bounds.clear();
+        g.people.clear();
+        g.blocked.clear();
+        for &Check { rule: r, kept: k } in &self.plan.everywhere {
+            match &self.rules[r].1 {
+                Column::Equal { start, values, .. } => {
+                    // The value lists are kept from match to match (cleared,
+                    // not dropped).
+                    if g.values.len() <= k {
+                        g.values.push(Vec::new());
+                    }
+                    let kept = &mut g.values[k];
+                    kept.clear();
+                    if !(in_part && self.left_alone(r)) {
+                        kept.extend_from_slice(&values[start[e] as usize..start[e + 1] as usize]);
+                    }
+                }
+                // In rule order, as the plan numbered them.
+                Column::Intersect { sets, .. } => g.sets.push(sets[e]),
+                Column::Distance { lo, hi } => g.bounds.push((lo[e], hi[e])),
+                Column::Roles { .. } | Column::PartyBalance => {}
+            }
+        }
+        g.people.extend_from_slice(self.people(e));
+        g.blocked.extend_from_slice(self.blocked(e));
+        g.room.clear();
+        self.count_roles(g, e);
     }
 
     /// [`Traits::admits`] at `steps`.
