@@ -76,7 +76,7 @@ pub struct Deployment {
     /// The process holding the players' sockets (none for a given URL).
     ingress: Option<Proc>,
     others: Vec<Proc>,
-    _redis: Option<RedisServer>,
+    redis: Option<RedisServer>,
     _postgres: Option<PostgresServer>,
     _dir: Option<TempDir>,
 }
@@ -155,7 +155,7 @@ impl Deployment {
             port_redis: None,
             ingress: Some(ingress),
             others,
-            _redis: redis,
+            redis,
             _postgres: postgres,
             _dir: Some(dir),
         })
@@ -195,7 +195,7 @@ impl Deployment {
             port_redis: Some(url),
             ingress: None,
             others,
-            _redis: Some(redis),
+            redis: Some(redis),
             _postgres: None,
             _dir: Some(dir),
         })
@@ -213,7 +213,7 @@ impl Deployment {
             port_redis: None,
             ingress: None,
             others: Vec::new(),
-            _redis: None,
+            redis: None,
             _postgres: None,
             _dir: None,
         })
@@ -227,6 +227,16 @@ impl Deployment {
     /// Pid of the process holding the sockets, if the command started it.
     pub fn ingress_pid(&self) -> Option<u32> {
         self.ingress.as_ref().map(Proc::pid)
+    }
+
+    /// Pids of the worker and supervisor processes the command started.
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.others.iter().map(Proc::pid).collect()
+    }
+
+    /// The Redis the command started for the deployment, if any.
+    pub fn redis_url(&self) -> Option<String> {
+        self.redis.as_ref().map(RedisServer::url)
     }
 
     /// Fails with the logs of whatever the command started that died.

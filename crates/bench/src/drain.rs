@@ -3,8 +3,9 @@
 //! processing depth sampled until the queue is empty. A ticket is matched once it
 //! has left the queue and its worker and its player has been told (the event on
 //! the channel the ingress relays to sockets; the port's match message). Reports
-//! tickets/s, the workers' peak RSS and Redis CPU per ticket by command (from
-//! `INFO commandstats`, taken when 99% are matched, before the idle tail), beside two
+//! tickets/s, the workers' peak RSS, Redis CPU per ticket by command (from
+//! `INFO commandstats`, taken when 99% are matched, before the idle tail) and
+//! every process's CPU per ticket at the same mark ([`super::cpu`]), beside two
 //! baselines in the same command: the seed-000 port ([`super::seed000`]: seed
 //! 000's own scripts, keys and worker loop; its consumers poll on a ticker, so it
 //! drains a pool of its own size, `--port-tickets`), the port with consumers that
@@ -19,9 +20,10 @@
 //! `--rules` runs ours twice more on a 5v5 with attributes on its tickets: with
 //! the `rules` scenario's rules and without ([`rules`]).
 
+mod report;
 mod rules;
 
-use super::chart::{Lines, Series};
+use super::cpu::{self, Spent};
 use super::deploy::rss_kib;
 use super::pipeline::{Watch, port_supervisor, port_worker, worker_ids};
 use super::redis_info::{command_usec, redis_cpu_usec};
@@ -203,13 +205,24 @@ struct Outcome {
     samples: Vec<(f64, u64, u64)>,
     /// Peak RSS of each worker process, KiB.
     worker_rss_kib: Vec<u64>,
+    /// CPU per matched ticket at the 99% mark, us: the worker processes and
+    /// the supervisor together, Redis, and the bench (seeding done; what it
+    /// does is count the players told).
+    cpu: Spent,
+    /// Of that, each worker's, then the supervisor's.
+    worker_cpu: Vec<f64>,
 }
 
-/// Redis counters when 99% of the tickets were matched.
+/// Redis counters and the processes' CPU time when 99% of the tickets were
+/// matched.
 struct Snapshot {
     done: u64,
     cpu_usec: f64,
     per_cmd: Vec<(String, f64)>,
+    /// Each worker's CPU time, then the supervisor's (us; `None`: unreadable).
+    workers_usec: Vec<Option<f64>>,
+    /// The bench's since the workers started.
+    load_usec: Option<f64>,
 }
 
 pub async fn run(args: DrainArgs) -> Result<()> {
@@ -272,193 +285,7 @@ pub async fn run(args: DrainArgs) -> Result<()> {
             outcomes.push(drain_once(&args, &format!("{name}{suffix}"), pipeline).await?);
         }
     }
-    report(&args, &outcomes)
-}
-
-/// Tickets per second until 99% were matched.
-fn drain_rate(o: &Outcome) -> Option<f64> {
-    o.t99.map(|t| 0.99 * o.tickets as f64 / t.as_secs_f64())
-}
-
-/// Tickets per second until 90% were matched.
-fn drain_rate_90(o: &Outcome) -> Option<f64> {
-    o.t90.map(|t| 0.9 * o.tickets as f64 / t.as_secs_f64())
-}
-
-/// The drain-rate ratios of comparable runs of each round, with their medians.
-fn ratios(args: &DrainArgs, outcomes: &[Outcome]) {
-    let mut by_comparison: Vec<(&str, Vec<f64>)> = Vec::new();
-    for o in outcomes {
-        let (base, other_label, name) = if let Some(rest) = o.label.strip_prefix(PORT_EAGER) {
-            (o, format!("ours{rest}"), "ours / seed-000 port, eager")
-        } else if let Some(rest) = o.label.strip_prefix(PORT) {
-            (o, format!("ours{rest}"), "ours / seed-000 port")
-        } else if let Some(rest) = o.label.strip_prefix(SETTINGS) {
-            (o, format!("ours{rest}"), "ours / seed-000 settings")
-        } else if o.label.starts_with(FIVE_RULES) || o.label.starts_with(PLACED_BACKFILL) {
-            continue;
-        } else if let Some(rest) = o.label.strip_prefix(PLACED) {
-            (o, format!("{PLACED_BACKFILL}{rest}"), BACKFILL_RATIO)
-        } else if let Some(rest) = o.label.strip_prefix(FIVE) {
-            let name = if rest.starts_with(", leader") {
-                FIVE_RATIO_LEADER
-            } else {
-                FIVE_RATIO
-            };
-            (o, format!("{FIVE_RULES}{rest}"), name)
-        } else if let Some(rest) = o.label.strip_prefix("ours, leader") {
-            (o, format!("ours{rest}"), "claim / leader")
-        } else if let Some(rest) = o.label.strip_prefix("ours, metrics off") {
-            (o, format!("ours{rest}"), "metrics on / metrics off")
-        } else {
-            continue;
-        };
-        let Some(other) = outcomes.iter().find(|x| x.label == other_label) else {
-            continue;
-        };
-        let mut record = |name: &'static str, what: &str, rate: fn(&Outcome) -> Option<f64>| {
-            if let (Some(a), Some(b)) = (rate(other), rate(base)) {
-                let r = a / b;
-                println!("ratio {} / {} ({what}): {r:.2}x", other.label, base.label);
-                match by_comparison.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, v)) => v.push(r),
-                    None => by_comparison.push((name, vec![r])),
-                }
-            }
-        };
-        record(name, "drain rate", drain_rate);
-        // Rules split the pool: the last few percent wait for windows to widen
-        // or a rule to relax, and the rate to 90% shows the pipeline's own cost.
-        if name == FIVE_RATIO {
-            record(FIVE_RATIO_90, "drain rate to 90%", drain_rate_90);
-        } else if name == FIVE_RATIO_LEADER {
-            record(FIVE_RATIO_LEADER_90, "drain rate to 90%", drain_rate_90);
-        }
-    }
-    if args.rounds > 1 {
-        for (name, r) in by_comparison {
-            println!("{}", super::median_of_rounds(name, "the drain rate", r));
-        }
-    }
-}
-
-fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
-    println!();
-    println!(
-        "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8} {:>8} {:>15} {:>15} {:>8}",
-        "run",
-        "batch",
-        "matched",
-        "left",
-        "t90 (s)",
-        "t99 (s)",
-        "all (s)",
-        "tickets/s (99%)",
-        "redis us/ticket",
-        "(at 90%)"
-    );
-    for o in outcomes {
-        let secs =
-            |t: Option<Duration>| t.map_or("-".into(), |t| format!("{:.2}", t.as_secs_f64()));
-        let rate = drain_rate(o);
-        println!(
-            "{:<22} {:>6} {:>8} {:>5} {:>8} {:>8} {:>8.2} {:>15} {:>15.2} {:>8}",
-            o.label,
-            o.batch,
-            o.matched,
-            o.left,
-            secs(o.t90),
-            secs(o.t99),
-            o.t_end.as_secs_f64(),
-            rate.map_or("-".into(), |r| format!("{r:.0}")),
-            o.redis_usec_per_ticket,
-            o.redis_usec_per_ticket_90
-                .map_or("-".into(), |us| format!("{us:.2}"))
-        );
-    }
-    for o in outcomes {
-        let rss: Vec<String> = o
-            .worker_rss_kib
-            .iter()
-            .map(|k| format!("{:.1}", *k as f64 / 1024.0))
-            .collect();
-        println!("{:<22} worker peak RSS (MiB): {}", o.label, rss.join(", "));
-    }
-    println!(
-        "\nprocessing depth until 99% were matched, sampled every 50 ms (seed 000: zero at every sample):"
-    );
-    for o in outcomes {
-        let (zero, of) = idle_samples(o);
-        println!(
-            "  {:<20} zero at {zero} of {of} samples, peak {}",
-            o.label,
-            o.samples.iter().map(|s| s.2).max().unwrap_or(0)
-        );
-    }
-    println!(
-        "\ncommandstats per ticket (us) at the 99% mark, those of 0.05 or more (commands run by scripts also count inside evalsha):"
-    );
-    for o in outcomes {
-        let parts: Vec<String> = o
-            .breakdown
-            .iter()
-            .filter(|(_, u)| *u >= 0.05)
-            .map(|(c, u)| format!("{c} {u:.2}"))
-            .collect();
-        println!("  {:<20} {}", o.label, parts.join(", "));
-    }
-    println!();
-    ratios(args, outcomes);
-    args.output.csv(
-        "drain.csv",
-        "run,t_s,queued,processing",
-        outcomes.iter().flat_map(|o| {
-            o.samples
-                .iter()
-                .map(move |(t, q, p)| format!("{},{t:.3},{q},{p}", super::csv_field(&o.label)))
-        }),
-    )?;
-    let mut series = Vec::new();
-    for (i, o) in outcomes.iter().enumerate() {
-        // One colour per run: queued solid, processing dashed.
-        series.push(Series {
-            label: format!("{} queued", o.label),
-            points: o.samples.iter().map(|s| (s.0, s.1 as f64)).collect(),
-            dashed: false,
-            color: i,
-        });
-        series.push(Series {
-            label: format!("{} processing", o.label),
-            points: o.samples.iter().map(|s| (s.0, s.2 as f64)).collect(),
-            dashed: true,
-            color: i,
-        });
-    }
-    args.output.lines(
-        "drain.png",
-        &Lines {
-            title: format!(
-                "Queue drain: {} tickets, {} workers",
-                args.tickets, args.workers
-            ),
-            x_label: "seconds since the workers started".into(),
-            y_label: "tickets".into(),
-            series,
-            markers: Vec::new(),
-            log_y: false,
-        },
-    )?;
-    Ok(())
-}
-
-/// Of the samples taken until 99% of the tickets were matched (the drain, not the
-/// few that wait for a partner after it), those that found the processing depth at
-/// zero, and how many there were.
-fn idle_samples(o: &Outcome) -> (usize, usize) {
-    let end = o.t99.unwrap_or(o.t_end).as_secs_f64();
-    let draining: Vec<_> = o.samples.iter().filter(|s| s.0 <= end).collect();
-    let zero = draining.iter().filter(|s| s.2 == 0).count();
-    (zero, draining.len())
+    report::report(&args, &outcomes)
 }
 
 fn ratings(n: usize, seed: u64) -> Vec<f64> {
@@ -594,6 +421,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     };
     let mut supervisor = Proc::spawn("supervisor", command("supervisor", 0)?, logs.path());
     let started = Instant::now();
+    let load_start = cpu::own_usec();
     let mut workers = Vec::new();
     for i in 0..args.workers {
         workers.push(Proc::spawn(
@@ -634,6 +462,13 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
                 done: n - left,
                 cpu_usec: cpu,
                 per_cmd: command_usec(&mut admin).await?,
+                // The processes started with the drain: all their time is its.
+                workers_usec: workers
+                    .iter()
+                    .chain([&supervisor])
+                    .map(|p| cpu::process_usec(p.pid()))
+                    .collect(),
+                load_usec: cpu::own_usec().zip(load_start).map(|(now, at)| now - at),
             });
         }
         if left == 0 {
@@ -664,14 +499,21 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         done,
         cpu_usec,
         per_cmd,
+        workers_usec,
+        load_usec,
     } = match at_t99 {
         Some(snapshot) => snapshot,
         None => Snapshot {
             done: 0,
             cpu_usec: 0.0,
             per_cmd: command_usec(&mut admin).await?,
+            workers_usec: Vec::new(),
+            load_usec: None,
         },
     };
+    let per_ticket = |us: f64| us / done.max(1) as f64;
+    let worker_cpu: Option<Vec<f64>> = workers_usec.iter().map(|us| us.map(per_ticket)).collect();
+    let worker_cpu = worker_cpu.filter(|w| !w.is_empty()).unwrap_or_default();
     let mut breakdown: Vec<(String, f64)> = per_cmd
         .into_iter()
         .map(|(name, usec)| (name, usec / done.max(1) as f64))
@@ -688,11 +530,18 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
         t90,
         t99,
         t_end,
-        redis_usec_per_ticket: cpu_usec / done.max(1) as f64,
+        redis_usec_per_ticket: per_ticket(cpu_usec),
         redis_usec_per_ticket_90: redis_90,
         breakdown,
         samples,
         worker_rss_kib,
+        cpu: Spent {
+            server: None,
+            workers: (!worker_cpu.is_empty()).then(|| worker_cpu.iter().sum()),
+            redis: (done > 0).then(|| per_ticket(cpu_usec)),
+            load: load_usec.map(per_ticket),
+        },
+        worker_cpu,
     })
 }
 

@@ -8,6 +8,7 @@ mod backfill;
 mod callers;
 mod chart;
 mod contention;
+mod cpu;
 mod deploy;
 mod drain;
 mod fleet;

@@ -26,6 +26,13 @@
 //! `--record-metrics on,off` runs each again with the process's metrics off
 //! (`METRICS=false`): the ratio on/off is the cost of recording them.
 //!
+//! Each run also reports what one answer cost each process on the CPU (the
+//! server, its workers, its Redis, this load generator; see [`super::cpu`])
+//! and so the most answers a second the machine's cores could give at that
+//! cost: the load generator and Redis share the cores with the server, so a
+//! ratio to `/healthz` is bounded by their cost per answer as well as the
+//! server's.
+//!
 //! `--rounds N` runs the whole plan N times, interleaved, and prints the median of
 //! each ratio: on a shared machine one pair of runs can be far off.
 //!
@@ -36,8 +43,10 @@
 //! compares the runs, not the minutes they happened to run in.
 
 use super::chart::{Lines, Series};
+use super::cpu::{self, Spent};
 use super::deploy::{Deployment, Kind, Ratings, Settings};
 use super::histogram::Latency;
+use super::redis_info::redis_cpu_usec;
 use super::{Output, Switch, Target, callers};
 use anyhow::{Result, bail};
 use clap::Args;
@@ -210,6 +219,31 @@ struct Live {
     ratings: Ratings,
     signer: Option<mm_auth::TokenSigner>,
     with_floor: bool,
+    /// A connection to the deployment's Redis, for its CPU time.
+    admin: Option<redis::aio::MultiplexedConnection>,
+}
+
+impl Live {
+    /// The CPU time its processes, its Redis and this load generator have
+    /// used so far.
+    async fn spent(&mut self) -> Spent {
+        let workers: Option<f64> = self
+            .deployment
+            .worker_pids()
+            .into_iter()
+            .map(cpu::process_usec)
+            .sum();
+        let redis = match &mut self.admin {
+            Some(admin) => redis_cpu_usec(admin).await.ok(),
+            None => None,
+        };
+        Spent {
+            server: self.deployment.ingress_pid().and_then(cpu::process_usec),
+            workers: workers.filter(|_| !self.deployment.worker_pids().is_empty()),
+            redis,
+            load: cpu::own_usec(),
+        }
+    }
 }
 
 /// What one run counted.
@@ -227,6 +261,8 @@ struct Outcome {
     wall: Duration,
     /// (seconds since start, answers/s over the last sample period).
     rate: Vec<(f64, f64)>,
+    /// CPU time the run cost each process.
+    cpu: Spent,
 }
 
 impl Outcome {
@@ -341,6 +377,14 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 .pool_max_idle_per_host(args.clients)
                 .build()?;
             let base = Arc::new(deployment.base.clone());
+            let admin = match deployment.redis_url() {
+                Some(url) => Some(
+                    redis::Client::open(url)?
+                        .get_multiplexed_async_connection()
+                        .await?,
+                ),
+                None => None,
+            };
             live.push(Live {
                 name,
                 deployment,
@@ -349,11 +393,13 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 ratings,
                 signer,
                 with_floor,
+                admin,
             });
         }
         let mut floors = Vec::new();
-        for l in &live {
+        for l in &mut live {
             floors.push(if l.with_floor {
+                let before = l.spent().await;
                 let (tally, wall, rate) = hammer(
                     &args,
                     args.duration,
@@ -369,6 +415,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                     tally,
                     wall,
                     rate,
+                    cpu: l.spent().await - before,
                 })
             } else {
                 None
@@ -381,6 +428,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 tally: Tally::default(),
                 wall: Duration::ZERO,
                 rate: Vec::new(),
+                cpu: Spent::default(),
             })
             .collect();
         // The load, all at once or a slice at a time on each deployment in turn.
@@ -391,7 +439,8 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
         let mut given = Duration::ZERO;
         while given < args.duration {
             let this = slice.min(args.duration - given);
-            for (l, post) in live.iter().zip(&mut posts) {
+            for (l, post) in live.iter_mut().zip(&mut posts) {
+                let before = l.spent().await;
                 let (tally, wall, rate) = hammer(
                     &args,
                     this,
@@ -406,6 +455,12 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 post.rate
                     .extend(rate.into_iter().map(|(t, r)| (t + offset, r)));
                 callers::Tally::merge(&mut post.tally, tally);
+                let spent = l.spent().await - before;
+                if post.wall.is_zero() {
+                    post.cpu = spent;
+                } else {
+                    post.cpu += spent;
+                }
                 post.wall += wall;
             }
             given += this;
@@ -568,6 +623,22 @@ fn report(args: &ThroughputArgs, outcomes: &[Outcome]) -> Result<()> {
     println!("\nlatency (ms):");
     for o in outcomes {
         println!("  {:<46} {}", o.label, o.tally.latency.summary());
+    }
+    // What an answer cost each process, and so how many answers a second the
+    // machine's cores could give at most, whatever the server did.
+    let cores = cpu::cores();
+    println!(
+        "\nCPU per answer (us), by process, and the most answers/s {cores} cores allow at that:"
+    );
+    for o in outcomes.iter().filter(|o| o.tally.ok > 0) {
+        let each = o.cpu.per(o.tally.ok);
+        let all = each.all();
+        let most = if all > 0.0 {
+            format!("{:.0}", cores as f64 * 1e6 / all)
+        } else {
+            "-".to_string()
+        };
+        println!("  {:<46} {}; at most {most}/s", o.label, each.describe());
     }
     println!();
     // Each comparison's rate ratios, one per round.

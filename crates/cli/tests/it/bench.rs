@@ -153,6 +153,24 @@ fn drain_matches_nearly_everyone() {
         assert!(matched >= 900, "{label}:\n{out}");
     }
     assert!(out.contains("worker peak RSS (MiB)"), "{out}");
+    // What a ticket cost each process: one line per run, every part read.
+    for label in ["ours ", "ours, leader", "seed-000 port, eager"] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(label) && l.contains(" all "))
+            .unwrap_or_else(|| panic!("no CPU line for {label:?}:\n{out}"));
+        for part in ["workers ", "redis ", "the bench "] {
+            let figure = line
+                .split(part)
+                .nth(1)
+                .and_then(|r| r.split([' ', ',']).next());
+            let us: f64 = figure
+                .and_then(|f| f.parse().ok())
+                .unwrap_or_else(|| panic!("no {part:?} figure in {line:?}"));
+            assert!(us >= 0.0, "{line}");
+        }
+        assert!(line.contains("/s"), "{line}");
+    }
     // Every run says how often the drain found nothing in processing.
     for label in ["ours ", "seed-000 port ", "seed-000 port, eager"] {
         let line = out
@@ -323,6 +341,34 @@ fn throughput_creates_tickets_without_errors() {
     ] {
         answered_without_errors(&out, label);
     }
+    // What an answer cost each process: on Redis the server, Redis and the
+    // load generator are all read; embedded there is no Redis.
+    let cpu = |label: &str| -> &str {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(label) && l.contains(" all "))
+            .unwrap_or_else(|| panic!("no CPU line for {label:?}:\n{out}"))
+    };
+    // The figures follow the label (which may hold "redis" itself).
+    let figure = |line: &str, part: &str| -> Option<f64> {
+        let (_, figures) = line.split_once("/v1/tickets")?;
+        figures
+            .split(part)
+            .nth(1)?
+            .split([' ', ',', ';'])
+            .next()?
+            .parse()
+            .ok()
+    };
+    let redis = cpu("redis (client ratings): POST /v1/tickets");
+    for part in ["server ", "redis ", "load generator "] {
+        assert!(figure(redis, part).is_some_and(|us| us > 0.0), "{redis}");
+    }
+    let embedded = cpu("embedded (client ratings): POST /v1/tickets");
+    assert!(
+        figure(embedded, "server ").is_some_and(|us| us > 0.0),
+        "{embedded}"
+    );
+    assert!(embedded.contains("redis -"), "{embedded}");
 }
 
 /// `--auth dev,jwt --interleave`: a round's deployments (dev tokens; signed tokens
