@@ -20,7 +20,7 @@ pub use event::{Event, EventEnvelope};
 pub use ids::{IdError, MatchId, PartyId, PlayerId, TicketId};
 pub use lifecycle::{
     Answer, AutoBackfill, DEFAULT_PLACEMENT_TIMEOUT, Joined, Lifecycle, MatchRecord, MatchResult,
-    MatchStatus, Outcome, PLACEMENT_RETRY_MS, Placement, PlayerResult, STEP_GRACE_MS,
+    MatchStatus, Outcome, PLACEMENT_RETRY_MS, Placement, PlayerResult, RecordStart, STEP_GRACE_MS,
     ServerAssignment, TeamResult, TicketFate, reasons,
 };
 pub use matches::{Decided, FillOf, Match, MatchTicket, RuleStep};

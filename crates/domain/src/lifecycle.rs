@@ -299,20 +299,25 @@ pub struct Joined {
     pub acknowledged: bool,
 }
 
+/// How a match's record starts when it commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordStart {
+    pub status: MatchStatus,
+    /// The ready check's deadline, if it has one.
+    pub deadline: Option<Millis>,
+    /// When its saga's first step is due (`None`: nothing to do).
+    pub due: Option<Millis>,
+}
+
 impl MatchRecord {
     /// A match just committed: its initial status, ready-check deadline, and when
     /// its first step is due (`None`: nothing to do).
     pub fn committed(matched: Match) -> (Self, Option<Millis>) {
-        let lc = matched.lifecycle;
-        let status = lc.initial_status();
-        let deadline = lc
-            .ready_check_ms
-            .map(|t| matched.created_at.saturating_add(t));
-        let due = match status {
-            MatchStatus::RequiresAcceptance => deadline,
-            MatchStatus::Placing => Some(matched.created_at.saturating_add(STEP_GRACE_MS)),
-            _ => None,
-        };
+        let RecordStart {
+            status,
+            deadline,
+            due,
+        } = Self::start(&matched);
         let created_at = matched.created_at;
         let record = Self {
             matched,
@@ -333,6 +338,26 @@ impl MatchRecord {
             left: BTreeMap::new(),
         };
         (record, due)
+    }
+
+    /// How `matched`'s record starts when it commits ([`MatchRecord::committed`]
+    /// without building the record).
+    pub fn start(matched: &Match) -> RecordStart {
+        let lc = matched.lifecycle;
+        let status = lc.initial_status();
+        let deadline = lc
+            .ready_check_ms
+            .map(|t| matched.created_at.saturating_add(t));
+        let due = match status {
+            MatchStatus::RequiresAcceptance => deadline,
+            MatchStatus::Placing => Some(matched.created_at.saturating_add(STEP_GRACE_MS)),
+            _ => None,
+        };
+        RecordStart {
+            status,
+            deadline,
+            due,
+        }
     }
 
     /// Players who have not answered the ready check.

@@ -482,11 +482,10 @@ pub(crate) fn view(
 /// The first event of a committed match for each of its players: the ready check,
 /// placement, or (without either) the completed match.
 pub(crate) fn formed_events(m: &Match) -> Vec<EventEnvelope> {
-    let (record, _) = MatchRecord::committed(m.clone());
+    let record = MatchRecord::start(m);
     m.tickets
         .iter()
         .flat_map(|t| {
-            let record = &record;
             t.players.iter().map(move |p| EventEnvelope {
                 player: p.clone(),
                 event: match record.status {

@@ -227,23 +227,54 @@ impl PartyKeys {
     }
 }
 
+/// The suffixes of a player's keys (the table above; [`PlayerKeys`] holds them
+/// all, [`player_key`] builds one).
+pub mod player_suffix {
+    pub const ACTIVE: &str = ":active";
+    pub const TICKETS: &str = ":tix";
+    pub const HISTORY: &str = ":hist";
+    pub const RESERVATION: &str = ":resv";
+    pub const IN_MATCH: &str = ":match";
+    pub const BAN: &str = ":ban";
+    pub const MARKS: &str = ":rv";
+    pub const PARTY: &str = ":party";
+    pub const INVITED: &str = ":invited";
+    pub const ATTESTED: &str = ":attested";
+    pub const BLOCKS: &str = ":blocks";
+    pub const BLOCKED_BY: &str = ":blocked_by";
+}
+
+/// One of `player`'s keys, `mm:{u:PLAYER}` and `suffix` (a
+/// [`player_suffix`]), in one allocation: a script that takes a few keys of
+/// each of a hundred players builds those, not all of [`PlayerKeys`].
+pub fn player_key(player: &PlayerId, suffix: &str) -> String {
+    const HEAD: &str = "mm:{u:";
+    let id = player.as_str();
+    let mut key = String::with_capacity(HEAD.len() + id.len() + 1 + suffix.len());
+    key.push_str(HEAD);
+    key.push_str(id);
+    key.push('}');
+    key.push_str(suffix);
+    key
+}
+
 impl PlayerKeys {
     pub fn new(player: &PlayerId) -> Self {
-        let prefix = joined(&joined("mm:{u:", player.as_str()), "}");
-        let at = |suffix: &str| joined(&prefix, suffix);
+        use player_suffix::*;
+        let at = |suffix: &str| player_key(player, suffix);
         Self {
-            active: at(":active"),
-            tickets: at(":tix"),
-            history: at(":hist"),
-            reservation: at(":resv"),
-            in_match: at(":match"),
-            ban: at(":ban"),
-            marks: at(":rv"),
-            party: at(":party"),
-            invited: at(":invited"),
-            attested: at(":attested"),
-            blocks: at(":blocks"),
-            blocked_by: at(":blocked_by"),
+            active: at(ACTIVE),
+            tickets: at(TICKETS),
+            history: at(HISTORY),
+            reservation: at(RESERVATION),
+            in_match: at(IN_MATCH),
+            ban: at(BAN),
+            marks: at(MARKS),
+            party: at(PARTY),
+            invited: at(INVITED),
+            attested: at(ATTESTED),
+            blocks: at(BLOCKS),
+            blocked_by: at(BLOCKED_BY),
         }
     }
 }
@@ -362,5 +393,34 @@ mod tests {
         let p = PlayerKeys::new(&PlayerId::new("alice").unwrap());
         assert_eq!(p.active, "mm:{u:alice}:active");
         assert_eq!(p.blocked_by, "mm:{u:alice}:blocked_by");
+        assert_eq!(p.history, "mm:{u:alice}:hist");
+        assert_eq!(p.reservation, "mm:{u:alice}:resv");
+        assert_eq!(p.in_match, "mm:{u:alice}:match");
+    }
+
+    #[test]
+    fn one_player_key_is_the_one_of_all_the_player_s_keys() {
+        use player_suffix::*;
+        let alice = PlayerId::new("alice").unwrap();
+        let p = PlayerKeys::new(&alice);
+        for (suffix, key) in [
+            (ACTIVE, &p.active),
+            (TICKETS, &p.tickets),
+            (HISTORY, &p.history),
+            (RESERVATION, &p.reservation),
+            (IN_MATCH, &p.in_match),
+            (BAN, &p.ban),
+            (MARKS, &p.marks),
+            (PARTY, &p.party),
+            (INVITED, &p.invited),
+            (ATTESTED, &p.attested),
+            (BLOCKS, &p.blocks),
+            (BLOCKED_BY, &p.blocked_by),
+        ] {
+            let one = player_key(&alice, suffix);
+            assert_eq!(&one, key);
+            // Built to size: no second allocation.
+            assert_eq!(one.capacity(), one.len(), "{one}");
+        }
     }
 }

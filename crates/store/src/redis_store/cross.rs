@@ -37,7 +37,7 @@
 
 use super::RedisStore;
 use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, formed_events, withdrawn_events};
-use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys};
+use crate::keys::{EVENTS_CHANNEL, PoolKeys, player_key};
 use crate::redis_store::conn::{Batches, bounded};
 use crate::{HISTORY_LEN, StoreError};
 use mm_domain::{Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId};
@@ -280,7 +280,7 @@ impl RedisStore {
                 let _: i64 = self
                     .scripts
                     .unreserve
-                    .key(PlayerKeys::new(player).reservation)
+                    .key(player_key(player, crate::keys::player_suffix::RESERVATION))
                     .arg(value)
                     .invoke_async(&mut self.conn())
                     .await?;
@@ -305,7 +305,7 @@ impl RedisStore {
     ) -> Result<Vec<Option<String>>, StoreError> {
         let mut inv = self.scripts.reserve.prepare_invoke();
         for player in players {
-            inv.key(PlayerKeys::new(player).reservation);
+            inv.key(player_key(player, crate::keys::player_suffix::RESERVATION));
         }
         let got: Vec<String> = inv
             .arg(value)
@@ -615,14 +615,14 @@ fn complete_group(
     m: &Match,
     try_as: &str,
 ) -> Result<(), StoreError> {
-    let (record, due) = MatchRecord::committed(m.clone());
+    let start = MatchRecord::start(m);
     inv.arg(m.id.as_str())
         .arg(serde_json::to_string(m)?)
         .arg(try_as)
-        .arg(record.status.as_str())
-        .arg(record.deadline.map(|d| d.to_string()).unwrap_or_default())
+        .arg(start.status.as_str())
+        .arg(start.deadline.map(|d| d.to_string()).unwrap_or_default())
         .arg(m.player_count())
-        .arg(due.map(|d| d.to_string()).unwrap_or_default())
+        .arg(start.due.map(|d| d.to_string()).unwrap_or_default())
         .arg(m.lifecycle.after_acceptance().as_str())
         .arg(m.lifecycle.disconnect_grace_ms)
         .arg(fill_spec(m))
@@ -648,22 +648,19 @@ fn fill_spec(m: &Match) -> String {
 
 /// The five keys `settle.lua` takes for each player.
 fn settle_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
-    let pk = PlayerKeys::new(player);
-    inv.key(pk.active)
-        .key(pk.tickets)
-        .key(pk.history)
-        .key(pk.reservation)
-        .key(pk.in_match);
+    use crate::keys::player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION, TICKETS};
+    for suffix in [ACTIVE, TICKETS, HISTORY, RESERVATION, IN_MATCH] {
+        inv.key(player_key(player, suffix));
+    }
 }
 
 /// The four keys `complete.lua`'s fast path takes for each player: those of
 /// [`settle_keys`] but the ticket index, which settling at commit never reads.
 fn fast_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
-    let pk = PlayerKeys::new(player);
-    inv.key(pk.active)
-        .key(pk.history)
-        .key(pk.reservation)
-        .key(pk.in_match);
+    use crate::keys::player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION};
+    for suffix in [ACTIVE, HISTORY, RESERVATION, IN_MATCH] {
+        inv.key(player_key(player, suffix));
+    }
 }
 
 /// The arguments `settle.lua` takes for every player of `m`.
