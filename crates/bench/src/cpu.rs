@@ -41,8 +41,9 @@ fn ticks_per_second() -> f64 {
 }
 
 /// CPU time of the parts of a deployment and of the load generator, in
-/// microseconds: a reading, or what was spent between two.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// microseconds: a reading, or what was spent between two. The default is
+/// nothing spent yet: every part at zero, so spans add onto it.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spent {
     /// The process serving the API (`ingress`, or `serve` with its worker).
     pub server: Option<f64>,
@@ -51,6 +52,22 @@ pub struct Spent {
     pub redis: Option<f64>,
     /// This process: the load generator.
     pub load: Option<f64>,
+}
+
+impl Default for Spent {
+    fn default() -> Self {
+        Spent {
+            server: Some(0.0),
+            workers: Some(0.0),
+            redis: Some(0.0),
+            load: Some(0.0),
+        }
+    }
+}
+
+/// `12.3`, or `-` for a part that could not be read.
+pub fn show(us: Option<f64>) -> String {
+    us.map_or("-".to_string(), |us| format!("{us:.1}"))
 }
 
 impl Spent {
@@ -75,7 +92,6 @@ impl Spent {
 
     /// `server 38.0, workers -, redis 26.0, load generator 23.0, all 87.0`.
     pub fn describe(&self) -> String {
-        let show = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
         format!(
             "server {}, workers {}, redis {}, load generator {}, all {:.1}",
             show(self.server),

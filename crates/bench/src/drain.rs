@@ -516,7 +516,7 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     let worker_cpu = worker_cpu.filter(|w| !w.is_empty()).unwrap_or_default();
     let mut breakdown: Vec<(String, f64)> = per_cmd
         .into_iter()
-        .map(|(name, usec)| (name, usec / done.max(1) as f64))
+        .map(|(name, usec)| (name, per_ticket(usec)))
         .collect();
     breakdown.sort_by(|a, b| b.1.total_cmp(&a.1));
     let (queued, processing) = watch.depths().await?;

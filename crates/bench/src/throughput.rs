@@ -227,19 +227,15 @@ impl Live {
     /// The CPU time its processes, its Redis and this load generator have
     /// used so far.
     async fn spent(&mut self) -> Spent {
-        let workers: Option<f64> = self
-            .deployment
-            .worker_pids()
-            .into_iter()
-            .map(cpu::process_usec)
-            .sum();
+        let pids = self.deployment.worker_pids();
+        let workers: Option<f64> = pids.iter().map(|&p| cpu::process_usec(p)).sum();
         let redis = match &mut self.admin {
             Some(admin) => redis_cpu_usec(admin).await.ok(),
             None => None,
         };
         Spent {
             server: self.deployment.ingress_pid().and_then(cpu::process_usec),
-            workers: workers.filter(|_| !self.deployment.worker_pids().is_empty()),
+            workers: workers.filter(|_| !pids.is_empty()),
             redis,
             load: cpu::own_usec(),
         }
@@ -455,12 +451,7 @@ pub async fn run(args: ThroughputArgs) -> Result<()> {
                 post.rate
                     .extend(rate.into_iter().map(|(t, r)| (t + offset, r)));
                 callers::Tally::merge(&mut post.tally, tally);
-                let spent = l.spent().await - before;
-                if post.wall.is_zero() {
-                    post.cpu = spent;
-                } else {
-                    post.cpu += spent;
-                }
+                post.cpu += l.spent().await - before;
                 post.wall += wall;
             }
             given += this;

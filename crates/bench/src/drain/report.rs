@@ -127,7 +127,7 @@ pub(super) fn report(args: &DrainArgs, outcomes: &[Outcome]) -> Result<()> {
         "\nCPU per matched ticket (us) at the 99% mark, by process, and the most tickets/s {cores} cores allow at that:"
     );
     for o in outcomes.iter().filter(|o| o.cpu.all() > 0.0) {
-        let show = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
+        let show = crate::cpu::show;
         let each: Vec<String> = o.worker_cpu.iter().map(|us| format!("{us:.1}")).collect();
         println!(
             "  {:<20} workers {} ({}; the supervisor last), redis {}, the bench {}, all {:.1}; at most {:.0}/s",

@@ -37,7 +37,7 @@
 
 use super::RedisStore;
 use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, formed_events, withdrawn_events};
-use crate::keys::{EVENTS_CHANNEL, PoolKeys, player_key};
+use crate::keys::{EVENTS_CHANNEL, PoolKeys, player_key, player_suffix};
 use crate::redis_store::conn::{Batches, bounded};
 use crate::{HISTORY_LEN, StoreError};
 use mm_domain::{Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId};
@@ -280,7 +280,7 @@ impl RedisStore {
                 let _: i64 = self
                     .scripts
                     .unreserve
-                    .key(player_key(player, crate::keys::player_suffix::RESERVATION))
+                    .key(player_key(player, player_suffix::RESERVATION))
                     .arg(value)
                     .invoke_async(&mut self.conn())
                     .await?;
@@ -305,7 +305,7 @@ impl RedisStore {
     ) -> Result<Vec<Option<String>>, StoreError> {
         let mut inv = self.scripts.reserve.prepare_invoke();
         for player in players {
-            inv.key(player_key(player, crate::keys::player_suffix::RESERVATION));
+            inv.key(player_key(player, player_suffix::RESERVATION));
         }
         let got: Vec<String> = inv
             .arg(value)
@@ -648,7 +648,7 @@ fn fill_spec(m: &Match) -> String {
 
 /// The five keys `settle.lua` takes for each player.
 fn settle_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
-    use crate::keys::player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION, TICKETS};
+    use player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION, TICKETS};
     for suffix in [ACTIVE, TICKETS, HISTORY, RESERVATION, IN_MATCH] {
         inv.key(player_key(player, suffix));
     }
@@ -657,7 +657,7 @@ fn settle_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
 /// The four keys `complete.lua`'s fast path takes for each player: those of
 /// [`settle_keys`] but the ticket index, which settling at commit never reads.
 fn fast_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
-    use crate::keys::player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION};
+    use player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION};
     for suffix in [ACTIVE, HISTORY, RESERVATION, IN_MATCH] {
         inv.key(player_key(player, suffix));
     }
