@@ -36,7 +36,8 @@
 //! committed match in the outbox (settled by the supervisor).
 
 use super::RedisStore;
-use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, formed_events, withdrawn_events};
+use super::events;
+use crate::api::{MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, withdrawn_events};
 use crate::keys::{EVENTS_CHANNEL, PoolKeys, player_key, player_suffix};
 use crate::redis_store::conn::{Batches, bounded};
 use crate::{HISTORY_LEN, StoreError};
@@ -491,11 +492,15 @@ impl RedisStore {
         let mut told = Vec::new();
         for ticket in withdrawn.into_iter().flatten() {
             if seen.insert(ticket.id.clone()) {
-                told.extend(withdrawn_events(&ticket, MATCHED_ELSEWHERE));
+                for e in withdrawn_events(&ticket, MATCHED_ELSEWHERE) {
+                    told.push(serde_json::to_string(&e)?);
+                }
             }
         }
-        told.extend(matches.iter().flat_map(formed_events));
-        for message in super::events::encode(&told)? {
+        for m in matches {
+            told.extend(events::formed(m)?);
+        }
+        for message in events::pack(told) {
             out.at(EVENTS_CHANNEL)
                 .publish(EVENTS_CHANNEL, message)
                 .ignore();

@@ -6,8 +6,16 @@
 //! [`EVENTS_PER_MESSAGE`] envelopes or about [`BYTES_PER_MESSAGE`], so a subscriber's
 //! output buffer grows by a bounded step. A message of one bare envelope (what
 //! processes before 2026-11-25 published) is still read.
+//!
+//! A committed match's first events (one per player, each carrying the whole
+//! match) are written by [`formed`], which serializes the match once for all its
+//! players instead of cloning and serializing it once per player.
 
-use mm_domain::EventEnvelope;
+use mm_domain::{
+    EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, TicketId,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 /// Most envelopes in one message.
 pub const EVENTS_PER_MESSAGE: usize = 256;
@@ -18,11 +26,21 @@ pub const BYTES_PER_MESSAGE: usize = 128 * 1024;
 pub fn encode<'a>(
     events: impl IntoIterator<Item = &'a EventEnvelope>,
 ) -> Result<Vec<String>, serde_json::Error> {
+    let json: Vec<String> = events
+        .into_iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()?;
+    Ok(pack(json))
+}
+
+/// Envelopes already serialized (see [`formed`]) as the channel's messages, in
+/// order.
+pub fn pack(envelopes: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out = Vec::new();
     let (mut message, mut n) = (String::new(), 0);
-    for e in events {
+    for e in envelopes {
         message.push(if n == 0 { '[' } else { ',' });
-        message.push_str(&serde_json::to_string(e)?);
+        message.push_str(&e);
         n += 1;
         if n == EVENTS_PER_MESSAGE || message.len() >= BYTES_PER_MESSAGE {
             message.push(']');
@@ -33,6 +51,78 @@ pub fn encode<'a>(
     if n > 0 {
         message.push(']');
         out.push(message);
+    }
+    out
+}
+
+/// A player's first event of a committed match, as [`mm_domain::Event`]
+/// serializes it, with the match as JSON written once.
+#[derive(Serialize)]
+struct FormedEnvelope<'a> {
+    player: &'a PlayerId,
+    event: FormedEvent<'a>,
+}
+
+/// The three first events of [`crate::api::formed_events`], field for field
+/// (the test below holds them to the same bytes).
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum FormedEvent<'a> {
+    #[serde(rename = "match.ready_check")]
+    ReadyCheck {
+        ticket_id: &'a TicketId,
+        match_id: &'a MatchId,
+        deadline: Millis,
+        #[serde(rename = "match")]
+        matched: &'a RawValue,
+    },
+    #[serde(rename = "match.placing")]
+    Placing {
+        ticket_id: &'a TicketId,
+        match_id: &'a MatchId,
+        #[serde(rename = "match")]
+        matched: &'a RawValue,
+    },
+    #[serde(rename = "match.completed")]
+    Completed {
+        ticket_id: &'a TicketId,
+        match_id: &'a MatchId,
+        #[serde(rename = "match")]
+        matched: &'a RawValue,
+    },
+}
+
+/// [`crate::api::formed_events`] of `m` as serialized envelopes: the same bytes,
+/// with the match serialized once rather than once per player (a 5v5's first
+/// events were ten clones of the match, each serialized).
+pub fn formed(m: &Match) -> Result<Vec<String>, serde_json::Error> {
+    let record = MatchRecord::start(m);
+    let matched = serde_json::value::to_raw_value(m)?;
+    let matched = matched.as_ref();
+    let mut out = Vec::with_capacity(m.player_count());
+    for t in &m.tickets {
+        let (ticket_id, match_id) = (&t.ticket_id, &m.id);
+        for player in &t.players {
+            let event = match record.status {
+                MatchStatus::RequiresAcceptance => FormedEvent::ReadyCheck {
+                    ticket_id,
+                    match_id,
+                    deadline: record.deadline.unwrap_or(m.created_at),
+                    matched,
+                },
+                MatchStatus::Placing => FormedEvent::Placing {
+                    ticket_id,
+                    match_id,
+                    matched,
+                },
+                _ => FormedEvent::Completed {
+                    ticket_id,
+                    match_id,
+                    matched,
+                },
+            };
+            out.push(serde_json::to_string(&FormedEnvelope { player, event })?);
+        }
     }
     Ok(out)
 }
@@ -49,7 +139,7 @@ pub fn decode(payload: &str) -> Result<Vec<EventEnvelope>, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mm_domain::{Event, PlayerId, TicketId};
+    use mm_domain::{Event, Lifecycle, MatchTicket, Placement};
 
     fn envelope(i: usize) -> EventEnvelope {
         EventEnvelope {
@@ -86,6 +176,62 @@ mod tests {
         }
         let n: usize = messages.iter().map(|m| decode(m).unwrap().len()).sum();
         assert_eq!(n, 2_000);
+    }
+
+    /// A match of a party of two and a solo, with attributes and roles enough
+    /// that its JSON has nesting and escapes.
+    fn formed_match(lifecycle: Lifecycle) -> Match {
+        let ticket = |id: &str, players: &[&str], team| MatchTicket {
+            ticket_id: TicketId::new(id).unwrap(),
+            players: players.iter().map(|p| PlayerId::new(*p).unwrap()).collect(),
+            rating: 1512.5,
+            enqueued_at: 1_700_000_000_000,
+            team,
+            skills: Vec::new(),
+            attributes: serde_json::from_str(r#"{"maps": ["dust", "har\"bor"], "level": 37}"#)
+                .unwrap(),
+            player_attributes: Vec::new(),
+        };
+        Match {
+            id: MatchId::new("m-1").unwrap(),
+            mode: "2v1".into(),
+            region: "eu".into(),
+            tickets: vec![ticket("t-a", &["ann", "bob"], 0), ticket("t-c", &["cy"], 1)],
+            created_at: 1_700_000_001_000,
+            lifecycle,
+            decided: Default::default(),
+        }
+    }
+
+    #[test]
+    fn formed_events_are_the_same_bytes_with_the_match_serialized_once() {
+        let lifecycles = [
+            Lifecycle::default(),
+            Lifecycle {
+                ready_check_ms: Some(10_000),
+                ..Default::default()
+            },
+            Lifecycle {
+                placement: Placement::Servers,
+                ..Default::default()
+            },
+        ];
+        let mut types = Vec::new();
+        for lifecycle in lifecycles {
+            let m = formed_match(lifecycle);
+            let expected: Vec<String> = crate::api::formed_events(&m)
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap())
+                .collect();
+            assert_eq!(formed(&m).unwrap(), expected);
+            assert_eq!(expected.len(), 3);
+            let first: serde_json::Value = serde_json::from_str(&expected[0]).unwrap();
+            types.push(first["event"]["type"].as_str().unwrap().to_string());
+        }
+        assert_eq!(
+            types,
+            ["match.completed", "match.ready_check", "match.placing"]
+        );
     }
 
     #[test]
