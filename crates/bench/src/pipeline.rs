@@ -55,7 +55,8 @@ impl Drop for Watch {
 /// type (the rest is skipped unparsed).
 #[derive(serde::Deserialize)]
 struct Told<'a> {
-    player: &'a str,
+    #[serde(borrow)]
+    player: std::borrow::Cow<'a, str>,
     event: Kind<'a>,
 }
 
@@ -65,10 +66,31 @@ struct Kind<'a> {
     kind: &'a str,
 }
 
+/// What the told-counter reads of a committed match on our channel (it stands
+/// for its players' first events): its players.
+#[derive(serde::Deserialize)]
+struct Formed<'a> {
+    #[serde(borrow)]
+    formed: FormedMatch<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct FormedMatch<'a> {
+    #[serde(borrow)]
+    tickets: Vec<FormedTicket<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct FormedTicket<'a> {
+    #[serde(borrow)]
+    players: Vec<std::borrow::Cow<'a, str>>,
+}
+
 /// How many players whose ids start with `players` the message `payload` tells
 /// that they were matched: the first event of a match, whatever its lifecycle
-/// (ready check, placing, or done at once). A message is an array of envelopes,
-/// or one (see `mm_store::RedisStore`'s events channel).
+/// (ready check, placing, or done at once), sent as a committed match for all
+/// its players or (before 2026-11-28) an event per player. A message is an
+/// array of those, or one event (see `mm_store::RedisStore`'s events channel).
 fn told_of_match(payload: &str, players: &str) -> usize {
     let tells = |e: &Told| {
         matches!(
@@ -76,8 +98,20 @@ fn told_of_match(payload: &str, players: &str) -> usize {
             "match.ready_check" | "match.placing" | "match.completed"
         ) && e.player.starts_with(players)
     };
-    if let Ok(all) = serde_json::from_str::<Vec<Told>>(payload) {
-        all.iter().filter(|e| tells(e)).count()
+    let element = |raw: &serde_json::value::RawValue| {
+        if let Ok(m) = serde_json::from_str::<Formed>(raw.get()) {
+            m.formed
+                .tickets
+                .iter()
+                .flat_map(|t| &t.players)
+                .filter(|p| p.starts_with(players))
+                .count()
+        } else {
+            serde_json::from_str::<Told>(raw.get()).map_or(0, |e| usize::from(tells(&e)))
+        }
+    };
+    if let Ok(all) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(payload) {
+        all.into_iter().map(element).sum()
     } else {
         serde_json::from_str::<Told>(payload).map_or(0, |e| usize::from(tells(&e)))
     }
@@ -343,7 +377,7 @@ pub(crate) fn port_supervisor(url: &str, lock_ttl: Duration, every: Duration) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mm_domain::{Event, EventEnvelope, MatchId, PlayerId, TicketId};
+    use mm_domain::{Event, EventEnvelope, MatchId, MatchTicket, PlayerId, TicketId};
 
     fn envelope(player: &str, event: Event) -> String {
         serde_json::to_string(&EventEnvelope {
@@ -395,5 +429,30 @@ mod tests {
             envelope("bench-ab12-3", searching)
         );
         assert_eq!(told_of_match(&batch, "bench-ab12-"), 2);
+
+        // A committed match stands for its players' first events: each player
+        // of the run counts, in a message with other events.
+        let ticket_of = |id: &str, players: &[&str]| MatchTicket {
+            ticket_id: TicketId::new(id).unwrap(),
+            players: players.iter().map(|p| PlayerId::new(*p).unwrap()).collect(),
+            rating: 1500.0,
+            enqueued_at: 0,
+            team: 0,
+            skills: Vec::new(),
+            attributes: Default::default(),
+            player_attributes: Vec::new(),
+        };
+        let formed = Match {
+            tickets: vec![
+                ticket_of("t-2", &["bench-ab12-4", "bench-ab12-5"]),
+                ticket_of("t-3", &["bench-cd34-2"]),
+            ],
+            ..m.clone()
+        };
+        let message = mm_store::events::pack([
+            mm_store::events::formed(&formed).unwrap(),
+            done("bench-ab12-6"),
+        ]);
+        assert_eq!(told_of_match(&message[0], "bench-ab12-"), 3);
     }
 }

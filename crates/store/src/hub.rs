@@ -24,6 +24,12 @@ impl Hub {
         rx
     }
 
+    /// Whether `player` has a local subscriber (which may have closed since).
+    pub fn listening(&self, player: &PlayerId) -> bool {
+        let subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subs.contains_key(player)
+    }
+
     /// Hands an event to every local subscriber of its player, dropping closed ones.
     pub fn dispatch(&self, envelope: EventEnvelope) {
         let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());

@@ -498,7 +498,7 @@ impl RedisStore {
             }
         }
         for m in matches {
-            told.extend(events::formed(m)?);
+            told.push(events::formed(m)?);
         }
         for message in events::pack(told) {
             out.at(EVENTS_CHANNEL)

@@ -7,14 +7,14 @@
 //! output buffer grows by a bounded step. A message of one bare envelope (what
 //! processes before 2026-11-25 published) is still read.
 //!
+//!
 //! A committed match's first events (one per player, each carrying the whole
-//! match) are written by [`formed`], which serializes the match once for all its
-//! players instead of cloning and serializing it once per player.
+//! match) travel as one element holding the match ([`formed`]); each subscriber
+//! makes the events of the players connected to it. An ingress before 2026-11-28
+//! cannot read such a message: replace the ingresses first (README).
 
-use mm_domain::{
-    EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, TicketId,
-};
-use serde::Serialize;
+use mm_domain::{EventEnvelope, Match};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// Most envelopes in one message.
@@ -55,91 +55,73 @@ pub fn pack(envelopes: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
-/// A player's first event of a committed match, as [`mm_domain::Event`]
-/// serializes it, with the match as JSON written once.
+/// A committed match, in a message, standing for its players' first events.
 #[derive(Serialize)]
-struct FormedEnvelope<'a> {
-    player: &'a PlayerId,
-    event: FormedEvent<'a>,
+struct FormedOut<'a> {
+    formed: &'a Match,
 }
 
-/// The three first events of [`crate::api::formed_events`], field for field
-/// (the test below holds them to the same bytes).
-#[derive(Serialize)]
-#[serde(tag = "type")]
-enum FormedEvent<'a> {
-    #[serde(rename = "match.ready_check")]
-    ReadyCheck {
-        ticket_id: &'a TicketId,
-        match_id: &'a MatchId,
-        deadline: Millis,
-        #[serde(rename = "match")]
-        matched: &'a RawValue,
-    },
-    #[serde(rename = "match.placing")]
-    Placing {
-        ticket_id: &'a TicketId,
-        match_id: &'a MatchId,
-        #[serde(rename = "match")]
-        matched: &'a RawValue,
-    },
-    #[serde(rename = "match.completed")]
-    Completed {
-        ticket_id: &'a TicketId,
-        match_id: &'a MatchId,
-        #[serde(rename = "match")]
-        matched: &'a RawValue,
-    },
+#[derive(Deserialize)]
+struct FormedIn {
+    formed: Match,
 }
 
-/// [`crate::api::formed_events`] of `m` as serialized envelopes: the same bytes,
-/// with the match serialized once rather than once per player (a 5v5's first
-/// events were ten clones of the match, each serialized).
-pub fn formed(m: &Match) -> Result<Vec<String>, serde_json::Error> {
-    let record = MatchRecord::start(m);
-    let matched = serde_json::value::to_raw_value(m)?;
-    let matched = matched.as_ref();
-    let mut out = Vec::with_capacity(m.player_count());
-    for t in &m.tickets {
-        let (ticket_id, match_id) = (&t.ticket_id, &m.id);
-        for player in &t.players {
-            let event = match record.status {
-                MatchStatus::RequiresAcceptance => FormedEvent::ReadyCheck {
-                    ticket_id,
-                    match_id,
-                    deadline: record.deadline.unwrap_or(m.created_at),
-                    matched,
-                },
-                MatchStatus::Placing => FormedEvent::Placing {
-                    ticket_id,
-                    match_id,
-                    matched,
-                },
-                _ => FormedEvent::Completed {
-                    ticket_id,
-                    match_id,
-                    matched,
-                },
-            };
-            out.push(serde_json::to_string(&FormedEnvelope { player, event })?);
+/// How a formed match's element starts (see [`formed`]); an envelope starts
+/// with `{"player":`.
+const FORMED_HEAD: &str = r#"{"formed":"#;
+
+/// The element standing for [`crate::api::formed_events`] of `m`: the match
+/// once, `{"formed": MATCH}`, rather than one envelope per player each carrying
+/// the whole match (a 5v5's first events were ten copies of it, cloned,
+/// serialized, sent through Redis and parsed by every subscriber). A subscriber
+/// makes the players' events from it ([`Element::Formed`]).
+pub fn formed(m: &Match) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&FormedOut { formed: m })
+}
+
+/// One element of a message.
+#[derive(Debug, PartialEq)]
+pub enum Element {
+    /// One player's event.
+    Event(EventEnvelope),
+    /// A committed match: the first event of each of its players
+    /// ([`Element::Formed::events`]).
+    Formed(Match),
+}
+
+impl Element {
+    /// The players' events this element stands for.
+    pub fn events(self) -> Vec<EventEnvelope> {
+        match self {
+            Element::Event(e) => vec![e],
+            Element::Formed(m) => crate::api::formed_events(&m),
         }
     }
-    Ok(out)
 }
 
-/// The envelopes of one message: an array, or one bare envelope.
-pub fn decode(payload: &str) -> Result<Vec<EventEnvelope>, serde_json::Error> {
-    if payload.trim_start().starts_with('[') {
-        serde_json::from_str(payload)
-    } else {
-        serde_json::from_str(payload).map(|e| vec![e])
+/// The elements of one message: an array of envelopes and formed matches, or
+/// one bare envelope.
+pub fn decode(payload: &str) -> Result<Vec<Element>, serde_json::Error> {
+    if !payload.trim_start().starts_with('[') {
+        return serde_json::from_str(payload).map(|e| vec![Element::Event(e)]);
     }
+    let raw: Vec<&RawValue> = serde_json::from_str(payload)?;
+    raw.into_iter()
+        .map(|r| {
+            let json = r.get();
+            if json.starts_with(FORMED_HEAD) {
+                serde_json::from_str::<FormedIn>(json).map(|f| Element::Formed(f.formed))
+            } else {
+                serde_json::from_str(json).map(Element::Event)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mm_domain::{Event, Lifecycle, MatchTicket, Placement};
+    use mm_domain::{Event, Lifecycle, MatchId, MatchTicket, Placement, PlayerId, TicketId};
 
     fn envelope(i: usize) -> EventEnvelope {
         EventEnvelope {
@@ -156,7 +138,7 @@ mod tests {
         let events: Vec<EventEnvelope> = (0..600).map(envelope).collect();
         let messages = encode(&events).unwrap();
         assert_eq!(messages.len(), 3);
-        let back: Vec<EventEnvelope> = messages.iter().flat_map(|m| decode(m).unwrap()).collect();
+        let back: Vec<EventEnvelope> = messages.iter().flat_map(|m| events_of(m)).collect();
         assert_eq!(back, events);
         assert!(encode(&[]).unwrap().is_empty());
     }
@@ -203,8 +185,17 @@ mod tests {
         }
     }
 
+    /// Every player's event in a message, in order.
+    fn events_of(message: &str) -> Vec<EventEnvelope> {
+        decode(message)
+            .unwrap()
+            .into_iter()
+            .flat_map(Element::events)
+            .collect()
+    }
+
     #[test]
-    fn formed_events_are_the_same_bytes_with_the_match_serialized_once() {
+    fn a_formed_match_stands_for_its_players_first_events() {
         let lifecycles = [
             Lifecycle::default(),
             Lifecycle {
@@ -219,13 +210,21 @@ mod tests {
         let mut types = Vec::new();
         for lifecycle in lifecycles {
             let m = formed_match(lifecycle);
-            let expected: Vec<String> = crate::api::formed_events(&m)
-                .iter()
-                .map(|e| serde_json::to_string(e).unwrap())
-                .collect();
-            assert_eq!(formed(&m).unwrap(), expected);
-            assert_eq!(expected.len(), 3);
-            let first: serde_json::Value = serde_json::from_str(&expected[0]).unwrap();
+            let before = envelope(1);
+            let after = envelope(2);
+            let messages = pack([
+                serde_json::to_string(&before).unwrap(),
+                formed(&m).unwrap(),
+                serde_json::to_string(&after).unwrap(),
+            ]);
+            assert_eq!(messages.len(), 1);
+            let mut expected = vec![before];
+            expected.extend(crate::api::formed_events(&m));
+            expected.push(after);
+            assert_eq!(events_of(&messages[0]), expected);
+            // The match is in the message once, not once per player.
+            assert_eq!(messages[0].matches(r#""rating":1512.5"#).count(), 2);
+            let first: serde_json::Value = serde_json::to_value(&expected[1]).unwrap();
             types.push(first["event"]["type"].as_str().unwrap().to_string());
         }
         assert_eq!(
@@ -238,7 +237,7 @@ mod tests {
     fn a_bare_envelope_is_read_as_one() {
         let e = envelope(7);
         let bare = serde_json::to_string(&e).unwrap();
-        assert_eq!(decode(&bare).unwrap(), vec![e]);
+        assert_eq!(decode(&bare).unwrap(), vec![Element::Event(e)]);
         assert!(decode("not json").is_err());
     }
 }

@@ -50,7 +50,17 @@ impl Feed {
     fn deliver(&self, payload: &str) {
         match self {
             Feed::Events(hub) => match events::decode(payload) {
-                Ok(envelopes) => envelopes.into_iter().for_each(|e| hub.dispatch(e)),
+                Ok(elements) => {
+                    for element in elements {
+                        match element {
+                            // A match none of whose players is connected here is not
+                            // made into events.
+                            events::Element::Formed(m)
+                                if !m.players().any(|p| hub.listening(p)) => {}
+                            element => element.events().into_iter().for_each(|e| hub.dispatch(e)),
+                        }
+                    }
+                }
                 Err(e) => tracing::warn!(error = %e, "unreadable event on {EVENTS_CHANNEL}"),
             },
             Feed::Wakes(wakes) => wakes.wake(payload),
