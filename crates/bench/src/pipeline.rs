@@ -449,10 +449,12 @@ mod tests {
             ],
             ..m.clone()
         };
-        let message = mm_store::events::pack([
-            mm_store::events::formed(&formed).unwrap(),
-            done("bench-ab12-6"),
-        ]);
+        let mut message = mm_store::events::Messages::default();
+        message.formed(&formed).unwrap();
+        message
+            .event(&serde_json::from_str(&done("bench-ab12-6")).unwrap())
+            .unwrap();
+        let message = message.finish();
         assert_eq!(told_of_match(&message[0], "bench-ab12-"), 3);
     }
 }

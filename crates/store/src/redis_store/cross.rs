@@ -489,18 +489,18 @@ impl RedisStore {
         let keys = PoolKeys::new(pool);
         let mut out = Batches::default();
         let mut seen = BTreeSet::new();
-        let mut told = Vec::new();
+        let mut told = events::Messages::default();
         for ticket in withdrawn.into_iter().flatten() {
             if seen.insert(ticket.id.clone()) {
                 for e in withdrawn_events(&ticket, MATCHED_ELSEWHERE) {
-                    told.push(serde_json::to_string(&e)?);
+                    told.event(&e)?;
                 }
             }
         }
         for m in matches {
-            told.push(events::formed(m)?);
+            told.formed(m)?;
         }
-        for message in events::pack(told) {
+        for message in told.finish() {
             out.at(EVENTS_CHANNEL)
                 .publish(EVENTS_CHANNEL, message)
                 .ignore();

@@ -9,7 +9,7 @@
 //!
 //!
 //! A committed match's first events (one per player, each carrying the whole
-//! match) travel as one element holding the match ([`formed`]); each subscriber
+//! match) travel as one element holding the match ([`Messages::formed`]); each subscriber
 //! makes the events of the players connected to it. An ingress before 2026-11-28
 //! cannot read such a message: replace the ingresses first (README).
 
@@ -26,33 +26,71 @@ pub const BYTES_PER_MESSAGE: usize = 128 * 1024;
 pub fn encode<'a>(
     events: impl IntoIterator<Item = &'a EventEnvelope>,
 ) -> Result<Vec<String>, serde_json::Error> {
-    let json: Vec<String> = events
-        .into_iter()
-        .map(serde_json::to_string)
-        .collect::<Result<_, _>>()?;
-    Ok(pack(json))
+    let mut messages = Messages::default();
+    for e in events {
+        messages.event(e)?;
+    }
+    Ok(messages.finish())
 }
 
-/// Envelopes already serialized (see [`formed`]) as the channel's messages, in
-/// order.
-pub fn pack(envelopes: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut message, mut n) = (String::new(), 0);
-    for e in envelopes {
-        message.push(if n == 0 { '[' } else { ',' });
-        message.push_str(&e);
-        n += 1;
-        if n == EVENTS_PER_MESSAGE || message.len() >= BYTES_PER_MESSAGE {
-            message.push(']');
-            out.push(std::mem::take(&mut message));
-            n = 0;
+/// The channel's messages, written element by element straight into the
+/// message they go in (no string per element).
+#[derive(Default)]
+pub struct Messages {
+    out: Vec<String>,
+    message: Vec<u8>,
+    n: usize,
+}
+
+impl Messages {
+    /// Adds one player's event.
+    pub fn event(&mut self, e: &EventEnvelope) -> Result<(), serde_json::Error> {
+        self.open();
+        serde_json::to_writer(&mut self.message, e)?;
+        self.close_if_full();
+        Ok(())
+    }
+
+    /// Adds committed match `m`, standing for [`crate::api::formed_events`]
+    /// of it: the match once, `{"formed": MATCH}`, rather than one envelope per
+    /// player each carrying the whole match (a 5v5's first events were ten
+    /// copies of it, cloned, serialized, sent through Redis and parsed by every
+    /// subscriber). A subscriber makes the players' events from it
+    /// ([`Element::Formed`]).
+    pub fn formed(&mut self, m: &Match) -> Result<(), serde_json::Error> {
+        self.open();
+        serde_json::to_writer(&mut self.message, &FormedOut { formed: m })?;
+        self.close_if_full();
+        Ok(())
+    }
+
+    /// The messages, in order.
+    pub fn finish(mut self) -> Vec<String> {
+        if self.n > 0 {
+            self.close();
+        }
+        self.out
+    }
+
+    fn open(&mut self) {
+        self.message.push(if self.n == 0 { b'[' } else { b',' });
+    }
+
+    fn close_if_full(&mut self) {
+        self.n += 1;
+        if self.n == EVENTS_PER_MESSAGE || self.message.len() >= BYTES_PER_MESSAGE {
+            self.close();
         }
     }
-    if n > 0 {
-        message.push(']');
-        out.push(message);
+
+    fn close(&mut self) {
+        self.message.push(b']');
+        let bytes = std::mem::take(&mut self.message);
+        // serde_json writes UTF-8 only.
+        self.out
+            .push(String::from_utf8(bytes).expect("serde_json writes UTF-8"));
+        self.n = 0;
     }
-    out
 }
 
 /// A committed match, in a message, standing for its players' first events.
@@ -66,18 +104,9 @@ struct FormedIn {
     formed: Match,
 }
 
-/// How a formed match's element starts (see [`formed`]); an envelope starts
+/// How a formed match's element starts (see [`Messages::formed`]); an envelope starts
 /// with `{"player":`.
 const FORMED_HEAD: &str = r#"{"formed":"#;
-
-/// The element standing for [`crate::api::formed_events`] of `m`: the match
-/// once, `{"formed": MATCH}`, rather than one envelope per player each carrying
-/// the whole match (a 5v5's first events were ten copies of it, cloned,
-/// serialized, sent through Redis and parsed by every subscriber). A subscriber
-/// makes the players' events from it ([`Element::Formed`]).
-pub fn formed(m: &Match) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&FormedOut { formed: m })
-}
 
 /// One element of a message.
 #[derive(Debug, PartialEq)]
@@ -212,11 +241,11 @@ mod tests {
             let m = formed_match(lifecycle);
             let before = envelope(1);
             let after = envelope(2);
-            let messages = pack([
-                serde_json::to_string(&before).unwrap(),
-                formed(&m).unwrap(),
-                serde_json::to_string(&after).unwrap(),
-            ]);
+            let mut messages = Messages::default();
+            messages.event(&before).unwrap();
+            messages.formed(&m).unwrap();
+            messages.event(&after).unwrap();
+            let messages = messages.finish();
             assert_eq!(messages.len(), 1);
             let mut expected = vec![before];
             expected.extend(crate::api::formed_events(&m));
