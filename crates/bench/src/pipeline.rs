@@ -450,7 +450,7 @@ mod tests {
             ..m.clone()
         };
         let mut message = mm_store::events::Messages::default();
-        message.formed(&formed).unwrap();
+        message.formed(&formed, &Default::default()).unwrap();
         message
             .event(&serde_json::from_str(&done("bench-ab12-6")).unwrap())
             .unwrap();

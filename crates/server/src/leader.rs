@@ -346,7 +346,31 @@ async fn cycle(
         return Ok(Formed::default());
     };
     let started = Instant::now();
-    claim_arrivals(store, cfg, stats, pool, mode, l).await?;
+    let first = claim_arrivals(store, cfg, stats, pool, mode, l).await?;
+    let formed = form_and_commit(store, cfg, stats, pool, mode, l, &first, started).await;
+    // The first claimed tickets not told with a match hear now.
+    if !first.is_empty() {
+        let waiting = l.tickets.from(0).iter();
+        publish_searching(store, waiting.filter(|c| first.contains(&c.ticket.id))).await;
+    }
+    formed
+}
+
+/// The rest of a [`cycle`] once its arrivals are claimed: forms matches over
+/// the whole pool, commits them and fans them out. The players of a ticket in
+/// `first` (claimed for the first time by this cycle) whose match commits
+/// hear `ticket.searching` just before it, with it.
+#[allow(clippy::too_many_arguments)]
+async fn form_and_commit(
+    store: &dyn Store,
+    cfg: &WorkerConfig,
+    stats: &WorkerStats,
+    pool: &Pool,
+    mode: &Mode,
+    l: &mut Leadership,
+    first: &HashSet<TicketId>,
+    started: Instant,
+) -> Result<Formed, StoreError> {
     if l.tickets.is_empty() {
         return Ok(Formed::default());
     }
@@ -389,7 +413,7 @@ async fn cycle(
             };
             let at = (!ids.is_empty()).then(Instant::now);
             let (ok, lost): (Vec<_>, Vec<_>) = step.into_iter().partition(|m| ids.contains(&m.id));
-            let told = store.fan_out(pool, &ok).await;
+            let told = store.fan_out_first(pool, &ok, first).await;
             (Ok(at), ok, lost, told)
         })
         .buffered(STEPS_IN_FLIGHT);
@@ -454,8 +478,11 @@ async fn cycle(
 /// once, so a backlog's claims keep Redis busy instead of waiting on each
 /// reply in turn. Each step is read for `mode`'s rules as it comes in, while
 /// Redis works on the next ones (a backlog's 50,000 tickets cost the cycle
-/// about 40 ms to read once all were in). The players of a backlog hear
-/// `ticket.searching` once it is all claimed (before any of its matches).
+/// about 40 ms to read once all were in). Returns the tickets claimed for the
+/// first time: their players hear `ticket.searching` with their match, or
+/// after the cycle (see [`cycle`]), so that telling 50,000 players of a
+/// backlog does not hold its first commit back. If a claim fails, they hear
+/// it at once.
 async fn claim_arrivals(
     store: &dyn Store,
     cfg: &WorkerConfig,
@@ -463,7 +490,7 @@ async fn claim_arrivals(
     pool: &Pool,
     mode: &Mode,
     l: &mut Leadership,
-) -> Result<(), StoreError> {
+) -> Result<HashSet<TicketId>, StoreError> {
     let fence = l.fence;
     let claim = || store.lead_claim(&cfg.id, pool, fence, CLAIM_STEP, cfg.lease);
     let held = l.tickets.len();
@@ -510,9 +537,16 @@ async fn claim_arrivals(
     if n > 0 {
         stats.claimed.fetch_add(n as u64, Ordering::Relaxed);
         metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name()).increment(n as u64);
-        publish_searching(store, claimed).await;
     }
-    failed.map_or(Ok(()), Err)
+    if let Some(e) = failed {
+        publish_searching(store, claimed).await;
+        return Err(e);
+    }
+    Ok(claimed
+        .iter()
+        .filter(|c| c.first_claim)
+        .map(|c| c.ticket.id.clone())
+        .collect())
 }
 
 /// `matches` in commit steps of about [`COMMIT_STEP_PLAYERS`] players each, in

@@ -10,6 +10,7 @@ use mm_domain::{
     Event, EventEnvelope, Match, MatchId, MatchRecord, MatchStatus, Millis, PlayerId, Pool, Ticket,
     TicketFate, TicketId, TicketStatus, TicketView,
 };
+use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -306,6 +307,21 @@ pub trait Store:
     /// Idempotent and resumable.
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError>;
 
+    /// [`Store::fan_out`] of matches formed by the cycle that first claimed
+    /// some of their tickets (those in `first`): the players of those tickets
+    /// hear `ticket.searching` just before the match, rather than in a publish
+    /// of its own before the cycle formed (on Redis, in the same message as the
+    /// match: see [`crate::events`]).
+    async fn fan_out_first(
+        &self,
+        pool: &Pool,
+        matches: &[Match],
+        first: &HashSet<TicketId>,
+    ) -> Result<(), StoreError> {
+        self.publish(&searching_events(matches, first)).await?;
+        self.fan_out(pool, matches).await
+    }
+
     /// Matches that were committed more than `older_than` ago and not yet fanned out.
     async fn stale_outbox(
         &self,
@@ -506,6 +522,24 @@ pub(crate) fn formed_events(m: &Match) -> Vec<EventEnvelope> {
                         matched: m.clone(),
                         result: None,
                     },
+                },
+            })
+        })
+        .collect()
+}
+
+/// The `ticket.searching` events of the tickets of `matches` in `first`, one
+/// per player, in the matches' order.
+pub(crate) fn searching_events(matches: &[Match], first: &HashSet<TicketId>) -> Vec<EventEnvelope> {
+    matches
+        .iter()
+        .flat_map(|m| &m.tickets)
+        .filter(|t| first.contains(&t.ticket_id))
+        .flat_map(|t| {
+            t.players.iter().map(|p| EventEnvelope {
+                player: p.clone(),
+                event: Event::Searching {
+                    ticket_id: t.ticket_id.clone(),
                 },
             })
         })

@@ -488,35 +488,50 @@ pub async fn cycle(
         .fetch_add(claimed.len() as u64, Ordering::Relaxed);
     metrics::counter!(names::TICKETS_CLAIMED, "pool" => pool.name())
         .increment(claimed.len() as u64);
-    publish_searching(store, &claimed).await;
+    // The players of tickets claimed for the first time hear `ticket.searching`
+    // with their match, or once the unmatched go back.
+    let first: HashSet<TicketId> = claimed
+        .iter()
+        .filter(|c| c.first_claim)
+        .map(|c| c.ticket.id.clone())
+        .collect();
     let matches = fill::fill_then_propose(store, cfg, &claimed, pool, mode, Reading::Fresh).await;
     sizes.learn(cfg, pool, mode, &claimed, matches.len());
-    let committed: HashSet<MatchId> = store
-        .complete(&cfg.id, pool, &matches, cfg.lease)
-        .await?
-        .into_iter()
-        .collect();
+    let committed: HashSet<MatchId> = match store.complete(&cfg.id, pool, &matches, cfg.lease).await
+    {
+        Ok(ids) => ids.into_iter().collect(),
+        Err(e) => {
+            publish_searching(store, &claimed).await;
+            return Err(e);
+        }
+    };
     let committed_at = (!committed.is_empty()).then(Instant::now);
     let done: Vec<Match> = matches
         .into_iter()
         .filter(|m| committed.contains(&m.id))
         .collect();
-    let matched: HashSet<&TicketId> = done
+    let matched_ids: HashSet<&TicketId> = done
         .iter()
         .flat_map(|m| m.tickets.iter().map(|t| &t.ticket_id))
         .collect();
     let rest: Vec<TicketId> = claimed
         .iter()
         .map(|c| &c.ticket.id)
-        .filter(|id| !matched.contains(id))
+        .filter(|id| !matched_ids.contains(id))
         .cloned()
         .collect();
-    let matched = matched.len();
+    let matched = matched_ids.len();
     // The release and the fan-out at once: the players hear of their matches
     // without waiting for the unmatched tickets to go back.
-    let (released, fanned) = tokio::join!(
+    // The unmatched's `ticket.searching` is sent first, so it is ahead of
+    // the release on the connection (and of any match they join after it).
+    let unmatched = claimed
+        .iter()
+        .filter(|c| !matched_ids.contains(&c.ticket.id));
+    let ((), released, fanned) = tokio::join!(
+        publish_searching(store, unmatched),
         store.release(&cfg.id, pool, Some(&rest)),
-        store.fan_out(pool, &done)
+        store.fan_out_first(pool, &done, &first)
     );
     let released = released?;
     stats.released.fetch_add(released as u64, Ordering::Relaxed);
@@ -558,9 +573,12 @@ pub(crate) fn fanned_out(
 }
 
 /// Tells the players of tickets claimed for the first time that their search began.
-pub(crate) async fn publish_searching(store: &dyn Store, claimed: &[Claimed]) {
+pub(crate) async fn publish_searching<'a>(
+    store: &dyn Store,
+    claimed: impl IntoIterator<Item = &'a Claimed>,
+) {
     let searching: Vec<EventEnvelope> = claimed
-        .iter()
+        .into_iter()
         .filter(|c| c.first_claim)
         .flat_map(|c| {
             c.ticket.players.iter().map(|p| EventEnvelope {

@@ -42,7 +42,7 @@ use crate::keys::{EVENTS_CHANNEL, PoolKeys, player_key, player_suffix};
 use crate::redis_store::conn::{Batches, bounded};
 use crate::{HISTORY_LEN, StoreError};
 use mm_domain::{Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
 /// Crash testing: with `MATCHMAKER_FAILPOINT=pause-after-reserve` a worker stops for
@@ -383,7 +383,14 @@ impl RedisStore {
     }
 
     /// Settles committed matches of `pool` (step 3 of the module doc).
-    pub(super) async fn settle(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
+    /// The tickets in `first` were first claimed by the cycle that formed their
+    /// match: their players hear `ticket.searching` with it.
+    pub(super) async fn settle(
+        &self,
+        pool: &Pool,
+        matches: &[Match],
+        first: &HashSet<TicketId>,
+    ) -> Result<(), StoreError> {
         let pool_name = pool.name();
         // Matches this process committed on the fast path are settled already;
         // after a crash the supervisor settles them again, which changes nothing.
@@ -498,7 +505,7 @@ impl RedisStore {
             }
         }
         for m in matches {
-            told.formed(m)?;
+            told.formed(m, first)?;
         }
         for message in told.finish() {
             out.at(EVENTS_CHANNEL)

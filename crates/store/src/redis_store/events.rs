@@ -13,9 +13,10 @@
 //! makes the events of the players connected to it. An ingress before 2026-11-28
 //! cannot read such a message: replace the ingresses first (README).
 
-use mm_domain::{EventEnvelope, Match};
+use mm_domain::{EventEnvelope, Match, TicketId};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use std::collections::HashSet;
 
 /// Most envelopes in one message.
 pub const EVENTS_PER_MESSAGE: usize = 256;
@@ -56,10 +57,28 @@ impl Messages {
     /// player each carrying the whole match (a 5v5's first events were ten
     /// copies of it, cloned, serialized, sent through Redis and parsed by every
     /// subscriber). A subscriber makes the players' events from it
-    /// ([`Element::Formed`]).
-    pub fn formed(&mut self, m: &Match) -> Result<(), serde_json::Error> {
+    /// ([`Element::Formed`]). The players of its tickets in `first` (first
+    /// claimed by the cycle that formed it) hear `ticket.searching` just
+    /// before: `"searching": [TICKET, ...]`.
+    pub fn formed(
+        &mut self,
+        m: &Match,
+        first: &HashSet<TicketId>,
+    ) -> Result<(), serde_json::Error> {
+        let searching = m
+            .tickets
+            .iter()
+            .map(|t| &t.ticket_id)
+            .filter(|id| first.contains(*id))
+            .collect();
         self.open();
-        serde_json::to_writer(&mut self.message, &FormedOut { formed: m })?;
+        serde_json::to_writer(
+            &mut self.message,
+            &FormedOut {
+                formed: m,
+                searching,
+            },
+        )?;
         self.close_if_full();
         Ok(())
     }
@@ -93,15 +112,20 @@ impl Messages {
     }
 }
 
-/// A committed match, in a message, standing for its players' first events.
+/// A committed match, in a message, standing for its players' first events
+/// (and `ticket.searching` for its tickets in `searching`).
 #[derive(Serialize)]
 struct FormedOut<'a> {
     formed: &'a Match,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    searching: Vec<&'a TicketId>,
 }
 
 #[derive(Deserialize)]
 struct FormedIn {
     formed: Match,
+    #[serde(default)]
+    searching: Vec<TicketId>,
 }
 
 /// How a formed match's element starts (see [`Messages::formed`]); an envelope starts
@@ -113,17 +137,26 @@ const FORMED_HEAD: &str = r#"{"formed":"#;
 pub enum Element {
     /// One player's event.
     Event(EventEnvelope),
-    /// A committed match: the first event of each of its players
-    /// ([`Element::Formed::events`]).
-    Formed(Match),
+    /// A committed match: the first event of each of its players, after
+    /// `ticket.searching` for the players of the tickets in `searching`
+    /// ([`Element::events`]).
+    Formed {
+        matched: Match,
+        searching: HashSet<TicketId>,
+    },
 }
 
 impl Element {
-    /// The players' events this element stands for.
+    /// The players' events this element stands for, in order.
     pub fn events(self) -> Vec<EventEnvelope> {
         match self {
             Element::Event(e) => vec![e],
-            Element::Formed(m) => crate::api::formed_events(&m),
+            Element::Formed { matched, searching } => {
+                let matched = std::slice::from_ref(&matched);
+                let mut events = crate::api::searching_events(matched, &searching);
+                events.extend(crate::api::formed_events(&matched[0]));
+                events
+            }
         }
     }
 }
@@ -139,7 +172,10 @@ pub fn decode(payload: &str) -> Result<Vec<Element>, serde_json::Error> {
         .map(|r| {
             let json = r.get();
             if json.starts_with(FORMED_HEAD) {
-                serde_json::from_str::<FormedIn>(json).map(|f| Element::Formed(f.formed))
+                serde_json::from_str::<FormedIn>(json).map(|f| Element::Formed {
+                    matched: f.formed,
+                    searching: f.searching.into_iter().collect(),
+                })
             } else {
                 serde_json::from_str(json).map(Element::Event)
             }
@@ -241,20 +277,32 @@ mod tests {
             let m = formed_match(lifecycle);
             let before = envelope(1);
             let after = envelope(2);
+            // The party's ticket was first claimed by the cycle that formed
+            // the match: its two players hear ticket.searching first.
+            let first: HashSet<TicketId> = [TicketId::new("t-a").unwrap()].into();
             let mut messages = Messages::default();
             messages.event(&before).unwrap();
-            messages.formed(&m).unwrap();
+            messages.formed(&m, &first).unwrap();
+            messages.formed(&m, &HashSet::new()).unwrap();
             messages.event(&after).unwrap();
             let messages = messages.finish();
             assert_eq!(messages.len(), 1);
-            let mut expected = vec![before];
+            let searching = |p: &str| EventEnvelope {
+                player: PlayerId::new(p).unwrap(),
+                event: Event::Searching {
+                    ticket_id: TicketId::new("t-a").unwrap(),
+                },
+            };
+            let mut expected = vec![before, searching("ann"), searching("bob")];
+            expected.extend(crate::api::formed_events(&m));
             expected.extend(crate::api::formed_events(&m));
             expected.push(after);
             assert_eq!(events_of(&messages[0]), expected);
-            // The match is in the message once, not once per player.
-            assert_eq!(messages[0].matches(r#""rating":1512.5"#).count(), 2);
-            let first: serde_json::Value = serde_json::to_value(&expected[1]).unwrap();
-            types.push(first["event"]["type"].as_str().unwrap().to_string());
+            // The match is in the message once a formed element, not once per
+            // player (two tickets each).
+            assert_eq!(messages[0].matches(r#""rating":1512.5"#).count(), 4);
+            let head: serde_json::Value = serde_json::to_value(&expected[3]).unwrap();
+            types.push(head["event"]["type"].as_str().unwrap().to_string());
         }
         assert_eq!(
             types,

@@ -55,8 +55,8 @@ impl Feed {
                         match element {
                             // A match none of whose players is connected here is not
                             // made into events.
-                            events::Element::Formed(m)
-                                if !m.players().any(|p| hub.listening(p)) => {}
+                            events::Element::Formed { matched, .. }
+                                if !matched.players().any(|p| hub.listening(p)) => {}
                             element => element.events().into_iter().for_each(|e| hub.dispatch(e)),
                         }
                     }

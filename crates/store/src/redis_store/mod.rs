@@ -39,6 +39,7 @@ use mm_domain::{
 };
 use redis::AsyncCommands;
 use redis::aio::ConnectionManagerConfig;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OnceCell, mpsc};
@@ -595,10 +596,19 @@ impl Store for RedisStore {
     }
 
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
+        self.fan_out_first(pool, matches, &HashSet::new()).await
+    }
+
+    async fn fan_out_first(
+        &self,
+        pool: &Pool,
+        matches: &[Match],
+        first: &HashSet<TicketId>,
+    ) -> Result<(), StoreError> {
         if matches.is_empty() {
             return Ok(());
         }
-        self.settle(pool, matches).await
+        self.settle(pool, matches, first).await
     }
 
     async fn stale_outbox(

@@ -485,6 +485,48 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
     }
 }
 
+/// A match formed by the cycle that first claimed one of its tickets: that
+/// ticket's player hears `ticket.searching` just before the match; the other
+/// player, claimed before, hears the match alone.
+async fn a_first_claimed_ticket_hears_searching_with_its_match(h: Harness) {
+    let a = ticket(1, 1500.0);
+    let b = ticket(2, 1510.0);
+    let mut heard_a = h.store.subscribe(&a.owner).await.unwrap();
+    let mut heard_b = h.store.subscribe(&b.owner).await.unwrap();
+    h.store.enqueue(&a).await.unwrap();
+    h.store.enqueue(&b).await.unwrap();
+    let claimed = h.store.claim("w1", &pool(), 10, 0.0, LEASE).await.unwrap();
+    let m = make_match(&[&claimed[0], &claimed[1]]);
+    complete_one(&h, "w1", &m).await;
+    let first = std::collections::HashSet::from([a.id.clone()]);
+    h.store
+        .fan_out_first(&pool(), std::slice::from_ref(&m), &first)
+        .await
+        .unwrap();
+    assert_eq!(
+        heard(&mut heard_a).await,
+        Event::Searching {
+            ticket_id: a.id.clone()
+        }
+    );
+    let matched = heard(&mut heard_a).await;
+    assert!(matches!(&matched, Event::Completed { match_id, .. } if *match_id == m.id));
+    let matched = heard(&mut heard_b).await;
+    assert!(matches!(&matched, Event::Completed { match_id, .. } if *match_id == m.id));
+    // Nothing more for either: one searching, one match each.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(heard_a.try_recv().is_err());
+    assert!(heard_b.try_recv().is_err());
+}
+
+/// The next event a subscriber hears, within 5 s.
+async fn heard(rx: &mut tokio::sync::mpsc::Receiver<Event>) -> Event {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("an event within 5 s")
+        .expect("the subscription is open")
+}
+
 async fn purge_forgets_finished_tickets(h: Harness) {
     let a = ticket(1, 1500.0);
     let b = ticket(2, 1500.0);
@@ -624,6 +666,7 @@ crate::both_stores!(
     expired_lease_is_reclaimed,
     heartbeat_keeps_the_lease,
     fan_out_reaches_history_and_subscribers,
+    a_first_claimed_ticket_hears_searching_with_its_match,
     purge_forgets_finished_tickets,
     history_outlives_the_purge,
 );
