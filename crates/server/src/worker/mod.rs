@@ -522,9 +522,9 @@ pub async fn cycle(
         .collect();
     let matched = matched_ids.len();
     // The release and the fan-out at once: the players hear of their matches
-    // without waiting for the unmatched tickets to go back.
-    // The unmatched's `ticket.searching` is sent first, so it is ahead of
-    // the release on the connection (and of any match they join after it).
+    // without waiting for the unmatched tickets to go back. The unmatched's
+    // `ticket.searching` is sent first, ahead of the release on the connection
+    // (and so of any match they join after it).
     let unmatched = claimed
         .iter()
         .filter(|c| !matched_ids.contains(&c.ticket.id));
