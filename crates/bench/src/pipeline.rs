@@ -99,16 +99,17 @@ fn told_of_match(payload: &str, players: &str) -> usize {
         ) && e.player.starts_with(players)
     };
     let element = |raw: &serde_json::value::RawValue| {
-        if let Ok(m) = serde_json::from_str::<Formed>(raw.get()) {
+        if !raw.get().starts_with(mm_store::events::FORMED_HEAD) {
+            return serde_json::from_str::<Told>(raw.get()).map_or(0, |e| usize::from(tells(&e)));
+        }
+        serde_json::from_str::<Formed>(raw.get()).map_or(0, |m| {
             m.formed
                 .tickets
                 .iter()
                 .flat_map(|t| &t.players)
                 .filter(|p| p.starts_with(players))
                 .count()
-        } else {
-            serde_json::from_str::<Told>(raw.get()).map_or(0, |e| usize::from(tells(&e)))
-        }
+        })
     };
     if let Ok(all) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(payload) {
         all.into_iter().map(element).sum()

@@ -7,7 +7,6 @@
 //! output buffer grows by a bounded step. A message of one bare envelope (what
 //! processes before 2026-11-25 published) is still read.
 //!
-//!
 //! A committed match's first events (one per player, each carrying the whole
 //! match) travel as one element holding the match ([`Messages::formed`]); each subscriber
 //! makes the events of the players connected to it. An ingress before 2026-11-28
@@ -46,10 +45,7 @@ pub struct Messages {
 impl Messages {
     /// Adds one player's event.
     pub fn event(&mut self, e: &EventEnvelope) -> Result<(), serde_json::Error> {
-        self.open();
-        serde_json::to_writer(&mut self.message, e)?;
-        self.close_if_full();
-        Ok(())
+        self.push(e)
     }
 
     /// Adds committed match `m`, standing for [`crate::api::formed_events`]
@@ -71,16 +67,10 @@ impl Messages {
             .map(|t| &t.ticket_id)
             .filter(|id| first.contains(*id))
             .collect();
-        self.open();
-        serde_json::to_writer(
-            &mut self.message,
-            &FormedOut {
-                formed: m,
-                searching,
-            },
-        )?;
-        self.close_if_full();
-        Ok(())
+        self.push(&FormedOut {
+            formed: m,
+            searching,
+        })
     }
 
     /// The messages, in order.
@@ -91,15 +81,15 @@ impl Messages {
         self.out
     }
 
-    fn open(&mut self) {
+    /// Writes one element into the open message, closing it once full.
+    fn push(&mut self, element: &impl Serialize) -> Result<(), serde_json::Error> {
         self.message.push(if self.n == 0 { b'[' } else { b',' });
-    }
-
-    fn close_if_full(&mut self) {
+        serde_json::to_writer(&mut self.message, element)?;
         self.n += 1;
         if self.n == EVENTS_PER_MESSAGE || self.message.len() >= BYTES_PER_MESSAGE {
             self.close();
         }
+        Ok(())
     }
 
     fn close(&mut self) {
@@ -130,7 +120,7 @@ struct FormedIn {
 
 /// How a formed match's element starts (see [`Messages::formed`]); an envelope starts
 /// with `{"player":`.
-const FORMED_HEAD: &str = r#"{"formed":"#;
+pub const FORMED_HEAD: &str = r#"{"formed":"#;
 
 /// One element of a message.
 #[derive(Debug, PartialEq)]
