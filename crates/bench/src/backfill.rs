@@ -160,7 +160,7 @@ async fn queue(
         while let Some(e) = rx.recv().await {
             if let Event::Assigned {
                 match_id, matched, ..
-            } = e
+            } = *e
             {
                 let _ = tx.send(Heard {
                     player: who.clone(),

@@ -12,7 +12,6 @@ use mm_domain::{
 };
 use std::collections::HashSet;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 /// Charges one call to `charge`; the wait when it is over the limit.
 async fn over<S: Limits + ?Sized>(
@@ -340,7 +339,7 @@ pub trait Store:
     async fn wake_ups(&self) -> Result<crate::WakeUps, StoreError>;
 
     /// Events addressed to `player` from now on, from any process.
-    async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError>;
+    async fn subscribe(&self, player: &PlayerId) -> Result<crate::Events, StoreError>;
 
     /// Queue and processing depth of a pool.
     async fn depths(&self, pool: &Pool) -> Result<Depths, StoreError>;

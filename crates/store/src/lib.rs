@@ -51,7 +51,7 @@ pub use blocks::{Blocked, Blocks, MAX_BLOCKS, MemoryBlocks};
 pub use error::StoreError;
 pub use fleet::{AllocateOutcome, Allocation, Fleet, GameServer, RegionCensus};
 pub use giveup::GiveUp;
-pub use hub::Hub;
+pub use hub::{Events, Hub};
 pub use leading::Leading;
 pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};

@@ -31,14 +31,13 @@ use crate::{
 use async_trait::async_trait;
 use maps::{Finished, Sharded};
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId,
+    EventEnvelope, Match, MatchId, MatchRecord, Millis, PlayerId, Pool, Ticket, TicketId,
     TicketView, now_ms,
 };
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 /// A rating with a total order, so it can key the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -546,7 +545,7 @@ impl Store for MemoryStore {
         Ok(self.wakes.subscribe())
     }
 
-    async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {
+    async fn subscribe(&self, player: &PlayerId) -> Result<crate::Events, StoreError> {
         Ok(self.hub.subscribe(player))
     }
 

@@ -34,7 +34,7 @@ use create::Created;
 use feed::Feed;
 use futures_util::future::try_join_all;
 use mm_domain::{
-    Event, EventEnvelope, Match, MatchId, MatchStatus, Millis, PlayerId, Pool, Ticket, TicketId,
+    EventEnvelope, Match, MatchId, MatchStatus, Millis, PlayerId, Pool, Ticket, TicketId,
     TicketView,
 };
 use redis::AsyncCommands;
@@ -42,7 +42,7 @@ use redis::aio::ConnectionManagerConfig;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::OnceCell;
 
 /// How long the player's ticket index and history live after their last write, and
 /// a match's archived JSON (what histories point to) after its commit.
@@ -694,7 +694,7 @@ impl Store for RedisStore {
         Ok(wake_ups)
     }
 
-    async fn subscribe(&self, player: &PlayerId) -> Result<mpsc::Receiver<Event>, StoreError> {
+    async fn subscribe(&self, player: &PlayerId) -> Result<crate::Events, StoreError> {
         self.ensure_feed(Feed::Events(self.hub.clone())).await?;
         Ok(self.hub.subscribe(player))
     }

@@ -472,7 +472,7 @@ async fn fan_out_reaches_history_and_subscribers(h: Harness) {
         .await
         .unwrap()
         .unwrap();
-    match ev {
+    match *ev {
         Event::Completed {
             ticket_id,
             match_id,
@@ -520,8 +520,8 @@ async fn a_first_claimed_ticket_hears_searching_with_its_match(h: Harness) {
 }
 
 /// The next event a subscriber hears, within 5 s.
-async fn heard(rx: &mut tokio::sync::mpsc::Receiver<Event>) -> Event {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+async fn heard(rx: &mut mm_store::Events) -> Event {
+    *tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("an event within 5 s")
         .expect("the subscription is open")

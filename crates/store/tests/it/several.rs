@@ -117,7 +117,7 @@ async fn first_match_withdraws_the_other_modes(h: Harness) {
     assert_eq!(ids(&got), BTreeSet::from([lone.id.clone()]));
     let mut heard = Vec::new();
     while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(2), events.recv()).await {
-        heard.push(e.clone());
+        heard.push(*e);
         if heard.len() == 2 {
             break;
         }
@@ -541,7 +541,7 @@ async fn a_single_node_settles_simple_players_at_commit() {
     // The fan-out published the settled match's events all the same, once.
     let completed = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            if let Some(Event::Completed { ticket_id, .. }) = heard.recv().await {
+            if let Some(Event::Completed { ticket_id, .. }) = heard.recv().await.map(|e| *e) {
                 break ticket_id;
             }
         }
