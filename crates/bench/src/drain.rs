@@ -356,8 +356,10 @@ async fn drain_once(args: &DrainArgs, label: &str, pipeline: Pipeline) -> Result
     };
     eprintln!("[{label}] seeding {tickets} tickets into {url} ...");
     let mut seeded = bench_tickets(&pool, tickets, args.seed, &tag);
-    if let Pipeline::FiveVsFive { .. } = pipeline {
+    if let Pipeline::FiveVsFive { rules, .. } = pipeline {
         rules::give_attributes(&mut seeded, args.attributes.as_deref(), args.seed)?;
+        // In the lanes the ingress would give them (the seeding bypasses it).
+        rules::give_lanes(&mut seeded, &pool.mode, rules)?;
     }
     watch.seed(&seeded).await?;
     let mut admin = redis::Client::open(url.as_str())?

@@ -29,7 +29,8 @@ pub use party::{MAX_PARTY, MAX_PENDING_INVITES, Party, PartyView};
 pub use rating::{Decay, MatchOn, RatingJob, RatingModel, RatingPolicy, Skill};
 pub use result_check::ResultError;
 pub use ticket::{
-    MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket, TicketStatus, TicketView,
+    LANE_SPAN, LANES, MAX_RATING, MIN_RATING, Pool, RegionLatency, RegionQueue, Ticket,
+    TicketStatus, TicketView, lane_ranks, queue_score, score_lane,
 };
 
 /// Milliseconds since the Unix epoch, the time unit stored everywhere.

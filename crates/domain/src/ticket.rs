@@ -94,6 +94,65 @@ pub struct Ticket {
     /// as the store had it when the ticket was queued: never in its match.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<PlayerId>,
+    /// Where the ticket waits in its queues: tickets that a mode's hard rules
+    /// keep apart (client builds) are in different lanes, and a queue is
+    /// ordered by lane, then rating ([`Ticket::queue_score`]), so that a claim
+    /// of neighbours takes tickets that may meet. 0 for a mode without such
+    /// rules (and for a ticket queued before lanes: it waits in lane 0, and is
+    /// matched all the same).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lane: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// How far apart two lanes sit in a queue's order: more than any rating
+/// ([`MAX_RATING`]).
+pub const LANE_SPAN: f64 = 100_000.0;
+
+/// Lanes are below this (2^24): the highest score, about 1.7e12, keeps a
+/// double's precision to a few thousandths of a rating point.
+pub const LANES: u32 = 1 << 24;
+
+/// A queue's order for a ticket rated `rating` in lane `lane`: the rating in
+/// lane 0; in a later lane, the lane's start plus the rating (kept within the
+/// lane's span). `unwind_entry.lua` computes the same.
+pub fn queue_score(lane: u32, rating: f64) -> f64 {
+    if lane == 0 {
+        return rating;
+    }
+    f64::from(lane % LANES) * LANE_SPAN + rating.clamp(MIN_RATING, MAX_RATING)
+}
+
+/// The lane a queue score is in (0 for a rating alone, below 0 for a negative
+/// one).
+pub fn score_lane(score: f64) -> i64 {
+    (score / LANE_SPAN).floor() as i64
+}
+
+/// The ranks `[lo, hi)` of the lane of the entry at rank `at` in a queue whose
+/// scores, in order, are `scores` (`n` of them): the whole queue for lane 0 or
+/// below, as `claim.lua` takes its run.
+pub fn lane_ranks(
+    scores: impl Iterator<Item = f64> + Clone,
+    n: usize,
+    at: usize,
+) -> (usize, usize) {
+    let Some(lane) = scores.clone().nth(at).map(score_lane) else {
+        return (0, n);
+    };
+    if lane <= 0 {
+        return (0, n);
+    }
+    let lo = scores.clone().take_while(|&s| score_lane(s) < lane).count();
+    let hi = lo
+        + scores
+            .skip(lo)
+            .take_while(|&s| score_lane(s) == lane)
+            .count();
+    (lo, hi)
 }
 
 /// One region a ticket waits in and from when it may be matched there.
@@ -131,7 +190,14 @@ impl Ticket {
             attributes: Attributes::default(),
             player_attributes: Vec::new(),
             blocks: Vec::new(),
+            lane: 0,
         }
+    }
+
+    /// The ticket's place in a queue's order (the score of the Redis queue):
+    /// see [`queue_score`].
+    pub fn queue_score(&self) -> f64 {
+        queue_score(self.lane, self.rating)
     }
 
     /// Player `i`'s value of attribute `name`: their own, else the ticket's.
@@ -300,5 +366,40 @@ impl TicketView {
             player_attributes: ticket.player_attributes.clone(),
             estimated_wait_ms: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_order_a_queue_before_ratings() {
+        // Lane 0 is the rating alone.
+        assert_eq!(queue_score(0, 1234.5), 1234.5);
+        // Any rating in lane 3 comes before any in lane 4.
+        assert!(queue_score(3, MAX_RATING) < queue_score(4, MIN_RATING));
+        assert_eq!(score_lane(queue_score(3, 1500.0)), 3);
+        assert_eq!(score_lane(1500.0), 0);
+        assert_eq!(queue_score(3, 1500.25) - queue_score(3, 1500.0), 0.25);
+    }
+
+    #[test]
+    fn a_lane_s_ranks_are_found_around_any_of_its_entries() {
+        let scores = [
+            1000.0,
+            1200.0,
+            queue_score(2, 10.0),
+            queue_score(2, 20.0),
+            queue_score(5, 0.0),
+        ];
+        let of = |at| lane_ranks(scores.iter().copied(), scores.len(), at);
+        // Lane 0: the whole queue, as a queue without lanes.
+        assert_eq!(of(0), (0, 5));
+        assert_eq!(of(2), (2, 4));
+        assert_eq!(of(3), (2, 4));
+        assert_eq!(of(4), (4, 5));
+        // Past the end: the whole queue.
+        assert_eq!(of(9), (0, 5));
     }
 }

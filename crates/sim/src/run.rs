@@ -132,6 +132,10 @@ pub(crate) struct SimTicket {
     pub(crate) group: usize,
     pub(crate) members: Vec<usize>,
     pub(crate) rating: f64,
+    /// Its place in its queues' order: the rating in its lane, as the store
+    /// has it (`Ticket::queue_score`); the rating alone for the baseline,
+    /// which knows no rules.
+    pub(crate) score: f64,
     pub(crate) size: usize,
     pub(crate) enqueued_at: u64,
     /// (region index, eligible from).
@@ -452,6 +456,7 @@ impl Sim<'_> {
                     size: members.len(),
                     members,
                     rating,
+                    score: rating,
                     enqueued_at: a.at_ms,
                     regions: regions.clone(),
                     pools: pools.clone(),
@@ -461,6 +466,9 @@ impl Sim<'_> {
                     compiled: Compiled::default(),
                 };
                 ticket.compiled = self.compilers[mi].compile(&ticket);
+                if !self.engine.seed000() {
+                    ticket.score = mm_domain::queue_score(mode.lane(&ticket), rating);
+                }
                 self.tickets.push(ticket);
                 for &p in &pools {
                     let at = self.position(p, id);
@@ -474,13 +482,14 @@ impl Sim<'_> {
         entered
     }
 
-    /// Where ticket `t` belongs in pool `p`'s queue.
+    /// Where ticket `t` belongs in pool `p`'s queue: by score (lane, then
+    /// rating), then number.
     fn position(&self, p: usize, t: usize) -> usize {
-        let rating = self.tickets[t].rating;
+        let score = self.tickets[t].score;
         self.queues[p].partition_point(|&x| {
             self.tickets[x]
-                .rating
-                .total_cmp(&rating)
+                .score
+                .total_cmp(&score)
                 .then(x.cmp(&t))
                 .is_lt()
         })
@@ -574,8 +583,12 @@ impl Sim<'_> {
                     .copied()
                     .unwrap_or(base)
                     .min(base.max(n.div_ceil(2)));
-                let start = ((rng.random::<f64>() * n as f64) as usize).min(n.saturating_sub(take));
-                let run = &queue[start..(start + take).min(n)];
+                // Within the start ticket's lane, as `claim.lua` takes it.
+                let at = ((rng.random::<f64>() * n as f64) as usize).min(n - 1);
+                let scores = queue.iter().map(|&t| self.tickets[t].score);
+                let (lo, hi) = mm_domain::lane_ranks(scores, n, at);
+                let start = at.min(hi.saturating_sub(take)).max(lo);
+                let run = &queue[start..(start + take).min(hi)];
                 let matches = ours(
                     mode,
                     &self.compilers[p / self.regions],

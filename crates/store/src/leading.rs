@@ -33,7 +33,8 @@ use std::time::Duration;
 #[async_trait]
 pub trait Leading {
     /// Up to `max` tickets of `pool` the leader has not had yet: after
-    /// [`Leading::adopt`], the whole queue lowest rating first, then what was
+    /// [`Leading::adopt`], the whole queue in its order (lane, then
+    /// rating), then what was
     /// queued since, in the order it came; each marked held (a first one's
     /// `first_claim` set) and the leader's lease set (as
     /// [`crate::Store::claim`]). Refused ([`StoreError::Fenced`]) while the

@@ -5,8 +5,8 @@
 //!   script (in `src/lua/`) touching keys of one hash slot (see [`keys`]).
 //! - [`MemoryStore`]: in-process state for the embedded `serve` default.
 //!
-//! Ticket life in the store: `enqueue` puts a ticket in its pool's rating-ordered
-//! queue; `claim` moves a batch into a worker's held set under a lease; `complete`
+//! Ticket life in the store: `enqueue` puts a ticket in its pool's queue,
+//! ordered by lane (builds kept apart: [`mm_domain::Ticket::lane`]), then rating; `claim` moves a batch into a worker's held set under a lease; `complete`
 //! commits matches, `release` returns the rest; `heartbeat` extends the lease and
 //! `reclaim` returns the tickets of a worker whose lease expired. `cancel` ends a
 //! ticket that is not in a match. Committed matches sit in an outbox until

@@ -57,6 +57,20 @@ pub(super) fn give_attributes(
     Ok(())
 }
 
+/// Puts every ticket in the lane the ingress would give it in the drain's
+/// mode `name` (with or without its rules), as `POST /v1/tickets` does.
+pub(super) fn give_lanes(tickets: &mut [Ticket], name: &str, with_rules: bool) -> Result<()> {
+    let modes = mm_engine::Modes::load(
+        Some(&mode_toml(name, with_rules)?),
+        mm_engine::WindowPolicy::default(),
+    )?;
+    let mode = modes.get(name).context("the drain's mode")?;
+    for t in tickets {
+        t.lane = mode.lane(&*t);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

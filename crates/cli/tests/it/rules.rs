@@ -293,6 +293,52 @@ async fn redis_tickets_carry_attributes() {
     attributes_are_kept_and_checked(&d).await;
     a_party_agrees_on_hard_equal_attributes(&d).await;
     rules_shape_the_match(&d).await;
+    builds_wait_in_lanes_of_their_own(&d).await;
+}
+
+/// Two builds the mode keeps apart for good wait in lanes of their own: the
+/// queue's scores put each build's tickets together (`Ticket::lane`), so a
+/// claim worker's run of neighbours is one build's.
+async fn builds_wait_in_lanes_of_their_own(d: &Deployment) {
+    let a = queue(
+        d,
+        "ruled",
+        "ln-a",
+        json!({"build": "2.0", "maps": ["dust"]}),
+    )
+    .await;
+    let b = queue(
+        d,
+        "ruled",
+        "ln-b",
+        json!({"build": "2.1", "maps": ["dust"]}),
+    )
+    .await;
+    let redis = d.redis.as_ref().expect("a Redis deployment");
+    let mut conn = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let queue_key = "mm:{p:ruled:eu}:q";
+    let mut score = async |id: &str| -> f64 {
+        redis::cmd("ZSCORE")
+            .arg(queue_key)
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .unwrap()
+    };
+    let (sa, sb) = (score(&a).await, score(&b).await);
+    let lane = |s: f64| (s / mm_domain::LANE_SPAN).floor();
+    assert!(lane(sa) >= 1.0 && lane(sb) >= 1.0, "{sa} {sb}");
+    assert_ne!(lane(sa), lane(sb), "{sa} {sb}");
+    // Within its lane, the ticket sits at its rating.
+    assert_eq!(sa - lane(sa) * mm_domain::LANE_SPAN, 1500.0);
+    for (p, id) in [("ln-a", a), ("ln-b", b)] {
+        let (s, v) = d.client(p).delete(&format!("/v1/tickets/{id}")).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
 }
 
 /// With signed tokens, an attribute the mode takes from the token comes from

@@ -135,6 +135,12 @@ pub const DEFAULT_DECLINE_BAN: Millis = 60_000;
 pub const DEFAULT_DISCONNECT_GRACE: Millis = 10_000;
 
 impl Mode {
+    /// The lane a ticket waits in in this mode's queues (see
+    /// [`crate::rules::lane`]).
+    pub fn lane(&self, ticket: &impl crate::Described) -> u32 {
+        crate::rules::lane::lane(&self.rules, ticket)
+    }
+
     /// Players in a full match.
     pub fn max_players(&self) -> usize {
         self.teams * self.team_size

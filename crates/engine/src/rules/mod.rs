@@ -12,6 +12,7 @@
 
 mod compile;
 mod config;
+pub mod lane;
 pub mod roles;
 mod room;
 mod traits;

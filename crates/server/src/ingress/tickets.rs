@@ -298,6 +298,7 @@ impl CreateTicket {
             attributes: Attributes::default(),
             player_attributes: Vec::new(),
             blocks: Vec::new(),
+            lane: 0,
         };
         Ok((ticket, from_client, sent))
     }
@@ -482,6 +483,9 @@ pub async fn create(
     )?;
     ticket.attributes = attrs;
     ticket.player_attributes = own;
+    // Kept apart for good by the mode's hard rules (builds), in a lane of its
+    // own in the queues.
+    ticket.lane = mode.lane(&ticket);
     let charge = charge.as_ref();
     // Either way the ticket carries whom its players may never meet, as the
     // store has it now.

@@ -17,7 +17,8 @@ local function arrived(lock, arrivals, ids)
 end
 
 -- Has a pool's leader read its whole queue `q` again: empties `arrivals` and
--- pushes every queued ticket to it, lowest rating first. Returns how many.
+-- pushes every queued ticket to it, in the queue's order (lane, then rating).
+-- Returns how many.
 local function reread(q, arrivals)
   redis.call('DEL', arrivals)
   local total = redis.call('ZCARD', q)

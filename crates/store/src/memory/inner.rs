@@ -118,7 +118,8 @@ impl Inner {
             if !ps.tickets.contains_key(&ticket.id) {
                 ps.tickets.insert(ticket.id.clone(), ticket.clone());
                 ps.state.insert(ticket.id.clone(), State::New);
-                ps.queue.insert((Score(ticket.rating), ticket.id.clone()));
+                ps.queue
+                    .insert((Score(ticket.queue_score()), ticket.id.clone()));
             }
         }
     }
@@ -195,8 +196,12 @@ impl Inner {
         let mut cancelled = false;
         for e in entries.iter().filter(|e| e.state.is_live()) {
             let ps = self.pool(&e.pool);
-            let rating = ps.tickets.get(id).map(|t| t.rating).unwrap_or_default();
-            ps.queue.remove(&(Score(rating), id.clone()));
+            let score = ps
+                .tickets
+                .get(id)
+                .map(Ticket::queue_score)
+                .unwrap_or_default();
+            ps.queue.remove(&(Score(score), id.clone()));
             ps.state.insert(id.clone(), ended.clone());
             ps.done.insert(id.to_string(), now);
             cancelled = true;
@@ -223,7 +228,7 @@ impl Inner {
             return None;
         }
         let ticket = ps.tickets.get(id)?.clone();
-        ps.queue.remove(&(Score(ticket.rating), id.clone()));
+        ps.queue.remove(&(Score(ticket.queue_score()), id.clone()));
         ps.state
             .insert(id.clone(), State::Withdrawn(reason.to_string()));
         ps.done.insert(id.to_string(), now);

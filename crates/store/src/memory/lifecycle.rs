@@ -234,7 +234,12 @@ impl Lifecycle for MemoryStore {
                 match &fate {
                     TicketFate::Requeue => {
                         ps.state.insert(t.ticket_id.clone(), State::Requeued);
-                        ps.queue.insert((Score(t.rating), t.ticket_id.clone()));
+                        // Back in its lane (the ticket's own data has it).
+                        let score = ps
+                            .tickets
+                            .get(&t.ticket_id)
+                            .map_or(t.rating, mm_domain::Ticket::queue_score);
+                        ps.queue.insert((Score(score), t.ticket_id.clone()));
                         ps.done.remove(t.ticket_id.as_str());
                         requeued_in.push(other.name());
                     }

@@ -182,9 +182,17 @@ impl MemoryStore {
         if n == 0 || max == 0 {
             return Vec::new();
         }
-        let first = ((start.clamp(0.0, 1.0) * n as f64) as usize).min(n.saturating_sub(max));
-        let batch: Vec<(Score, TicketId)> =
-            ps.queue.iter().skip(first).take(max).cloned().collect();
+        // A run within the start ticket's lane, as `claim.lua` takes it.
+        let at = ((start.clamp(0.0, 1.0) * n as f64) as usize).min(n - 1);
+        let (lo, hi) = mm_domain::lane_ranks(ps.queue.iter().map(|(Score(s), _)| *s), n, at);
+        let first = at.min(hi.saturating_sub(max)).max(lo);
+        let batch: Vec<(Score, TicketId)> = ps
+            .queue
+            .iter()
+            .skip(first)
+            .take(max.min(hi - first))
+            .cloned()
+            .collect();
         let mut out = Vec::with_capacity(batch.len());
         for entry in batch {
             ps.queue.remove(&entry);

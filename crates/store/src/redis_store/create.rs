@@ -83,7 +83,7 @@ impl RedisStore {
                 .arg(rate.count.max(1)),
             None => call.arg("").arg(""),
         };
-        call.arg(ticket.rating)
+        call.arg(ticket.queue_score())
             .arg(ticket.enqueued_at)
             .arg(WAKE_CHANNEL);
         for name in &names {

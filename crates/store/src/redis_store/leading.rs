@@ -57,6 +57,7 @@ impl RedisStore {
             .arg(start.clamp(0.0, 1.0))
             .arg(lease.as_millis() as u64)
             .arg(floor.map_or(String::new(), |f| f.to_string()))
+            .arg(mm_domain::LANE_SPAN)
             .invoke_async(&mut self.conn())
             .await?;
         claimed(got)

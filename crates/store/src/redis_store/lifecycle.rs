@@ -210,6 +210,7 @@ impl RedisStore {
                     .key(&keys.armed)
                     .key(&keys.leader)
                     .key(&keys.arrivals)
+                    .key(&keys.tickets)
                     .arg(ticket.ticket_id.as_str())
                     .arg(mid)
                     .arg(action)
@@ -218,6 +219,10 @@ impl RedisStore {
                     .arg(ticket.enqueued_at)
                     .arg(crate::keys::WAKE_CHANNEL)
                     .arg(p.name())
+                    .arg(mm_domain::LANE_SPAN)
+                    .arg(mm_domain::LANES)
+                    .arg(mm_domain::MIN_RATING)
+                    .arg(mm_domain::MAX_RATING)
                     .invoke_async(&mut self.conn())
                     .await?;
                 Ok::<_, StoreError>(())

@@ -424,7 +424,7 @@ impl Store for RedisStore {
                     .key(&keys.arrivals)
                     .arg(ticket.id.as_str())
                     .arg(json)
-                    .arg(ticket.rating)
+                    .arg(ticket.queue_score())
                     .arg(ticket.enqueued_at)
                     .arg(WAKE_CHANNEL)
                     .arg(pool.name());

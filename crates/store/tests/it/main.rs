@@ -7,6 +7,7 @@ mod claims;
 mod commits;
 mod conformance;
 mod giveup;
+mod lanes;
 mod leading;
 mod lifecycle;
 mod limits;
