@@ -534,15 +534,21 @@ pub(crate) fn searching_events(matches: &[Match], first: &HashSet<TicketId>) -> 
         .iter()
         .flat_map(|m| &m.tickets)
         .filter(|t| first.contains(&t.ticket_id))
-        .flat_map(|t| {
-            t.players.iter().map(|p| EventEnvelope {
-                player: p.clone(),
-                event: Event::Searching {
-                    ticket_id: t.ticket_id.clone(),
-                },
-            })
-        })
+        .flat_map(|t| searching(&t.ticket_id, &t.players))
         .collect()
+}
+
+/// Ticket `id`'s `ticket.searching` events, one per player of `players`.
+pub fn searching<'a>(
+    id: &'a TicketId,
+    players: &'a [PlayerId],
+) -> impl Iterator<Item = EventEnvelope> + 'a {
+    players.iter().map(move |p| EventEnvelope {
+        player: p.clone(),
+        event: Event::Searching {
+            ticket_id: id.clone(),
+        },
+    })
 }
 
 /// The `ticket.cancelled` events of a ticket the matchmaker withdrew, one per player.

@@ -43,6 +43,7 @@ mod wake;
 
 pub use api::{
     CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
+    searching,
 };
 pub use backfill::{
     Backfill, BackfillOutcome, Backfills, FillMark, JoinOutcome, MAX_BACKFILL_TEAMS, UnjoinOutcome,

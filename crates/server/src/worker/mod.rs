@@ -27,8 +27,8 @@ pub(crate) use fill::fill_then_propose;
 pub(crate) use forming::{form_in_parts, forms_in_parts};
 pub(crate) use kept::{Kept, Reading};
 use mm_domain::{
-    Decided, Event, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool,
-    RuleStep, Ticket, TicketId, now_ms,
+    Decided, EventEnvelope, Match, MatchId, MatchStatus, MatchTicket, Millis, Pool, RuleStep,
+    Ticket, TicketId, now_ms,
 };
 use mm_engine::{BatchConfig, Candidate, Entry, Mode, Modes, form_matches};
 use mm_store::outage::Backoff;
@@ -580,14 +580,7 @@ pub(crate) async fn publish_searching<'a>(
     let searching: Vec<EventEnvelope> = claimed
         .into_iter()
         .filter(|c| c.first_claim)
-        .flat_map(|c| {
-            c.ticket.players.iter().map(|p| EventEnvelope {
-                player: p.clone(),
-                event: Event::Searching {
-                    ticket_id: c.ticket.id.clone(),
-                },
-            })
-        })
+        .flat_map(|c| mm_store::searching(&c.ticket.id, &c.ticket.players))
         .collect();
     if let Err(e) = store.publish(&searching).await {
         warn_store!(e, "could not publish ticket.searching");
