@@ -19,12 +19,63 @@ pub const MAX_TEXT: usize = 64;
 pub const MAX_ITEMS: usize = 32;
 
 /// One attribute's value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+///
+/// Read by a visitor of its own ([`ValueVisitor`]) rather than serde's
+/// `untagged`: that buffers every value and tries the kinds in turn, writing
+/// out an error message for each kind a value is not (a string was first
+/// tried as a number, a list as a number and a string), and every worker
+/// reads every claimed ticket's attributes.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum Value {
     Number(f64),
     Text(String),
     List(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+/// Reads a [`Value`] from whichever kind the data holds.
+struct ValueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string, a number or a list of strings")
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::Text(v.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::Text(v))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_ITEMS));
+        while let Some(item) = seq.next_element::<String>()? {
+            items.push(item);
+        }
+        Ok(Value::List(items))
+    }
 }
 
 impl Value {
@@ -222,6 +273,32 @@ mod tests {
                 Attributes::from_json(raw),
                 Err(AttributeError::BadValue("a".into()))
             );
+        }
+    }
+
+    #[test]
+    fn each_kind_reads_back_as_written() {
+        let a = parse(
+            r#"{"n": 3, "neg": -2, "f": 2.5, "big": 18446744073709551615, "t": "pc",
+                "l": ["a", "b"], "empty": []}"#,
+        );
+        assert_eq!(a.get("n"), Some(&Value::Number(3.0)));
+        assert_eq!(a.get("neg"), Some(&Value::Number(-2.0)));
+        assert_eq!(a.get("f"), Some(&Value::Number(2.5)));
+        assert_eq!(a.get("big"), Some(&Value::Number(u64::MAX as f64)));
+        assert_eq!(a.get("t"), Some(&Value::Text("pc".into())));
+        assert_eq!(a.get("l"), Some(&Value::List(vec!["a".into(), "b".into()])));
+        assert_eq!(a.get("empty"), Some(&Value::List(Vec::new())));
+        let again: Attributes = parse(&serde_json::to_string(&a).unwrap());
+        assert_eq!(again, a);
+        // Strings with escapes come back whole (serde_json hands them over
+        // owned, not borrowed).
+        let e = parse(r#"{"t": "a\"b\u00e9"}"#);
+        assert_eq!(e.get("t"), Some(&Value::Text("a\"bé".into())));
+        // Null and lists of lists are not values either.
+        for bad in [r#"{"a": null}"#, r#"{"a": [["x"]]}"#, r#"{"a": [null]}"#] {
+            let err = serde_json::from_str::<Attributes>(bad).unwrap_err();
+            assert!(err.to_string().contains("expected"), "{bad}: {err}");
         }
     }
 
