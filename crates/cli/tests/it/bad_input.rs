@@ -197,6 +197,27 @@ async fn every_endpoint_refuses_bad_input(d: &Deployment) {
         let (s, b) = raw(d, Method::POST, "/v1/tickets", zed, json_ct, body).await;
         assert_error(s, &b, *want, code);
     }
+    // A mistake inside a player or a region object is named: the place and
+    // the field, not the server's type.
+    for (body, said) in [
+        (
+            r#"{"players":["zed"],"mode":"1v1","regions":[{"region":"eu","latency":3}]}"#,
+            "regions[0].latency: unknown field `latency`, expected `region` or `latency_ms`",
+        ),
+        (
+            r#"{"players":[{"id":"zed","rating":"x"}],"mode":"1v1","regions":["eu"]}"#,
+            "players[0].rating: invalid type: string \"x\", expected f64",
+        ),
+        (
+            r#"{"players":[7],"mode":"1v1","regions":["eu"]}"#,
+            "players[0]: invalid type: integer `7`, expected a player id, or an object",
+        ),
+    ] {
+        let (s, b) = raw(d, Method::POST, "/v1/tickets", zed, json_ct, body).await;
+        assert_error(s, &b, StatusCode::UNPROCESSABLE_ENTITY, "invalid_request");
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(said), "{body}: {message}");
+    }
     let (s, b) = raw(
         d,
         Method::POST,

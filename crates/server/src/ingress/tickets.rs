@@ -18,50 +18,13 @@ use mm_store::{CancelOutcome, EnqueueOutcome, RateCheck};
 use mm_telemetry::names;
 use serde::{Deserialize, Serialize};
 
+mod spec;
+pub use spec::{PlayerSpec, RatedPlayer, RegionSpec};
+
 /// Most regions a ticket may list.
 const MAX_REGIONS: usize = 8;
 /// Highest latency a client may report (ms).
 const MAX_LATENCY_MS: u32 = 10_000;
-
-/// A player of a ticket: just the id (the ticket's `rating` applies), or the id
-/// with the player's own rating.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(untagged)]
-pub enum PlayerSpec {
-    Id(String),
-    Rated(RatedPlayer),
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RatedPlayer {
-    #[schema(value_type = PlayerId)]
-    pub id: String,
-    /// Trusted backends only (or dev mode with ALLOW_CLIENT_RATINGS).
-    #[schema(minimum = 0, maximum = 10000)]
-    pub rating: Option<f64>,
-    /// This player's attributes where they differ from the ticket's (e.g. the
-    /// roles they accept).
-    #[schema(value_type = Option<Attributes>)]
-    pub attributes: Option<attributes::Raw>,
-}
-
-/// A region a ticket accepts: just the name, or the name with the latency the
-/// client measured to it.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(untagged)]
-pub enum RegionSpec {
-    Name(String),
-    Measured(MeasuredRegion),
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MeasuredRegion {
-    pub region: String,
-    #[schema(maximum = 10000)]
-    pub latency_ms: Option<u32>,
-}
 
 /// Body of `POST /v1/tickets`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
