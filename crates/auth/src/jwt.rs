@@ -59,7 +59,7 @@ fn attribute_claims(rest: std::collections::BTreeMap<String, serde_json::Value>)
         };
         let mut one = Attributes::default();
         one.insert(name.clone(), value.clone());
-        if one.check().is_ok() && out.0.len() < mm_domain::MAX_ATTRIBUTES {
+        if one.check().is_ok() && out.len() < mm_domain::MAX_ATTRIBUTES {
             out.insert(name, value);
         }
     }

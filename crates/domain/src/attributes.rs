@@ -144,25 +144,52 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// A ticket's (or a player's) attributes, by name.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(transparent)]
-pub struct Attributes(pub BTreeMap<String, Value>);
+// Kept in name order in a list rather than a tree: a ticket has a handful, and
+// every worker builds and drops them for each ticket it reads. Written and read
+// as a JSON object. (Not a doc comment: the API document shows the line above.)
+#[derive(Debug, Clone, Default, PartialEq, utoipa::ToSchema)]
+#[schema(value_type = BTreeMap<String, Value>)]
+pub struct Attributes(Vec<(String, Value)>);
 
 impl Attributes {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.get(name)
+    /// How many attributes there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
     }
 
+    fn find(&self, name: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(name))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.find(name).ok().map(|i| &self.0[i].1)
+    }
+
+    /// Sets `name` to `value`, over any value it had.
     pub fn insert(&mut self, name: impl Into<String>, value: Value) {
-        self.0.insert(name.into(), value);
+        let name = name.into();
+        match self.find(&name) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (name, value)),
+        }
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.keys().map(String::as_str)
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// Each attribute's name and value, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Keeps the attributes for which `keep` holds.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &Value) -> bool) {
+        self.0.retain(|(k, v)| keep(k, v));
     }
 
     /// Checks the limits every ticket obeys.
@@ -205,7 +232,7 @@ impl Attributes {
         for (name, v) in map {
             let value = serde_json::from_value::<Value>(v)
                 .map_err(|_| AttributeError::BadValue(name.clone()))?;
-            out.0.insert(name, value);
+            out.insert(name, value);
         }
         out.check()?;
         Ok(out)
@@ -215,9 +242,60 @@ impl Attributes {
     pub fn overlaid(&self, over: &Attributes) -> Attributes {
         let mut out = self.clone();
         for (k, v) in &over.0 {
-            out.0.insert(k.clone(), v.clone());
+            out.insert(k.clone(), v.clone());
         }
         out
+    }
+}
+
+impl Serialize for Attributes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Attributes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(AttributesVisitor)
+    }
+}
+
+/// Reads [`Attributes`] from an object: in name order, the last of a name
+/// written twice kept (as a map keeps it).
+struct AttributesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AttributesVisitor {
+    type Value = Attributes;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object of attributes")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Attributes, A::Error> {
+        let mut pairs: Vec<(String, Value)> =
+            Vec::with_capacity(map.size_hint().unwrap_or(0).min(MAX_ATTRIBUTES));
+        while let Some((k, v)) = map.next_entry::<String, Value>()? {
+            pairs.push((k, v));
+        }
+        // What this service wrote is in order already.
+        if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
+            // Stable: of equal names the last written stays last, and is kept.
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut kept: Vec<(String, Value)> = Vec::with_capacity(pairs.len());
+            for pair in pairs {
+                match kept.last_mut() {
+                    Some(last) if last.0 == pair.0 => *last = pair,
+                    _ => kept.push(pair),
+                }
+            }
+            pairs = kept;
+        }
+        Ok(Attributes(pairs))
     }
 }
 
@@ -299,6 +377,56 @@ mod tests {
         for bad in [r#"{"a": null}"#, r#"{"a": [["x"]]}"#, r#"{"a": [null]}"#] {
             let err = serde_json::from_str::<Attributes>(bad).unwrap_err();
             assert!(err.to_string().contains("expected"), "{bad}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Inserted, overlaid, written and read in any order, with names
+        /// written twice: what a map of the same would hold, in name order.
+        #[test]
+        fn attributes_hold_what_a_map_would(
+            pairs in proptest::collection::vec(("[a-e]{1,2}", 0u8..4), 0..12),
+            over in proptest::collection::vec(("[a-e]{1,2}", 0u8..4), 0..6),
+        ) {
+            let value = |n: u8| match n {
+                0 => Value::Number(f64::from(n)),
+                1 => Value::Text(format!("t{n}")),
+                _ => Value::List(vec![format!("l{n}"); usize::from(n)]),
+            };
+            let (mut ours, mut map) = (Attributes::default(), BTreeMap::new());
+            for (k, n) in &pairs {
+                ours.insert(k.clone(), value(*n));
+                map.insert(k.clone(), value(*n));
+            }
+            let mut on_top = Attributes::default();
+            for (k, n) in &over {
+                on_top.insert(k.clone(), value(*n));
+                map.insert(k.clone(), value(*n));
+            }
+            let ours = ours.overlaid(&on_top);
+            let expected: Vec<(&str, &Value)> = map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            proptest::prop_assert_eq!(ours.iter().collect::<Vec<_>>(), expected.clone());
+            for (k, v) in &map {
+                proptest::prop_assert_eq!(ours.get(k), Some(v));
+            }
+            proptest::prop_assert_eq!(ours.get("zz"), None);
+            // Written as the map is written, and read back the same.
+            let json = serde_json::to_string(&ours).unwrap();
+            proptest::prop_assert_eq!(&json, &serde_json::to_string(&map).unwrap());
+            proptest::prop_assert_eq!(&parse(&json), &ours);
+            // An object in any order, names repeated: the last one counts.
+            let written: Vec<String> = pairs
+                .iter()
+                .chain(&over)
+                .map(|(k, n)| format!("{:?}: {}", k, serde_json::to_string(&value(*n)).unwrap()))
+                .collect();
+            let mut last = BTreeMap::new();
+            for (k, n) in pairs.iter().chain(&over) {
+                last.insert(k.clone(), value(*n));
+            }
+            let read = parse(&format!("{{{}}}", written.join(", ")));
+            let want: Vec<(&str, &Value)> = last.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            proptest::prop_assert_eq!(read.iter().collect::<Vec<_>>(), want);
         }
     }
 

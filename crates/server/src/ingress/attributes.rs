@@ -80,7 +80,7 @@ pub(crate) fn resolve(
     }
     // A player's own attributes are only those that differ from the ticket's.
     for a in &mut own {
-        a.0.retain(|k, v| ticket.get(k) != Some(v));
+        a.retain(|k, v| ticket.get(k) != Some(v));
     }
     if own.iter().all(Attributes::is_empty) {
         own.clear();
