@@ -213,7 +213,7 @@ namespace Matchmaker
     public sealed class TicketRequest
     {
         public string Mode;
-        /// <summary>The caller alone, or the caller's party (the leader queues it).</summary>
+        /// <summary>The caller's party (the leader queues it); left empty, the caller alone.</summary>
         public List<string> Players = new List<string>();
         public List<RegionChoice> Regions = new List<RegionChoice>();
         /// <summary>Attributes for the mode's rules: strings, numbers, lists of strings.</summary>
@@ -229,7 +229,8 @@ namespace Matchmaker
 
         public JsonObject ToJson()
         {
-            var o = new JsonObject { ["mode"] = Mode, ["players"] = Players };
+            var o = new JsonObject { ["mode"] = Mode };
+            if (Players.Count > 0) o["players"] = Players;
             if (Regions.Count > 0)
             {
                 o["regions"] = Regions.Select(r =>

@@ -33,7 +33,8 @@ namespace Matchmaker.Tests
                 var ta = await alice.CreateTicketAsync(new TicketRequest("1v1", "alice").InRegion("eu"));
                 Assert.Equal("queued", ta.Status, "new ticket");
                 Assert.Equal(null, ta.EstimatedWaitMs, "no estimate before any match");
-                var tb = await bob.CreateTicketAsync(new TicketRequest("1v1", "bob").InRegion("eu", 20));
+                var tb = await bob.CreateTicketAsync(new TicketRequest("1v1").InRegion("eu", 20));
+                Assert.Equal("bob", string.Join(",", tb.Players), "players left out: the caller alone");
 
                 var check = await a.Next(EventTypes.ReadyCheck, e => e.TicketId == ta.Id);
                 var checkB = await b.Next(EventTypes.ReadyCheck, e => e.TicketId == tb.Id);

@@ -510,7 +510,9 @@ export interface components {
             mode: string;
             /**
              * @description The players of the ticket: the caller alone, or a party of up to 5
-             *     (at most the mode's team size) that always plays on one team.
+             *     (at most the mode's team size) that always plays on one team. Left
+             *     out, the ticket is the authenticated player's alone (a trusted backend
+             *     acting for no player must list them).
              */
             players?: components["schemas"]["PlayerSpec"][];
             /**

@@ -26,7 +26,8 @@ test("two players queue 1v1, accept the ready check, are assigned and rated", as
   const ta = await alice.tickets.create({ mode: "1v1", players: ["alice"], regions: ["eu"] });
   assert.equal(ta.status, "queued");
   assert.equal(ta.estimated_wait_ms, null);
-  const tb = await bob.tickets.create({ mode: "1v1", players: ["bob"], regions: [{ region: "eu", latency_ms: 20 }] });
+  const tb = await bob.tickets.create({ mode: "1v1", regions: [{ region: "eu", latency_ms: 20 }] });
+  assert.deepEqual(tb.players, ["bob"], "players left out: the caller alone");
 
   const check = await a.next("match.ready_check", (e) => e.ticket_id === ta.id);
   const checkB = await b.next("match.ready_check", (e) => e.ticket_id === tb.id);

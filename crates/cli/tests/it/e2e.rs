@@ -125,8 +125,13 @@ async fn two_players_get_matched(d: &Deployment) {
     let (status, a) = alice.create(1500.0).await;
     assert_eq!(status, StatusCode::CREATED, "{a}");
     assert_eq!(a["status"], "queued");
-    let (status, b) = bob.create(1520.0).await;
+    // A player queueing alone may leave `players` out: the ticket is theirs.
+    let body = serde_json::json!({"mode": "1v1", "regions": ["eu"], "rating": 1520.0});
+    let (status, b) = bob
+        .send(reqwest::Method::POST, "/v1/tickets", Some(body))
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{b}");
+    assert_eq!(b["players"], serde_json::json!(["bob"]), "{b}");
     let (a_id, b_id) = (a["id"].as_str().unwrap(), b["id"].as_str().unwrap());
 
     let searching = alice_ws

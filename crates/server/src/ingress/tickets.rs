@@ -31,10 +31,12 @@ const MAX_LATENCY_MS: u32 = 10_000;
 #[serde(deny_unknown_fields)]
 pub struct CreateTicket {
     /// The players of the ticket: the caller alone, or a party of up to 5
-    /// (at most the mode's team size) that always plays on one team.
+    /// (at most the mode's team size) that always plays on one team. Left
+    /// out, the ticket is the authenticated player's alone (a trusted backend
+    /// acting for no player must list them).
     #[serde(default)]
-    #[schema(min_items = 1, max_items = 5)]
-    pub players: Vec<PlayerSpec>,
+    #[schema(value_type = Vec<PlayerSpec>, min_items = 1, max_items = 5)]
+    pub players: Option<Vec<PlayerSpec>>,
     pub mode: String,
     /// Acceptable regions (`region` is shorthand for one).
     #[serde(default)]
@@ -84,25 +86,35 @@ impl CreateTicket {
                 ),
             ));
         };
-        if self.players.is_empty() {
-            return Err(ApiError::bad_request(
-                "missing_player",
-                "players must list the ticket's players",
-            ));
-        }
-        if self.players.len() > mode.max_party {
+        let specs = match (self.players, &actor.player) {
+            (Some(specs), _) if specs.is_empty() => {
+                return Err(ApiError::bad_request(
+                    "missing_player",
+                    "players must list at least one player (leave it out to queue the authenticated player alone)",
+                ));
+            }
+            (Some(specs), _) => specs,
+            (None, Some(me)) => vec![PlayerSpec::Id(me.as_str().to_owned())],
+            (None, None) => {
+                return Err(ApiError::bad_request(
+                    "missing_player",
+                    "players must list the ticket's players: a trusted backend acts for no player of its own",
+                ));
+            }
+        };
+        if specs.len() > mode.max_party {
             return Err(ApiError::bad_request(
                 "party_too_large",
                 format!(
                     "mode {} accepts parties of at most {} players, got {}",
                     mode.name,
                     mode.max_party,
-                    self.players.len()
+                    specs.len()
                 ),
             ));
         }
         let from_client = self.rating.is_some()
-            || self.players.iter().any(|p| {
+            || specs.iter().any(|p| {
                 matches!(
                     p,
                     PlayerSpec::Rated(RatedPlayer {
@@ -122,13 +134,13 @@ impl CreateTicket {
             .rating
             .map(|r| check_rating(r, "the ticket"))
             .transpose()?;
-        let mut players = Vec::with_capacity(self.players.len());
-        let mut player_ratings = Vec::with_capacity(self.players.len());
+        let mut players = Vec::with_capacity(specs.len());
+        let mut player_ratings = Vec::with_capacity(specs.len());
         let mut sent = attributes::Sent {
             ticket: self.attributes,
-            players: Vec::with_capacity(self.players.len()),
+            players: Vec::with_capacity(specs.len()),
         };
-        for spec in self.players {
+        for spec in specs {
             let (id, rating, own) = match spec {
                 PlayerSpec::Id(id) => (id, None, None),
                 PlayerSpec::Rated(p) => (p.id, p.rating, p.attributes),
