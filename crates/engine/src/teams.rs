@@ -173,6 +173,31 @@ fn all_two(units: &[Unit], team_size: usize) -> SmallVec<[(f64, u32); SPLITS_ON_
     out
 }
 
+/// The sums of subsets of a match's party sizes once a party of `size` joins
+/// parties whose subset sums are `packs` (bit `x` set when some of them add up
+/// to `x`; bit 0 alone for none). A growing match keeps them, so that
+/// [`fits_two`] answers for a candidate party with a shift and a mask instead of
+/// [`fits`] going over every party again (team sizes are at most 50, so two
+/// teams' sums fit the 128 bits).
+pub fn with_party(packs: u128, size: usize) -> u128 {
+    packs | packs << size
+}
+
+/// Whether parties whose subset sums are `packs` (see [`with_party`]), `total`
+/// players, and one more of `size` can be packed into two teams of capacity
+/// `team_size` (teams need not be full): [`fits`] for two teams, kept up as the
+/// match grows.
+pub fn fits_two(packs: u128, total: usize, size: usize, team_size: usize) -> bool {
+    let total = total + size;
+    if total > 2 * team_size || size > team_size {
+        return false;
+    }
+    // Some subset must fit in one team with the rest fitting in the other.
+    let (lo, hi) = (total.saturating_sub(team_size), team_size.min(total));
+    let sums = with_party(packs, size) >> lo;
+    sums & ((1u128 << (hi - lo + 1)) - 1) != 0
+}
+
 /// Whether `sizes` can be packed into `teams` teams of capacity `team_size` (teams
 /// need not be full). Used while a match is being assembled.
 pub fn fits(sizes: &[usize], teams: usize, team_size: usize) -> bool {
@@ -586,6 +611,22 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn two_teams_fit_as_the_kept_sums_say(
+            sizes in proptest::collection::vec(1usize..=5, 0..8),
+            size in 1usize..=5,
+            team_size in 1usize..=6,
+        ) {
+            let packs = sizes.iter().fold(1u128, |p, &s| with_party(p, s));
+            let total: usize = sizes.iter().sum();
+            let mut all = sizes.clone();
+            all.push(size);
+            prop_assert_eq!(
+                fits_two(packs, total, size, team_size),
+                all.iter().all(|&s| s <= team_size) && fits(&all, 2, team_size)
+            );
+        }
+
         #[test]
         fn every_team_is_exactly_full_and_exact_is_optimal(
             sizes in proptest::collection::vec(1usize..=5, 1..10),

@@ -76,6 +76,10 @@ impl Packed {
 pub(super) struct Group {
     pub(super) members: Vec<usize>,
     pub(super) sizes: Vec<usize>,
+    /// The sums of subsets of `sizes` ([`teams::with_party`]), for two teams:
+    /// whether a party fits is then a shift and a mask (it was a pass over
+    /// every member's size for each candidate party, 4% of a cycle).
+    pub(super) packs: u128,
     pub(super) players: usize,
     pub(super) spread: f64,
     /// The smallest window half-width among the members.
@@ -97,6 +101,7 @@ impl Group {
     pub(super) fn clear(&mut self) {
         self.members.clear();
         self.sizes.clear();
+        self.packs = 1;
         self.players = 0;
         self.spread = 0.0;
         self.reach = 0.0;
@@ -496,6 +501,7 @@ impl<'a> Snapshot<'a> {
         }
         g.members.push(start);
         g.sizes.push(self.at[start].size());
+        g.packs = teams::with_party(g.packs, self.at[start].size());
         g.players = self.at[start].size();
         g.oldest = self.since[start];
         self.keep_steps(g);
@@ -523,9 +529,14 @@ impl<'a> Snapshot<'a> {
         let size = self.at[c].size();
         let mut ok = spread <= self.at[c].delta && g.players + size <= self.mode.max_players();
         if ok && size > 1 {
-            g.sizes.push(size);
-            ok = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
-            g.sizes.pop();
+            ok = if self.mode.teams == 2 {
+                teams::fits_two(g.packs, g.players, size, self.mode.team_size)
+            } else {
+                g.sizes.push(size);
+                let fits = teams::fits(&g.sizes, self.mode.teams, self.mode.team_size);
+                g.sizes.pop();
+                fits
+            };
         }
         if ok && self.ruled {
             ok = exclude != Some(c) && self.rules_admit(g, c);
@@ -542,6 +553,7 @@ impl<'a> Snapshot<'a> {
         g.members.push(c);
         g.split = None;
         g.sizes.push(self.at[c].size());
+        g.packs = teams::with_party(g.packs, self.at[c].size());
         g.players += self.at[c].size();
         g.oldest = g.oldest.min(self.since[c]);
         self.keep_steps(g);
@@ -611,6 +623,7 @@ impl<'a> Snapshot<'a> {
             g.sizes.pop();
             g.players -= self.at[m].size();
         }
+        g.packs = g.sizes.iter().fold(1, |p, &s| teams::with_party(p, s));
         if let (Some(&first), Some(&last)) = (g.members.first(), g.members.last()) {
             g.spread = self.at[last].rating - self.at[first].rating;
         }
