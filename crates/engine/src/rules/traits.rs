@@ -17,6 +17,7 @@ use super::room::Room;
 #[cfg(test)]
 mod fixture;
 mod kinship;
+mod partition;
 mod permute;
 mod plan;
 mod room_check;
@@ -157,51 +158,6 @@ impl Traits {
 
     pub fn rules(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter().map(|(r, _)| r)
-    }
-
-    /// Each entry's partition under the `equal` rules that hold for a whole
-    /// cycle whose longest wait is `longest` (see [`Traits::parts_rule`]):
-    /// tickets whose values differ there cannot meet this cycle, so the pool
-    /// splits along them. Numbered in order of first sight; `None` for an
-    /// entry that can meet nobody (its own players' values are in different
-    /// groups). `None` in all when no such rule applies.
-    pub fn partition_ids(&self, longest: Millis) -> Option<Vec<Option<u32>>> {
-        let mut ids: Option<Vec<Option<u32>>> = None;
-        for (rule, column) in &self.rules {
-            let (true, Column::Equal { start, .. }) = (Self::parts_rule(rule, longest), column)
-            else {
-                continue;
-            };
-            let n = start.len().saturating_sub(1);
-            let before = ids.take().unwrap_or_else(|| vec![Some(0); n]);
-            // (partition so far, group here) numbered anew by first sight:
-            // after the last rule, the numbers follow the whole key's first sight.
-            let mut seen: std::collections::HashMap<u64, u32, foldhash::fast::RandomState> =
-                Default::default();
-            let next = (0..n)
-                .map(|e| {
-                    let id = before[e]?;
-                    let g = column.first_group(e)?;
-                    let count = seen.len() as u32;
-                    Some(
-                        *seen
-                            .entry(u64::from(id) << 32 | u64::from(g))
-                            .or_insert(count),
-                    )
-                })
-                .collect();
-            ids = Some(next);
-        }
-        ids
-    }
-
-    /// Whether `rule` keeps its first step's `equal` for every match of a
-    /// cycle whose longest wait is `longest`: a hard rule always, one that
-    /// relaxes when no ticket has waited until its first relaxation (a
-    /// backlog of fresh tickets keeps platforms apart as surely as builds).
-    fn parts_rule(rule: &Rule, longest: Millis) -> bool {
-        matches!(rule.steps[0].params, Params::Equal { .. })
-            && rule.steps.get(1).is_none_or(|next| longest < next.after)
     }
 
     fn people(&self, e: usize) -> &[u32] {
