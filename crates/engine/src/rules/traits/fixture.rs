@@ -8,6 +8,17 @@ use mm_domain::{Attributes, Value};
 /// A solo ticket: its player's attributes.
 pub(super) struct T(pub Attributes);
 
+impl T {
+    /// A solo ticket whose attributes are these names and strings.
+    pub(super) fn texts(pairs: &[(&str, &str)]) -> Self {
+        let mut a = Attributes::default();
+        for &(name, value) in pairs {
+            a.insert(name, Value::Text(value.into()));
+        }
+        T(a)
+    }
+}
+
 impl Described for T {
     fn players(&self) -> usize {
         1

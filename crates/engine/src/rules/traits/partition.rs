@@ -109,13 +109,9 @@ impl Seen {
 mod tests {
     use super::*;
     use crate::rules::traits::fixture::{T, compile};
-    use mm_domain::{Attributes, Value};
 
     fn ticket(build: &str, platform: &str) -> T {
-        let mut a = Attributes::default();
-        a.insert("build", Value::Text(build.into()));
-        a.insert("platform", Value::Text(platform.into()));
-        T(a)
+        T::texts(&[("build", build), ("platform", platform)])
     }
 
     const MODE: &str = r#"

@@ -197,12 +197,10 @@ mod tests {
     use mm_domain::{Attributes, Value};
 
     fn ticket(build: &str, platform: &str) -> T {
-        let mut a = Attributes::default();
-        a.insert("build", Value::Text(build.into()));
-        a.insert("platform", Value::Text(platform.into()));
-        a.insert("maps", Value::List(vec!["dust".into()]));
-        a.insert("level", Value::Number(3.0));
-        T(a)
+        let mut t = T::texts(&[("build", build), ("platform", platform)]);
+        t.0.insert("maps", Value::List(vec!["dust".into()]));
+        t.0.insert("level", Value::Number(3.0));
+        t
     }
 
     const MODE: &str = r#"
