@@ -71,7 +71,14 @@ impl Snapshot<'_> {
             return false;
         }
         if let Some(gap) = self.traits.party_gap_at(steps)
-            && !parties_can_balance(&g.sizes, self.at[c].size(), teams, gap, remaining)
+            && !parties_can_balance(
+                &g.sizes,
+                g.largest,
+                self.at[c].size(),
+                teams,
+                gap,
+                remaining,
+            )
         {
             return false;
         }
@@ -187,24 +194,26 @@ fn seed(orders: impl Iterator<Item = usize>) -> u64 {
     })
 }
 
-/// Whether parties of `sizes` and one more of `extra` players (and `remaining`
-/// players still to come) can make teams whose largest parties differ by at most
-/// `gap`: every team but the one with the largest party needs a party of at
-/// least `largest - gap` players.
+/// Whether parties of `sizes` (the largest of them `largest`, 0 for none)
+/// and one more of `extra` players (and `remaining` players still to come)
+/// can make teams whose largest parties differ by at most `gap`: every team
+/// but the one with the largest party needs a party of at least `largest -
+/// gap` players. Without a party above `gap + 1` players, the sizes are not
+/// read.
 fn parties_can_balance(
     sizes: &[usize],
+    largest: usize,
     extra: usize,
     teams: usize,
     gap: usize,
     remaining: usize,
 ) -> bool {
-    let all = || sizes.iter().copied().chain(std::iter::once(extra));
-    let largest = all().max().unwrap_or(0);
-    let floor = largest.saturating_sub(gap);
+    debug_assert_eq!(largest, sizes.iter().copied().max().unwrap_or(0));
+    let floor = largest.max(extra).saturating_sub(gap);
     if floor <= 1 {
         return true;
     }
-    let big = all().filter(|&s| s >= floor).count() - 1;
+    let big = sizes.iter().filter(|&&s| s >= floor).count() + usize::from(extra >= floor) - 1;
     big + remaining / floor >= teams - 1
 }
 
@@ -265,16 +274,22 @@ fn fill_roles(
 mod tests {
     use super::*;
 
+    /// [`parties_can_balance`], its largest worked out.
+    fn can(sizes: &[usize], extra: usize, teams: usize, gap: usize, remaining: usize) -> bool {
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        parties_can_balance(sizes, largest, extra, teams, gap, remaining)
+    }
+
     #[test]
     fn a_five_stack_needs_a_big_party_on_the_other_side() {
         // A five-stack and room for five more: they could be a four-stack.
-        assert!(parties_can_balance(&[], 5, 2, 1, 5));
+        assert!(can(&[], 5, 2, 1, 5));
         // A five-stack and five solos: never alike.
-        assert!(!parties_can_balance(&[5, 1, 1, 1, 1], 1, 2, 1, 0));
-        assert!(!parties_can_balance(&[5, 1], 1, 2, 1, 3));
-        assert!(parties_can_balance(&[5, 4], 1, 2, 1, 0));
+        assert!(!can(&[5, 1, 1, 1, 1], 1, 2, 1, 0));
+        assert!(!can(&[5, 1], 1, 2, 1, 3));
+        assert!(can(&[5, 4], 1, 2, 1, 0));
         // With a gap of 3, a pair is enough.
-        assert!(parties_can_balance(&[5, 2, 1, 1], 1, 2, 3, 0));
+        assert!(can(&[5, 2, 1, 1], 1, 2, 3, 0));
         let u = |size| Unit {
             size,
             rating: 1500.0,
