@@ -100,6 +100,10 @@ pub struct Traits {
     settled: u64,
     /// The rules a candidate is asked about (see [`plan::Plan`]).
     plan: plan::Plan,
+    /// The rules' steps by spans of wait, and what a candidate is asked in
+    /// each (see [`Traits::step_table`]).
+    steps: Vec<Steps>,
+    ops: Vec<plan::Ops>,
 }
 
 impl Traits {
@@ -201,7 +205,7 @@ impl Traits {
 
     /// The party-balance gap at `wait` (`None`: no such rule, or off).
     pub(crate) fn party_gap(&self, wait: Millis) -> Option<usize> {
-        self.party_gap_at(&self.steps_at(wait))
+        self.steps_at(wait).party_gap
     }
 
     /// [`Traits::party_gap`] at `steps`.
@@ -209,35 +213,57 @@ impl Traits {
         steps.party_gap
     }
 
-    /// Each rule's step at `wait`, and the waits around it with the same steps.
+    /// Each rule's step at `wait`, and the waits around it with the same
+    /// steps: looked up in the table [`Traits::make_plan`] keeps.
     pub(crate) fn steps_at(&self, wait: Millis) -> Steps {
-        let mut steps = Steps {
-            at: [0; MAX_RULES],
-            wait,
+        // A few spans (a mode's relaxations): a walk, not a binary search.
+        let k = self.steps.iter().take_while(|s| s.until <= wait).count();
+        self.steps.get(k).copied().unwrap_or(Steps {
             from: 0,
             until: Millis::MAX,
-            party_gap: None,
-        };
-        for (k, (rule, _)) in self.rules.iter().enumerate() {
-            let step = rule.step(wait);
-            if let (None, Params::PartyBalance { max_size_gap }) =
-                (steps.party_gap, &rule.steps[step].params)
-            {
-                steps.party_gap = Some(*max_size_gap);
-            }
-            if let Some(at) = steps.at.get_mut(k) {
-                *at = step as u8;
-            }
-            steps.from = steps.from.max(rule.steps[step].after);
-            if let Some(next) = rule.steps.get(step + 1) {
-                steps.until = steps.until.min(next.after);
-            }
-        }
-        if self.rules.len() > MAX_RULES {
-            // Beyond the array: exact for this wait only.
-            (steps.from, steps.until) = (wait, wait.saturating_add(1));
-        }
-        steps
+            ..Steps::default()
+        })
+    }
+
+    /// The steps of every rule for each span of waits in which none of them
+    /// changes, in order of wait: a growing match looks them up once for
+    /// each candidate older than its members, a few times a match.
+    fn step_table(&self) -> (Vec<Steps>, Vec<plan::Ops>) {
+        let mut bounds: Vec<Millis> = self
+            .rules
+            .iter()
+            .flat_map(|(rule, _)| rule.steps.iter().map(|s| s.after))
+            .chain([0])
+            .collect();
+        bounds.sort_unstable();
+        bounds.dedup();
+        let until = bounds.iter().skip(1).copied().chain([Millis::MAX]);
+        bounds
+            .iter()
+            .zip(until)
+            .enumerate()
+            .map(|(span, (&from, until))| {
+                let mut steps = Steps {
+                    from,
+                    until,
+                    span: span as u32,
+                    ..Steps::default()
+                };
+                for (k, (rule, _)) in self.rules.iter().enumerate() {
+                    let step = rule.step(from);
+                    if let (None, Params::PartyBalance { max_size_gap }) =
+                        (steps.party_gap, &rule.steps[step].params)
+                    {
+                        steps.party_gap = Some(*max_size_gap);
+                    }
+                    if let Some(at) = steps.at.get_mut(k) {
+                        *at = step as u8;
+                    }
+                }
+                let ops = self.resolve(&steps);
+                (steps, ops)
+            })
+            .unzip()
     }
 }
 
@@ -261,18 +287,20 @@ impl RolesAt<'_> {
 /// many candidates a growing match checks (nearly all of which leave its
 /// longest wait, and so its steps, as they are).
 ///
-/// A checked mode has at most [`MAX_RULES`] rules; rules built by hand beyond
-/// that are looked up at `wait` each time (and the steps hold for that wait
-/// alone).
+/// One span of [`Traits::step_table`]. A checked mode has at most
+/// [`MAX_RULES`] rules; the steps of rules built by hand beyond that are
+/// looked up when asked for.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Steps {
     at: [u8; MAX_RULES],
-    wait: Millis,
     from: Millis,
     until: Millis,
     /// The first party-balance rule's gap at these steps (`None`: no such
     /// rule, or off), looked up once (the search asks it of every candidate).
     party_gap: Option<usize>,
+    /// The span's number: what [`Traits::admits_at`] checks at these steps
+    /// is the `span`th of [`Traits::ops`] (none past the end).
+    span: u32,
 }
 
 impl Default for Steps {
@@ -280,10 +308,10 @@ impl Default for Steps {
     fn default() -> Self {
         Steps {
             at: [0; MAX_RULES],
-            wait: 0,
             from: Millis::MAX,
             until: 0,
             party_gap: None,
+            span: u32::MAX,
         }
     }
 }
@@ -298,7 +326,8 @@ impl Steps {
     fn of(&self, k: usize, rule: &Rule) -> usize {
         match self.at.get(k) {
             Some(&step) => usize::from(step),
-            None => rule.step(self.wait),
+            // Beyond the array: the step at any wait the steps hold for.
+            None => rule.step(self.from),
         }
     }
 }
@@ -364,8 +393,9 @@ impl Traits {
         };
         let mut g = Grown::default();
         self.start(&mut g, first);
+        let steps = self.steps_at(wait);
         for &m in rest {
-            if !self.admits(&g, m, wait) {
+            if !self.admits_at(&g, m, &steps) {
                 return false;
             }
             self.add(&mut g, m);

@@ -26,6 +26,8 @@ impl Traits {
             blocked,
             settled: 0,
             plan: Default::default(),
+            steps: Vec::new(),
+            ops: Vec::new(),
         };
         permuted.make_plan();
         permuted
