@@ -253,8 +253,14 @@ fn fill_roles(
         for (&m, &team) in members.iter().zip(assign) {
             let of = roles.of(m);
             if team == t {
-                sets.extend_from_slice(of);
-                at.extend(next..next + of.len());
+                // A solo's one set: a push, not a call to copy memory.
+                if let [one] = of {
+                    sets.push(*one);
+                    at.push(next);
+                } else {
+                    sets.extend_from_slice(of);
+                    at.extend(next..next + of.len());
+                }
             }
             next += of.len();
         }

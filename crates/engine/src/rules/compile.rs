@@ -5,6 +5,7 @@
 //! batch's) and turns compiled rows into the [`Traits`] the search reads, with
 //! no string looked at again.
 
+use super::append;
 use super::config::{Kind, Params, Rule};
 use super::roles::Need;
 use super::room::Room;
@@ -455,7 +456,7 @@ impl Building {
             Building::Equal { start, values } => {
                 start.push(values.len() as u32);
                 if let Some(Cell::Equal(v)) = cell {
-                    values.extend_from_slice(v);
+                    append(values, v);
                 }
             }
             Building::Intersect { sets, firsts } => {
@@ -477,7 +478,7 @@ impl Building {
             Building::Roles { start, sets } => {
                 start.push(sets.len() as u32);
                 if let Some(Cell::Roles(s)) = cell {
-                    sets.extend_from_slice(s);
+                    append(sets, s);
                 }
             }
             Building::Shape => {}

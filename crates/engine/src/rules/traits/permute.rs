@@ -4,6 +4,7 @@
 //! what it read last, instead of anywhere in megabytes of columns.
 
 use super::{Column, Traits};
+use crate::rules::append;
 
 impl Traits {
     /// These traits with entry `entries[i]` moved to `i` (entries not listed
@@ -102,7 +103,10 @@ fn ranges<T: Copy>(start: &[u32], data: &[T], entries: &[usize]) -> (Vec<u32>, V
     let mut new_data = Vec::with_capacity(data.len());
     for &e in entries {
         new_start.push(new_data.len() as u32);
-        new_data.extend_from_slice(&data[start[e] as usize..start[e + 1] as usize]);
+        append(
+            &mut new_data,
+            &data[start[e] as usize..start[e + 1] as usize],
+        );
     }
     new_start.push(new_data.len() as u32);
     (new_start, new_data)

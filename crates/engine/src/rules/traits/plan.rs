@@ -15,6 +15,7 @@
 //! candidates a match asks about, and the rules off at their step left out.
 
 use super::{Column, Grown, Steps, Traits};
+use crate::rules::append;
 use crate::rules::config::Params;
 
 /// The rules [`Traits::admits_at`] and [`Traits::add`] read, cheapest first:
@@ -165,7 +166,7 @@ impl Traits {
                     let kept = &mut g.values[k];
                     kept.clear();
                     if !(in_part && self.left_alone(r)) {
-                        kept.extend_from_slice(&values[start[e] as usize..start[e + 1] as usize]);
+                        append(kept, &values[start[e] as usize..start[e + 1] as usize]);
                     }
                 }
                 // In rule order, as the plan numbered them.
@@ -174,8 +175,8 @@ impl Traits {
                 Column::Roles { .. } | Column::PartyBalance => {}
             }
         }
-        g.people.extend_from_slice(self.people(e));
-        g.blocked.extend_from_slice(self.blocked(e));
+        append(&mut g.people, self.people(e));
+        append(&mut g.blocked, self.blocked(e));
         g.room.clear();
         self.count_roles(g, e);
     }
@@ -256,8 +257,8 @@ impl Traits {
                 Column::Roles { .. } | Column::PartyBalance => {}
             }
         }
-        g.people.extend_from_slice(self.people(e));
-        g.blocked.extend_from_slice(self.blocked(e));
+        append(&mut g.people, self.people(e));
+        append(&mut g.blocked, self.blocked(e));
         self.count_roles(g, e);
     }
 }
