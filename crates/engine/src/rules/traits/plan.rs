@@ -18,21 +18,44 @@ use super::{Column, Grown, Steps, Traits};
 use crate::rules::append;
 use crate::rules::config::Params;
 
-/// The rules [`Traits::admits_at`] and [`Traits::add`] read, cheapest first:
-/// all of them for a match grown across partitions, the first `in_part` for
-/// one grown inside one (the rules left alone there, `equal` ones, come
+/// A list read whole for a match grown across partitions and its first
+/// `in_part` for one grown inside one (what a partition leaves alone comes
 /// last).
-#[derive(Debug, Default, Clone)]
-pub(super) struct Plan {
-    checks: Vec<Check>,
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Listed<T> {
+    list: Vec<T>,
     in_part: usize,
 }
+
+impl<T> Default for Listed<T> {
+    fn default() -> Self {
+        Listed {
+            list: Vec::new(),
+            in_part: 0,
+        }
+    }
+}
+
+impl<T> Listed<T> {
+    /// What a match grown inside a partition (`in_part`) or across them reads.
+    fn read(&self, in_part: bool) -> &[T] {
+        if in_part {
+            &self.list[..self.in_part]
+        } else {
+            &self.list
+        }
+    }
+}
+
+/// The rules [`Traits::admits_at`] and [`Traits::add`] read, cheapest first
+/// (the `equal` rules a partition leaves alone last).
+pub(super) type Plan = Listed<Check>;
 
 /// One rule to read: its number, and the place of its state in a [`Grown`]
 /// among the rules of its kind (`values` for `equal`, `sets` for
 /// `intersect`, `bounds` for `distance`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Check {
+pub(super) struct Check {
     rule: usize,
     kept: usize,
 }
@@ -50,13 +73,8 @@ pub(super) enum Op {
     Equal { rule: u16, kept: u16, step: u16 },
 }
 
-/// The checks at one span of steps: all of them for a match grown across
-/// partitions, the first `in_part` for one grown inside one.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(super) struct Ops {
-    list: Vec<Op>,
-    in_part: usize,
-}
+/// The checks at one span of steps.
+pub(super) type Ops = Listed<Op>;
 
 impl Traits {
     /// Lists the rules to read anew: after a rule is added, and once the
@@ -95,7 +113,7 @@ impl Traits {
         checks.sort_by_key(cost);
         self.plan = Plan {
             in_part: checks.iter().filter(|(_, alone)| !alone).count(),
-            checks: checks.into_iter().map(|(c, _)| c).collect(),
+            list: checks.into_iter().map(|(c, _)| c).collect(),
         };
         (self.steps, self.ops) = self.step_table();
     }
@@ -127,23 +145,13 @@ impl Traits {
             }
         };
         let mut ops = Ops::default();
-        for (k, check) in self.plan.checks.iter().enumerate() {
+        for (k, check) in self.plan.list.iter().enumerate() {
             if let Some(op) = op(check) {
                 ops.list.push(op);
                 ops.in_part += usize::from(k < self.plan.in_part);
             }
         }
         ops
-    }
-
-    /// The rules to read for a match in state `g`.
-    fn checks(&self, g: &Grown) -> &[Check] {
-        let n = if g.in_part {
-            self.plan.in_part
-        } else {
-            self.plan.checks.len()
-        };
-        &self.plan.checks[..n]
     }
 
     /// Starts state `g` with entry `e` alone (see [`Traits::start`] and
@@ -155,7 +163,7 @@ impl Traits {
         g.bounds.clear();
         g.people.clear();
         g.blocked.clear();
-        for &Check { rule: r, kept: k } in &self.plan.checks {
+        for &Check { rule: r, kept: k } in &self.plan.list {
             match &self.rules[r].1 {
                 Column::Equal { start, values, .. } => {
                     // The value lists are kept from match to match (cleared,
@@ -183,11 +191,10 @@ impl Traits {
 
     /// [`Traits::admits`] at `steps`.
     pub(crate) fn admits_at(&self, g: &Grown, e: usize, steps: &Steps) -> bool {
-        let ops = match self.ops.get(steps.span as usize) {
-            Some(ops) if g.in_part => &ops.list[..ops.in_part],
-            Some(ops) => &ops.list[..],
-            None => &[],
-        };
+        let ops = self
+            .ops
+            .get(steps.span as usize)
+            .map_or(&[][..], |ops| ops.read(g.in_part));
         for &op in ops {
             let ok = match op {
                 Op::Shares { rule, kept, min } => {
@@ -240,7 +247,7 @@ impl Traits {
 
     /// Adds entry `e` to the match in state `g`.
     pub(crate) fn add(&self, g: &mut Grown, e: usize) {
-        for &Check { rule: r, kept: k } in self.checks(g) {
+        for &Check { rule: r, kept: k } in self.plan.read(g.in_part) {
             match &self.rules[r].1 {
                 Column::Equal { start, values, .. } => {
                     for &v in &values[start[e] as usize..start[e + 1] as usize] {
@@ -360,7 +367,7 @@ relax = [{ after = "20s", min = 1 }, { after = "40s", off = true }]
     /// The plan's checks: for a match grown across partitions, and inside one.
     fn listed(t: &Traits) -> (Vec<Check>, Vec<Check>) {
         let p = &t.plan;
-        (p.checks.clone(), p.checks[..p.in_part].to_vec())
+        (p.read(false).to_vec(), p.read(true).to_vec())
     }
 
     #[test]
