@@ -22,8 +22,8 @@
 //! | `mm:{p:..}:arr` | list | ticket ids queued while the pool has a leader, for it to read (it reads the queue, it does not take from it; see `lead_start.lua`) |
 //! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
-//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first |
-//! | `mm:{u:PLAYER}:hist` | zset | `MATCH\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`) -> creation time; the newest [`crate::HISTORY_LEN`] are read (one match in eight trims it to that) |
+//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first; and the player's history: `m:MATCH` -> `CREATED\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`), the newest [`crate::HISTORY_LEN`] read (one match in eight trims an index of more than twice that many fields to them) |
+//! | `mm:{u:PLAYER}:hist` | zset | the history as it was kept before 2026-11-29: `MATCH\|pool` -> creation time; read, never written, until it expires |
 //! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |

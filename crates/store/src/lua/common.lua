@@ -69,12 +69,33 @@ local function requeue(q, st, held, ids, lock, arrivals)
   return #back / 2
 end
 
--- Whether settling match `mid` trims its players' histories to their length: one
--- match in eight or so, by the last character of its id, so that the trim's cost
--- is shared. Readers take a history's newest entries only, so one a few entries
--- over its length shows nothing more, and it expires with its player.
-local function trims_history(mid)
-  return string.byte(mid, -1) % 8 == 0
+-- Records match `mid` of `pool`, created at `created` (ms, a string), in a
+-- player's history. The history is kept in the player's ticket index (hash:
+-- ticket id -> pools), as fields 'm:MATCH' -> 'CREATED|pool' (ids hold no ':',
+-- so no ticket's field is one): the index was written, with the player's
+-- lifetime, when the matched ticket was activated, so recording the match is
+-- one write to a hash that exists, where a key of its own took creating and an
+-- expiry of its own (about 1.5 us of Redis per matched player). One match in
+-- eight or so (by the last character of its id, so that the cost is shared),
+-- an index of more than twice `len` fields drops its matches older than the
+-- newest `len`; readers take the newest `len`, so a few more show nothing.
+local function record_history(index, mid, created, pool, len)
+  redis.call('HSET', index, 'm:' .. mid, created .. '|' .. pool)
+  if string.byte(mid, -1) % 8 ~= 0 or redis.call('HLEN', index) <= 2 * len then return end
+  local all = redis.call('HGETALL', index)
+  local played = {}
+  for i = 1, #all, 2 do
+    if string.sub(all[i], 1, 2) == 'm:' then
+      played[#played + 1] = {tonumber(string.match(all[i + 1], '^%d+')) or 0, all[i]}
+    end
+  end
+  if #played <= len then return end
+  table.sort(played, function(a, b) return a[1] > b[1] end)
+  local gone = {}
+  for i = len + 1, #played do gone[#gone + 1] = played[i][2] end
+  for i = 1, #gone, 1000 do
+    redis.call('HDEL', index, unpack(gone, i, math.min(i + 999, #gone)))
+  end
 end
 
 -- The waiting-since index of a pool, for its oldest wait (see depths.lua): the zset

@@ -31,16 +31,21 @@
 -- is held here) and this script also settles them as settle.lua would: the
 -- history, the live entry, the in-match mark. A match with a player who is not
 -- simple is left untouched and returned for the cross-slot protocol.
+-- The history goes into the player's ticket index (see record_history), which
+-- exists with its lifetime: the live entry just read names this ticket, and the
+-- script that wrote it (create.lua, activate.lua) wrote the ticket's index field
+-- and both keys' expiry in the same call; nothing removes a live ticket's field.
 -- KEYS: 1 state hash, 2 worker's held zset (a leader's: the queue), 3 matches hash, 4 done zset, 5 outbox zset,
 --       6 decisions hash, 7 due zset, 8 recent matches list, 9 the pool's fencing
 --       counter, 10 waiting-since zset (see since_add), 11 the pool's backfills hash,
 --       12 the pool leader's lock, then ('f' matches) four keys per player:
---       active hash, history zset, reservation string, in-match string (as
---       settle.lua takes them, but for the ticket index, which this never reads)
+--       active hash, ticket index hash (the history), reservation string,
+--       in-match string (as settle.lua takes them, but for the old history zset,
+--       which this never reads)
 -- ARGV: 1 prefix of the lifecycle hashes, 2 how many recent matches to keep, 3 the
 --       leader's fencing token ('' for a worker that is not a pool leader), 4 prefix
---       of the archived match JSON, 5 its time to live (s, also the histories'),
---       6 history length, 7 the pool's name, then
+--       of the archived match JSON, 5 its time to live (s), 6 history length,
+--       7 the pool's name, then
 --       repeated groups: match id, match JSON,
 --       'c' to try, 'a' to abort or 'f' to try fast, status, ready-check deadline
 --       ('' none), player count, due time ('' none), status after acceptance,
@@ -59,8 +64,7 @@ if leads and redis.call('EXISTS', KEYS[12]) == 0 then
 end
 -- As strings once: Lua formats a number each time it is passed to Redis.
 local now = string.format('%d', now_ms())
--- The rank a history is trimmed to.
-local keep = string.format('%d', -tonumber(ARGV[6]) - 1)
+local history_len = tonumber(ARGV[6])
 local pool = ARGV[7]
 
 -- Whether every player of an 'f' group whose pairs start at ARGV[at] is simple:
@@ -104,14 +108,11 @@ end
 -- they are.
 local function settle(at, p, mid, created, ongoing)
   local ref = mid .. '|' .. pool
-  local trim = trims_history(mid) and keep
   local actives = {}
   for q = 0, p - 1 do
     local k = tonumber(ARGV[at + 2 * q])
     if ongoing then redis.call('SET', KEYS[k + 3], ref, 'EX', ARGV[5]) end
-    redis.call('ZADD', KEYS[k + 1], created, ref)
-    if trim then redis.call('ZREMRANGEBYRANK', KEYS[k + 1], 0, trim) end
-    redis.call('EXPIRE', KEYS[k + 1], ARGV[5])
+    record_history(KEYS[k + 1], mid, created, pool, history_len)
     actives[q + 1] = KEYS[k]
   end
   -- Each live-entry hash holds this match's ticket alone (simple()): forgetting

@@ -1,5 +1,6 @@
--- Frees players after a committed match: adds the match to each one's history (as
--- 'MATCH|pool': the JSON is archived once, in the pool's slot, at commit), forgets
+-- Frees players after a committed match: adds the match to each one's history (a
+-- field of their ticket index, see record_history; the JSON is archived once, in
+-- the pool's slot, at commit), forgets
 -- the player's live tickets that the match ended (only if still the ones recorded,
 -- so a newer ticket stays), and drops the match's reservation. Idempotent.
 --
@@ -15,28 +16,29 @@
 -- 'check' takes any number of players of the match, five keys each (one slot on a
 -- cluster: one player per call there; a single node takes a match's players in one
 -- call); 'force' takes one.
--- KEYS, per player: 1 active hash, 2 ticket index hash, 3 history zset,
---       4 reservation string, 5 in-match string
+-- KEYS, per player: 1 active hash, 2 ticket index hash (and history), 3 the
+--       history zset players had before (read only: a match settled by an older
+--       version is listed there), 4 reservation string, 5 in-match string
 -- ARGV: 1 match id, 2 pool name, 3 created at, 4 history length, 5 ttl s,
 --       6 'check' or 'force', 7 1 if the match is not over (else 0), then
 --       check: each player's matched ticket id; force: the player's matched ticket
 --       id, then pairs: mode, value
--- A player whose history already lists the match is settled already (the history
--- is written last) and left alone in 'check' mode: a settle repeated after a crash
--- must not withdraw the tickets queued since.
+-- A player whose history already lists the match is settled already (one script
+-- call writes it with the rest) and left alone in 'check' mode: a settle repeated
+-- after a crash must not withdraw the tickets queued since.
 -- Returns, per player in 'check' mode, {} when settled, else {pools of the matched
 -- ticket, mode, value, ...}; {} in 'force' mode.
 local ref = ARGV[1] .. '|' .. ARGV[2]
 local resv = ARGV[1] .. '|'
-local trim = trims_history(ARGV[1]) and string.format('%d', -tonumber(ARGV[4]) - 1)
+local history_len = tonumber(ARGV[4])
 
 -- Settles the player whose keys start at KEYS[k]; `pairs` are (mode, value) pairs
 -- to forget, `current` when they were just read (no need to compare again).
 local function settle(k, pairs, current)
-  local active, history, reservation = KEYS[k], KEYS[k + 2], KEYS[k + 3]
-  redis.call('ZADD', history, ARGV[3], ref)
-  if trim then redis.call('ZREMRANGEBYRANK', history, 0, trim) end
-  redis.call('EXPIRE', history, ARGV[5])
+  local active, index, reservation = KEYS[k], KEYS[k + 1], KEYS[k + 3]
+  record_history(index, ARGV[1], ARGV[3], ARGV[2], history_len)
+  -- The history lives as long as the player's newest ticket or match.
+  redis.call('EXPIRE', index, ARGV[5])
   for i = 1, #pairs, 2 do
     if current or redis.call('HGET', active, pairs[i]) == pairs[i + 1] then
       redis.call('HDEL', active, pairs[i])
@@ -63,10 +65,11 @@ end
 local out = {}
 for p = 0, #KEYS / 5 - 1 do
   local k, ticket = p * 5 + 1, ARGV[8 + p]
-  -- Settled already (the history is written last): a settle repeated after a
+  -- Settled already (its history lists the match): a settle repeated after a
   -- crash must not touch the tickets the player has queued since, nor mark them
   -- in a match that may be over.
-  if redis.call('ZSCORE', KEYS[k + 2], ref) then
+  if redis.call('HEXISTS', KEYS[k + 1], 'm:' .. ARGV[1]) == 1
+    or redis.call('ZSCORE', KEYS[k + 2], ref) then
     out[#out + 1] = {}
   else
     mark(k)

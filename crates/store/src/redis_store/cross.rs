@@ -667,10 +667,11 @@ fn settle_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
 }
 
 /// The four keys `complete.lua`'s fast path takes for each player: those of
-/// [`settle_keys`] but the ticket index, which settling at commit never reads.
+/// [`settle_keys`] but the history zset players had before (the history is
+/// now kept in the ticket index), which settling at commit never reads.
 fn fast_keys(inv: &mut redis::ScriptInvocation<'_>, player: &PlayerId) {
-    use player_suffix::{ACTIVE, HISTORY, IN_MATCH, RESERVATION};
-    for suffix in [ACTIVE, HISTORY, RESERVATION, IN_MATCH] {
+    use player_suffix::{ACTIVE, IN_MATCH, RESERVATION, TICKETS};
+    for suffix in [ACTIVE, TICKETS, RESERVATION, IN_MATCH] {
         inv.key(player_key(player, suffix));
     }
 }

@@ -1,28 +1,33 @@
-//! Players' match histories on Redis. A player's history zset holds references,
-//! `MATCH|pool`, scored by creation time; the match's JSON is written once, at
-//! commit, to the pool's archive key (`mm:{p:pool}:a:MATCH`), which expires after
-//! the histories' lifetime. A match of eight players is stored once instead of
-//! eight times, and settling a player writes a short member instead of the JSON.
-//! Histories written before references (whole JSON members) are still read.
+//! Players' match histories on Redis. A player's history is kept in their
+//! ticket index (`mm:{u:PLAYER}:tix`, ticket id -> pools), as fields
+//! `m:MATCH` -> `CREATED|pool` (see `record_history` in `common.lua`); the
+//! match's JSON is written once, at commit, to the pool's archive key
+//! (`mm:{p:pool}:a:MATCH`), which expires after the histories' lifetime.
+//! Histories written before (a zset of its own per player, `mm:{u:PLAYER}:hist`,
+//! members `MATCH|pool` or, older still, the whole match JSON, scored by creation
+//! time) are still read until they expire.
 
 use super::RedisStore;
 use crate::StoreError;
 use crate::keys::{PlayerKeys, PoolKeys};
 use futures_util::future::try_join_all;
 use mm_domain::{Match, MatchId, PlayerId, Pool};
-use redis::AsyncCommands;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// One history member.
+/// The prefix of a history field in a player's ticket index.
+const FIELD: &str = "m:";
+
+/// One history entry.
 #[derive(Debug, PartialEq)]
 enum Member<'a> {
     /// A reference: the match id and its pool's name.
     Ref { id: &'a str, pool: &'a str },
-    /// A whole match JSON (histories written before references).
+    /// A whole match JSON (old histories written before references).
     Json(&'a str),
 }
 
 impl<'a> Member<'a> {
+    /// A member of the old history zset.
     fn parse(raw: &'a str) -> Option<Self> {
         if raw.starts_with('{') {
             return Some(Self::Json(raw));
@@ -30,26 +35,53 @@ impl<'a> Member<'a> {
         let (id, pool) = raw.split_once('|')?;
         Some(Self::Ref { id, pool })
     }
+
+    /// A field of the ticket index and its value, if it is a history entry:
+    /// the entry and its creation time.
+    fn of_field(field: &'a str, value: &'a str) -> Option<(Self, f64)> {
+        let id = field.strip_prefix(FIELD)?;
+        let (created, pool) = value.split_once('|')?;
+        Some((Self::Ref { id, pool }, created.parse().ok()?))
+    }
 }
 
 impl RedisStore {
-    /// The pool of match `id` in the player's newest [`crate::HISTORY_LEN`]
-    /// history members: from the references alone (one short read); only an old
-    /// whole-JSON member is parsed.
+    /// The ticket index's fields and the old history zset's newest `limit`
+    /// members with their scores, in one round trip.
+    async fn history_sources(
+        &self,
+        player: &PlayerId,
+        limit: usize,
+    ) -> Result<(HashMap<String, String>, Vec<(String, f64)>), StoreError> {
+        let keys = PlayerKeys::new(player);
+        let (index, old): (HashMap<String, String>, Vec<(String, f64)>) = redis::pipe()
+            .hgetall(&keys.tickets)
+            .zrevrange_withscores(&keys.history, 0, limit as isize - 1)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok((index, old))
+    }
+
+    /// The pool of match `id` in the player's history: one field of their
+    /// ticket index, or (for a match settled before histories moved there) the
+    /// newest [`crate::HISTORY_LEN`] members of the old history zset.
     pub(super) async fn history_pool_of(
         &self,
         player: &PlayerId,
         id: &MatchId,
     ) -> Result<Option<Pool>, StoreError> {
-        let raw: Vec<String> = self
-            .conn()
-            .zrevrange(
-                &PlayerKeys::new(player).history,
-                0,
-                crate::HISTORY_LEN as isize - 1,
-            )
+        let keys = PlayerKeys::new(player);
+        let (entry, old): (Option<String>, Vec<String>) = redis::pipe()
+            .hget(&keys.tickets, format!("{FIELD}{id}"))
+            .zrevrange(&keys.history, 0, crate::HISTORY_LEN as isize - 1)
+            .query_async(&mut self.conn())
             .await?;
-        for member in raw.iter().filter_map(|r| Member::parse(r)) {
+        if let Some(value) = entry {
+            return Ok(value
+                .split_once('|')
+                .and_then(|(_, pool)| Pool::parse(pool)));
+        }
+        for member in old.iter().filter_map(|r| Member::parse(r)) {
             match member {
                 Member::Ref { id: m, pool } if m == id.as_str() => return Ok(Pool::parse(pool)),
                 Member::Json(json) => {
@@ -77,16 +109,31 @@ impl RedisStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let raw: Vec<String> = self
-            .conn()
-            .zrevrange(&PlayerKeys::new(player).history, 0, limit as isize - 1)
-            .await?;
-        let members: Vec<Option<Member>> = raw.iter().map(|r| Member::parse(r)).collect();
+        let (index, old) = self.history_sources(player, limit).await?;
+        let mut entries: Vec<(f64, Member)> = index
+            .iter()
+            .filter_map(|(f, v)| Member::of_field(f, v).map(|(m, at)| (at, m)))
+            .chain(
+                old.iter()
+                    .filter_map(|(raw, at)| Member::parse(raw).map(|m| (*at, m))),
+            )
+            .collect();
+        // Newest first; among matches created in the same millisecond, as the
+        // old zset listed them (its members in reverse order).
+        entries.sort_by(|(a, x), (b, y)| b.total_cmp(a).then_with(|| y.order().cmp(&x.order())));
+        // A match settled again after an upgrade may be in both.
+        let mut listed = BTreeSet::new();
+        entries.retain(|(_, m)| match m {
+            Member::Ref { id, .. } => listed.insert(*id),
+            Member::Json(_) => true,
+        });
+        entries.truncate(limit);
+        let members: Vec<Member> = entries.into_iter().map(|(_, m)| m).collect();
 
         // The archived JSON of the references: one MGET per pool (one slot each).
         let mut by_pool: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, m) in members.iter().enumerate() {
-            if let Some(Member::Ref { pool, .. }) = m {
+            if let Member::Ref { pool, .. } = m {
                 by_pool.entry(pool).or_default().push(i);
             }
         }
@@ -95,7 +142,7 @@ impl RedisStore {
             let archived: Vec<String> = at
                 .iter()
                 .filter_map(|&i| match members[i] {
-                    Some(Member::Ref { id, .. }) => Some(keys.archived(id)),
+                    Member::Ref { id, .. } => Some(keys.archived(id)),
                     _ => None,
                 })
                 .collect();
@@ -116,20 +163,30 @@ impl RedisStore {
         let mut out = Vec::new();
         for (i, m) in members.iter().enumerate() {
             let json = match m {
-                Some(Member::Json(j)) => *j,
-                Some(Member::Ref { .. }) => match jsons.get(&i) {
+                Member::Json(j) => *j,
+                Member::Ref { .. } => match jsons.get(&i) {
                     Some(j) => j.as_str(),
                     None => continue,
                 },
-                None => continue,
             };
             let matched: Match = serde_json::from_str(json)?;
-            // A match settled again after an upgrade may be there as both.
+            // A match settled again after an upgrade may be there twice.
             if seen.insert(matched.id.clone()) {
                 out.push(matched);
             }
         }
         Ok(out)
+    }
+}
+
+impl Member<'_> {
+    /// What orders entries created in the same millisecond: the old zset's
+    /// member text for a reference (`MATCH|pool`, its id first).
+    fn order(&self) -> (&str, &str) {
+        match *self {
+            Member::Ref { id, pool } => (id, pool),
+            Member::Json(j) => (j, ""),
+        }
     }
 }
 

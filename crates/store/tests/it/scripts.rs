@@ -44,9 +44,11 @@ async fn scripts_reload_after_script_flush() {
     );
 }
 
-/// A history holds references to matches archived once per match; members written
-/// as whole JSON (before references) are still read, a match listed both ways once,
-/// and a reference whose archived match has expired is left out.
+/// A history is kept in the player's ticket index (a field per match, which
+/// lives as long as the index: no key of its own), as references to matches
+/// archived once per match; a history zset written before (references, or
+/// whole JSON before those) is still read, a match listed both ways once, and
+/// a reference whose archived match has expired is left out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_reads_references_and_old_json() {
     use crate::conformance::make_match;
@@ -65,15 +67,30 @@ async fn history_reads_references_and_old_json() {
         .fan_out(&pool(), std::slice::from_ref(&first))
         .await
         .unwrap();
-    let history = format!("mm:{{u:{}}}:hist", a.owner);
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg(&history)
-        .arg(0)
-        .arg(-1)
+    let index = format!("mm:{{u:{}}}:tix", a.owner);
+    let entry: Option<String> = redis::cmd("HGET")
+        .arg(&index)
+        .arg(format!("m:{}", first.id))
         .query_async(&mut admin)
         .await
         .unwrap();
-    assert_eq!(members, vec![format!("{}|ranked:eu", first.id)]);
+    assert_eq!(entry, Some(format!("{}|ranked:eu", first.created_at)));
+    let index_ttl: i64 = redis::cmd("TTL")
+        .arg(&index)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert!(
+        index_ttl > 29 * 24 * 3600,
+        "the index keeps the player's lifetime: {index_ttl}"
+    );
+    let history = format!("mm:{{u:{}}}:hist", a.owner);
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg(&history)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(exists, 0, "no history key of its own");
     let archived = format!("mm:{{p:ranked:eu}}:a:{}", first.id);
     let ttl: i64 = redis::cmd("TTL")
         .arg(&archived)
@@ -85,7 +102,8 @@ async fn history_reads_references_and_old_json() {
         "archived for the history's life: {ttl}"
     );
 
-    // Older entries written whole, one of them the same match.
+    // Entries of the old history zset: written whole, one of them the same
+    // match (the upgrade's overlap), and a reference.
     let mut older = first.clone();
     older.id = mm_domain::MatchId::new("m-older").unwrap();
     older.created_at -= 1000;
@@ -100,8 +118,32 @@ async fn history_reads_references_and_old_json() {
             .await
             .unwrap();
     }
+    let mut referred = first.clone();
+    referred.id = mm_domain::MatchId::new("m-referred").unwrap();
+    referred.created_at -= 500;
+    let () = redis::cmd("SET")
+        .arg(format!("mm:{{p:ranked:eu}}:a:{}", referred.id))
+        .arg(serde_json::to_string(&referred).unwrap())
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let () = redis::cmd("ZADD")
+        .arg(&history)
+        .arg(referred.created_at)
+        .arg(format!("{}|ranked:eu", referred.id))
+        .query_async(&mut admin)
+        .await
+        .unwrap();
     let listed = store.player_matches(&a.owner, 10).await.unwrap();
-    assert_eq!(listed, vec![first.clone(), older.clone()]);
+    assert_eq!(listed, vec![first.clone(), referred.clone(), older.clone()]);
+    assert_eq!(
+        store.history_pool(&a.owner, &referred.id).await.unwrap(),
+        Some(pool())
+    );
+    assert_eq!(
+        store.history_pool(&a.owner, &first.id).await.unwrap(),
+        Some(pool())
+    );
     // A whole old entry is found by id too.
     assert_eq!(
         store.history_pool(&a.owner, &older.id).await.unwrap(),
@@ -123,7 +165,7 @@ async fn history_reads_references_and_old_json() {
         .unwrap();
     assert_eq!(
         store.player_matches(&a.owner, 10).await.unwrap(),
-        vec![same, older]
+        vec![same, referred, older]
     );
     assert!(store.player_matches(&b.owner, 10).await.unwrap().is_empty());
 }
@@ -374,4 +416,54 @@ async fn a_created_ticket_whose_id_is_in_a_pool_already_changes_nothing() {
             .unwrap();
         assert_eq!(second, Some(1_764_270_001_234.0));
     }
+}
+
+/// A long ticket index drops its oldest matches, one match in eight (by the
+/// match id's last character), down to the history's length: its tickets'
+/// fields and the newest matches stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_index_keeps_the_newest_matches() {
+    use crate::conformance::make_match;
+    let (_server, store, mut admin) = bed().await;
+    let lease = Duration::from_secs(30);
+    let a = ticket(1, 1500.0);
+    store.enqueue(&a).await.unwrap();
+    let index = format!("mm:{{u:{}}}:tix", a.owner);
+    // Matches played before, older than any new one: twice the history's
+    // length and more.
+    let len = mm_store::HISTORY_LEN;
+    for i in 0..2 * len + 10 {
+        let () = redis::cmd("HSET")
+            .arg(&index)
+            .arg(format!("m:m-before-{i:03}"))
+            .arg(format!("{}|ranked:eu", 1_000 + i))
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+    }
+    let claimed = store.claim("w1", &pool(), 10, 0.0, lease).await.unwrap();
+    let mut m = make_match(&[&claimed[0]]);
+    // A trimming id ('0' % 8 == 0).
+    m.id = mm_domain::MatchId::new("m-trims-0").unwrap();
+    store
+        .complete("w1", &pool(), std::slice::from_ref(&m), lease)
+        .await
+        .unwrap();
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg(&index)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let played: Vec<&String> = fields.iter().filter(|f| f.starts_with("m:")).collect();
+    assert_eq!(played.len(), len, "trimmed to the history's length");
+    assert!(fields.contains(&format!("m:{}", m.id)), "the newest stays");
+    assert!(fields.contains(&format!("m:m-before-{:03}", 2 * len + 9)));
+    assert!(
+        !fields.contains(&"m:m-before-000".to_string()),
+        "the oldest go"
+    );
+    assert!(
+        fields.contains(&a.id.as_str().to_string()),
+        "the ticket's own field stays"
+    );
 }
