@@ -12,6 +12,7 @@ use crate::StoreError;
 use crate::keys::{PlayerKeys, PoolKeys};
 use futures_util::future::try_join_all;
 use mm_domain::{Match, MatchId, PlayerId, Pool};
+use redis::AsyncCommands;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The prefix of a history field in a player's ticket index.
@@ -43,25 +44,18 @@ impl<'a> Member<'a> {
         let (created, pool) = value.split_once('|')?;
         Some((Self::Ref { id, pool }, created.parse().ok()?))
     }
+
+    /// What orders entries created in the same millisecond: the old zset's
+    /// member text for a reference (`MATCH|pool`, its id first).
+    fn order(&self) -> (&str, &str) {
+        match *self {
+            Member::Ref { id, pool } => (id, pool),
+            Member::Json(j) => (j, ""),
+        }
+    }
 }
 
 impl RedisStore {
-    /// The ticket index's fields and the old history zset's newest `limit`
-    /// members with their scores, in one round trip.
-    async fn history_sources(
-        &self,
-        player: &PlayerId,
-        limit: usize,
-    ) -> Result<(HashMap<String, String>, Vec<(String, f64)>), StoreError> {
-        let keys = PlayerKeys::new(player);
-        let (index, old): (HashMap<String, String>, Vec<(String, f64)>) = redis::pipe()
-            .hgetall(&keys.tickets)
-            .zrevrange_withscores(&keys.history, 0, limit as isize - 1)
-            .query_async(&mut self.conn())
-            .await?;
-        Ok((index, old))
-    }
-
     /// The pool of match `id` in the player's history: one field of their
     /// ticket index, or (for a match settled before histories moved there) the
     /// newest [`crate::HISTORY_LEN`] members of the old history zset.
@@ -71,16 +65,20 @@ impl RedisStore {
         id: &MatchId,
     ) -> Result<Option<Pool>, StoreError> {
         let keys = PlayerKeys::new(player);
-        let (entry, old): (Option<String>, Vec<String>) = redis::pipe()
-            .hget(&keys.tickets, format!("{FIELD}{id}"))
-            .zrevrange(&keys.history, 0, crate::HISTORY_LEN as isize - 1)
-            .query_async(&mut self.conn())
-            .await?;
+        let field = format!("{FIELD}{id}");
+        let entry: Option<String> = self.conn().hget(&keys.tickets, &field).await?;
         if let Some(value) = entry {
-            return Ok(value
-                .split_once('|')
-                .and_then(|(_, pool)| Pool::parse(pool)));
+            return Ok(match Member::of_field(&field, &value) {
+                Some((Member::Ref { pool, .. }, _)) => Pool::parse(pool),
+                _ => None,
+            });
         }
+        // Not there: a match settled before histories moved (the common case
+        // above costs one read, not this one as well).
+        let old: Vec<String> = self
+            .conn()
+            .zrevrange(&keys.history, 0, crate::HISTORY_LEN as isize - 1)
+            .await?;
         for member in old.iter().filter_map(|r| Member::parse(r)) {
             match member {
                 Member::Ref { id: m, pool } if m == id.as_str() => return Ok(Pool::parse(pool)),
@@ -109,7 +107,14 @@ impl RedisStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let (index, old) = self.history_sources(player, limit).await?;
+        // The ticket index's fields and the old zset's newest members with
+        // their scores, in one round trip.
+        let keys = PlayerKeys::new(player);
+        let (index, old): (HashMap<String, String>, Vec<(String, f64)>) = redis::pipe()
+            .hgetall(&keys.tickets)
+            .zrevrange_withscores(&keys.history, 0, limit as isize - 1)
+            .query_async(&mut self.conn())
+            .await?;
         let mut entries: Vec<(f64, Member)> = index
             .iter()
             .filter_map(|(f, v)| Member::of_field(f, v).map(|(m, at)| (at, m)))
@@ -176,17 +181,6 @@ impl RedisStore {
             }
         }
         Ok(out)
-    }
-}
-
-impl Member<'_> {
-    /// What orders entries created in the same millisecond: the old zset's
-    /// member text for a reference (`MATCH|pool`, its id first).
-    fn order(&self) -> (&str, &str) {
-        match *self {
-            Member::Ref { id, pool } => (id, pool),
-            Member::Json(j) => (j, ""),
-        }
     }
 }
 
