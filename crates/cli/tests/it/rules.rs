@@ -321,13 +321,25 @@ async fn builds_wait_in_lanes_of_their_own(d: &Deployment) {
         .await
         .unwrap();
     let queue_key = "mm:{p:ruled:eu}:q";
+    // A claim worker may hold the ticket for a cycle (off the queue, in its
+    // held set) when it is read: it comes back unmatched, with its score.
     let mut score = async |id: &str| -> f64 {
-        redis::cmd("ZSCORE")
-            .arg(queue_key)
-            .arg(id)
-            .query_async(&mut conn)
-            .await
-            .unwrap()
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let s: Option<f64> = redis::cmd("ZSCORE")
+                .arg(queue_key)
+                .arg(id)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            match s {
+                Some(s) => return s,
+                None if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                None => panic!("{id} never back in the queue"),
+            }
+        }
     };
     let (sa, sb) = (score(&a).await, score(&b).await);
     let lane = |s: f64| (s / mm_domain::LANE_SPAN).floor();
