@@ -22,7 +22,7 @@
 //! | `mm:{p:..}:arr` | list | ticket ids queued while the pool has a leader, for it to read (it reads the queue, it does not take from it; see `lead_start.lua`) |
 //! | `mm:{p:..}:rq` | zset | match id -> when a rating consumer may claim it: when it was queued (claimed oldest first), or its holder's lease expiry |
 //! | `mm:{u:PLAYER}:active` | hash | mode -> `TICKET\|pool,pool`: the player's live ticket per mode |
-//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first; and the player's history: `m:MATCH` -> `CREATED\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`), the newest [`crate::HISTORY_LEN`] read (one match in eight trims an index of more than twice that many fields to them) |
+//! | `mm:{u:PLAYER}:tix` | hash | the player's ticket ids -> its pools, comma-separated, home pool first, then `@` and the ticket's activation time in ms (see [`indexed_pools`]); and the player's history: `m:MATCH` -> `CREATED\|pool` (the match's archived JSON is `mm:{p:pool}:a:MATCH`), the newest [`crate::HISTORY_LEN`] read. One write in eight to an index of more than twice that many fields trims it: the live tickets stay, the newest half that many others, the newest that many matches (`trim_index` in `common.lua`) |
 //! | `mm:{u:PLAYER}:hist` | zset | the history as it was kept before 2026-11-29: `MATCH\|pool` -> creation time; read, never written, until it expires |
 //! | `mm:{u:PLAYER}:resv` | string | `MATCH\|pool\|ms`: the match the player is reserved for |
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
@@ -242,6 +242,16 @@ pub mod player_suffix {
     pub const ATTESTED: &str = ":attested";
     pub const BLOCKS: &str = ":blocks";
     pub const BLOCKED_BY: &str = ":blocked_by";
+}
+
+/// The pools a ticket's field in its player's ticket index names (`tix`: the
+/// pools comma-separated, home pool first, then `@` and when the ticket was
+/// activated, which `trim_index` in `common.lua` orders by; a field written
+/// before that has no time).
+pub fn indexed_pools(value: &str) -> impl Iterator<Item = &str> {
+    value
+        .split(',')
+        .filter(|p| !p.is_empty() && !p.starts_with('@'))
 }
 
 /// One of `player`'s keys, `mm:{u:PLAYER}` and `suffix` (a

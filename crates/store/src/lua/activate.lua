@@ -12,14 +12,15 @@
 --       (mode -> version), 6 (optional) the player's limiter
 -- ARGV: 1 new ticket id, 2 mode, 3 the ticket's pools (comma-separated),
 --       4 expected current ticket id ('' for none), 5 ttl s, 6 the rating version
---       the ticket carries for the player ('' not checked), 7 and 8 the limiter's
---       interval (µs) and burst (with KEYS[6])
+--       the ticket carries for the player ('' not checked), 7 history length
+--       (for trim_index), 8 and 9 the limiter's interval (µs) and burst (with
+--       KEYS[6])
 -- Returns '=MARK' on success (MARK: the player's freshness mark for the mode, 0
 -- if none), '!rate|WAIT_US', '!ban|UNTIL', '!match|MATCH|pool', '!stale|VERSION',
 -- else the id of the player's current ticket for the mode.
 if KEYS[6] then
   local now = now_us()
-  local tat, got, wait = gcra(tonumber(redis.call('GET', KEYS[6])), now, tonumber(ARGV[7]), tonumber(ARGV[8]), 1)
+  local tat, got, wait = gcra(tonumber(redis.call('GET', KEYS[6])), now, tonumber(ARGV[8]), tonumber(ARGV[9]), 1)
   if got == 0 then return '!rate|' .. wait end
   gcra_store(KEYS[6], tat, now)
 end
@@ -35,7 +36,8 @@ if cur then
   if id ~= ARGV[1] and id ~= ARGV[4] then return id end
 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], index_entry(ARGV[3], string.format('%d', now_ms())))
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
+trim_index(KEYS[2], KEYS[1], tonumber(ARGV[7]), ARGV[1])
 return '=' .. mark

@@ -69,33 +69,67 @@ local function requeue(q, st, held, ids, lock, arrivals)
   return #back / 2
 end
 
--- Records match `mid` of `pool`, created at `created` (ms, a string), in a
--- player's history. The history is kept in the player's ticket index (hash:
--- ticket id -> pools), as fields 'm:MATCH' -> 'CREATED|pool' (ids hold no ':',
--- so no ticket's field is one): the index was written, with the player's
--- lifetime, when the matched ticket was activated, so recording the match is
--- one write to a hash that exists, where a key of its own took creating and an
--- expiry of its own (about 1.5 us of Redis per matched player). One match in
--- eight or so (by the last character of its id, so that the cost is shared),
--- an index of more than twice `len` fields drops its matches older than the
--- newest `len`; readers take the newest `len`, so a few more show nothing.
-local function record_history(index, mid, created, pool, len)
-  redis.call('HSET', index, 'm:' .. mid, created .. '|' .. pool)
-  if string.byte(mid, -1) % 8 ~= 0 or redis.call('HLEN', index) <= 2 * len then return end
+-- A player's ticket index (hash `mm:{u:PLAYER}:tix`) names each of their
+-- tickets (field: ticket id; value: its pools, comma-separated, home pool first,
+-- then ',@MS', when the ticket was activated) and their history (see
+-- record_history). A ticket's pools are read by splitting at commas and keeping
+-- names of pools (the '@' item is none; an older ingress wrote no time).
+local function index_entry(pools, ms)
+  return pools .. ',@' .. ms
+end
+
+-- The newest `keep` of `entries` ({time, field} pairs) stay; the field of each
+-- other is appended to `gone`.
+local function oldest_beyond(entries, keep, gone)
+  if #entries <= keep then return end
+  table.sort(entries, function(a, b) return a[1] > b[1] end)
+  for i = keep + 1, #entries do gone[#gone + 1] = entries[i][2] end
+end
+
+-- Bounds a player's ticket index (and so what reading it costs): the tickets
+-- live now (named by the player's active hash `active`) all stay, of the
+-- others the newest `len` / 2 (by activation time; a field an older version
+-- wrote has none and counts as the oldest), of the matches the newest `len`.
+-- A finished ticket's field is what lets its player read it by id until the
+-- supervisor purges it (an hour by default); a player with more finished
+-- tickets than that in the retention is a flooder. Without a bound an active
+-- player's index kept every ticket they ever queued (its expiry moves with
+-- each new ticket). Called one write in eight or so (by the last character of
+-- the written id, so that the cost is shared), when the index holds more than
+-- twice `len` fields: after a trim it holds at most 1.5 `len` and the live.
+local function trim_index(index, active, len, id)
+  if string.byte(id, -1) % 8 ~= 0 or redis.call('HLEN', index) <= 2 * len then return end
+  local live = {}
+  for _, v in ipairs(redis.call('HVALS', active)) do live[string.match(v, '^[^|]*')] = true end
   local all = redis.call('HGETALL', index)
-  local played = {}
+  local played, finished = {}, {}
   for i = 1, #all, 2 do
-    if string.sub(all[i], 1, 2) == 'm:' then
-      played[#played + 1] = {tonumber(string.match(all[i + 1], '^%d+')) or 0, all[i]}
+    local field, value = all[i], all[i + 1]
+    if string.sub(field, 1, 2) == 'm:' then
+      played[#played + 1] = {tonumber(string.match(value, '^%d+')) or 0, field}
+    elseif not live[field] then
+      finished[#finished + 1] = {tonumber(string.match(value, ',@(%d+)$')) or 0, field}
     end
   end
-  if #played <= len then return end
-  table.sort(played, function(a, b) return a[1] > b[1] end)
   local gone = {}
-  for i = len + 1, #played do gone[#gone + 1] = played[i][2] end
+  oldest_beyond(played, len, gone)
+  oldest_beyond(finished, math.floor(len / 2), gone)
   for i = 1, #gone, 1000 do
     redis.call('HDEL', index, unpack(gone, i, math.min(i + 999, #gone)))
   end
+end
+
+-- Records match `mid` of `pool`, created at `created` (ms, a string), in a
+-- player's history: a field of their ticket index, 'm:MATCH' -> 'CREATED|pool'
+-- (ids hold no ':', so no ticket's field is one). The index was written, with
+-- the player's lifetime, when the matched ticket was activated, so recording
+-- the match is one write to a hash that exists, where a key of its own took
+-- creating and an expiry of its own (about 1.5 us of Redis per matched player).
+-- Readers take the newest `len`; trim_index drops the older ones now and then.
+-- `active` is the player's active hash (for the trim).
+local function record_history(index, active, mid, created, pool, len)
+  redis.call('HSET', index, 'm:' .. mid, created .. '|' .. pool)
+  trim_index(index, active, len, mid)
 end
 
 -- The waiting-since index of a pool, for its oldest wait (see depths.lua): the zset

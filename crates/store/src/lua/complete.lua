@@ -112,7 +112,7 @@ local function settle(at, p, mid, created, ongoing)
   for q = 0, p - 1 do
     local k = tonumber(ARGV[at + 2 * q])
     if ongoing then redis.call('SET', KEYS[k + 3], ref, 'EX', ARGV[5]) end
-    record_history(KEYS[k + 1], mid, created, pool, history_len)
+    record_history(KEYS[k + 1], KEYS[k], mid, created, pool, history_len)
     actives[q + 1] = KEYS[k]
   end
   -- Each live-entry hash holds this match's ticket alone (simple()): forgetting

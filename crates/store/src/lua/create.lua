@@ -17,8 +17,8 @@
 -- ARGV: 1 ticket id, 2 mode, 3 the ticket's pools (comma-separated), 4 ttl s,
 --       5 the rating version the ticket carries ('' not checked), 6 ticket JSON,
 --       7 and 8 the limiter's interval (µs) and burst ('' and '': not charged),
---       9 rating, 10 enqueue time (ms), 11 wake channel, then the pools' names
---       in the order of their keys
+--       9 rating, 10 enqueue time (ms), 11 wake channel, 12 history length (for
+--       trim_index), then the pools' names in the order of their keys
 -- Returns '=' when queued (in every pool), else one of the answers above.
 -- The common case in one call: no block list either way, no ban, no match.
 local out_of_common = redis.call('EXISTS', KEYS[6], KEYS[7], KEYS[3], KEYS[4]) > 0
@@ -55,15 +55,16 @@ for p = 0, pools - 1 do
   end
 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], index_entry(ARGV[3], ARGV[10]))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
+trim_index(KEYS[2], KEYS[1], tonumber(ARGV[12]), ARGV[1])
 for p = 0, pools - 1 do
   local k = 9 + 7 * p
   redis.call('HSET', KEYS[k + 1], ARGV[1], ARGV[6])
   redis.call('ZADD', KEYS[k], ARGV[9], ARGV[1])
   since_add(KEYS[k + 3], ARGV[10], ARGV[1])
   arrived(KEYS[k + 5], KEYS[k + 6], {ARGV[1]})
-  wake(KEYS[k + 4], ARGV[11], ARGV[12 + p])
+  wake(KEYS[k + 4], ARGV[11], ARGV[13 + p])
 end
 return '='

@@ -36,7 +36,7 @@ local history_len = tonumber(ARGV[4])
 -- to forget, `current` when they were just read (no need to compare again).
 local function settle(k, pairs, current)
   local active, index, reservation = KEYS[k], KEYS[k + 1], KEYS[k + 3]
-  record_history(index, ARGV[1], ARGV[3], ARGV[2], history_len)
+  record_history(index, active, ARGV[1], ARGV[3], ARGV[2], history_len)
   -- The history lives as long as the player's newest ticket or match.
   redis.call('EXPIRE', index, ARGV[5])
   for i = 1, #pairs, 2 do
@@ -80,10 +80,10 @@ for p = 0, #KEYS / 5 - 1 do
       if active[i] ~= mine then simple = false end
     end
     -- The matched ticket's pools: those its live entry names (written with the
-    -- index, by activate.lua), else the index's.
+    -- index, by activate.lua), else the index's (less its time, see index_entry).
     local own = ARGV[2]
     if not simple then
-      own = redis.call('HGET', KEYS[k + 1], ticket) or ARGV[2]
+      own = string.gsub(redis.call('HGET', KEYS[k + 1], ticket) or ARGV[2], ',@%d+$', '')
       simple = #active == 0 and own == ARGV[2]
     end
     if simple then

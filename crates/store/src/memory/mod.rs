@@ -525,6 +525,7 @@ impl Store for MemoryStore {
         inner.forget_old_histories(now);
         let ps = inner.pool(pool);
         let old = ps.done.take_until(cutoff);
+        let mut forgotten = Vec::new();
         for id in &old {
             if let Ok(mid) = MatchId::new(id.clone())
                 && id.starts_with("m-")
@@ -535,8 +536,24 @@ impl Store for MemoryStore {
                 ps.seats_back.remove(&mid);
                 ps.due.remove(&mid);
             } else if let Ok(tid) = TicketId::new(id.clone()) {
-                ps.tickets.remove(&tid);
+                forgotten.extend(ps.tickets.remove(&tid));
                 ps.state.remove(&tid);
+            }
+        }
+        // The players' indexes forget the pool's entry with it (a ticket still
+        // in another pool stays found there): else every ticket a player ever
+        // queued would stay with them.
+        for ticket in &forgotten {
+            for p in &ticket.players {
+                let Some(state) = inner.players.get_mut(p) else {
+                    continue;
+                };
+                if let Some(pools) = state.tickets.get_mut(&ticket.id) {
+                    pools.retain(|q| q != pool);
+                    if pools.is_empty() {
+                        state.tickets.remove(&ticket.id);
+                    }
+                }
             }
         }
         Ok(old.len())

@@ -81,3 +81,56 @@ async fn history_entries_last_as_long_as_on_redis() {
     assert_eq!(history(&s, "a").len(), 2);
     assert_eq!(history(&s, "c").len(), 1);
 }
+
+/// A player's index of tickets forgets a ticket once every pool it waited in
+/// has purged it, and keeps the tickets that wait: else it kept every ticket
+/// the player ever queued.
+#[tokio::test]
+async fn purged_tickets_leave_their_players() {
+    use mm_domain::RegionQueue;
+    let s = MemoryStore::new();
+    let (eu, us) = (Pool::new("1v1", "eu"), Pool::new("1v1", "us"));
+    let ticket = |id: &str, player: &str| {
+        let mut t = Ticket::solo(
+            TicketId::new(id).unwrap(),
+            PlayerId::new(player).unwrap(),
+            "1v1",
+            "eu",
+            1500.0,
+            now_ms(),
+        );
+        t.queues = ["eu", "us"]
+            .iter()
+            .map(|r| RegionQueue {
+                region: r.to_string(),
+                eligible_at: t.enqueued_at,
+            })
+            .collect();
+        t
+    };
+    let (gone, waits) = (ticket("t-gone", "a"), ticket("t-waits", "b"));
+    for t in [&gone, &waits] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    let a = PlayerId::new("a").unwrap();
+    assert!(matches!(
+        s.cancel(&a, &gone.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    ));
+    let indexed = |player: &str, id: &TicketId| {
+        s.lock()
+            .players
+            .get(&PlayerId::new(player).unwrap())
+            .and_then(|p| p.tickets.get(id).cloned())
+    };
+    s.purge(&eu, Duration::ZERO).await.unwrap();
+    assert_eq!(indexed("a", &gone.id), Some(vec![us.clone()]));
+    assert!(
+        s.ticket(&a, &gone.id).await.unwrap().is_some(),
+        "still in us"
+    );
+    s.purge(&us, Duration::ZERO).await.unwrap();
+    assert_eq!(indexed("a", &gone.id), None);
+    assert!(s.ticket(&a, &gone.id).await.unwrap().is_none());
+    assert_eq!(indexed("b", &waits.id), Some(vec![eu, us]));
+}

@@ -85,7 +85,8 @@ impl RedisStore {
         };
         call.arg(ticket.queue_score())
             .arg(ticket.enqueued_at)
-            .arg(WAKE_CHANNEL);
+            .arg(WAKE_CHANNEL)
+            .arg(crate::HISTORY_LEN);
         for name in &names {
             call.arg(name);
         }

@@ -441,7 +441,7 @@ impl RedisStore {
         let mut forget: Vec<Forget> = Vec::new();
         for (m, t, p, got) in pending {
             let (own, active) = got.split_first().expect("non-empty");
-            for other in own.split(',') {
+            for other in crate::keys::indexed_pools(own) {
                 if other != pool_name {
                     withdraw.insert((other.to_string(), t.clone()), MATCHED_IN_OTHER_POOL);
                 }

@@ -136,7 +136,7 @@ impl RedisStore {
                     .hget(PlayerKeys::new(p).tickets, ticket.ticket_id.as_str())
                     .await?;
                 raw.iter()
-                    .flat_map(|r| r.split(','))
+                    .flat_map(|r| crate::keys::indexed_pools(r))
                     .filter_map(Pool::parse)
                     .collect()
             }

@@ -284,7 +284,7 @@ impl RedisStore {
         let pools: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
         Ok(pools
             .iter()
-            .flat_map(|p| p.split(','))
+            .flat_map(|p| crate::keys::indexed_pools(p))
             .filter_map(Pool::parse)
             .collect())
     }

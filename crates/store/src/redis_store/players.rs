@@ -31,7 +31,8 @@ impl RedisStore {
                 .arg(pools)
                 .arg(&expected)
                 .arg(PLAYER_TTL_SECS)
-                .arg(checked_version(ticket, player));
+                .arg(checked_version(ticket, player))
+                .arg(crate::HISTORY_LEN);
             if let Some((key, rate)) = charge.take() {
                 call.key(crate::keys::limiter(key).0)
                     .arg(rate.interval().as_micros() as u64)

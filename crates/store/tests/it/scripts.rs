@@ -365,6 +365,7 @@ async fn a_created_ticket_whose_id_is_in_a_pool_already_changes_nothing() {
             .arg(1500.0)
             .arg(1_764_270_001_234u64)
             .arg("mm:wake")
+            .arg(mm_store::HISTORY_LEN)
             .arg("duel:eu")
             .arg("duel:us");
         inv
@@ -466,4 +467,107 @@ async fn a_long_index_keeps_the_newest_matches() {
         fields.contains(&a.id.as_str().to_string()),
         "the ticket's own field stays"
     );
+}
+
+/// A ticket index does not grow with every ticket its player ever queued (its
+/// expiry moves with each new ticket): one creation in eight (by the ticket
+/// id's last character) trims an index past twice the history's length. The
+/// live tickets stay whatever their age, of the finished ones the newest half
+/// the history's length (a field written before they carried a time counts as
+/// the oldest), and the matches' newest. Both ways a ticket is activated: in
+/// one call (`create.lua`) and the long way (`activate.lua`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_index_keeps_live_tickets_and_the_newest_finished() {
+    use mm_domain::TicketId;
+    let (_server, store, mut admin) = bed().await;
+    let len = mm_store::HISTORY_LEN;
+    for (way, last) in [("create", '8'), ("activate", '0')] {
+        let mut t = ticket(1, 1500.0);
+        t.id = TicketId::new(format!("t-{way}-{last}")).unwrap();
+        let keys = mm_store::keys::PlayerKeys::new(&t.owner);
+        let (index, active) = (&keys.tickets, &keys.active);
+        let () = redis::cmd("DEL")
+            .arg(index)
+            .arg(active)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let mut fill = redis::cmd("HSET");
+        fill.arg(index);
+        // Finished tickets from before the time was written, then timed ones
+        // (newer by their time), a live ticket of another mode from before, and
+        // a few matches.
+        for i in 0..len {
+            fill.arg(format!("t-legacy-{i:03}")).arg("ranked:eu");
+        }
+        for i in 0..len {
+            fill.arg(format!("t-timed-{i:03}"))
+                .arg(format!("ranked:eu,ranked:us,@{}", 1_000 + i));
+        }
+        fill.arg("t-live").arg("casual:eu");
+        for i in 0..10 {
+            fill.arg(format!("m:m-{i}"))
+                .arg(format!("{}|ranked:eu", 1_000 + i));
+        }
+        let () = fill.query_async(&mut admin).await.unwrap();
+        let () = redis::cmd("HSET")
+            .arg(active)
+            .arg("casual")
+            .arg("t-live|casual:eu")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let outcome = if way == "create" {
+            store.enqueue_new(&mut t, None).await.unwrap()
+        } else {
+            store.enqueue(&t).await.unwrap()
+        };
+        assert_eq!(outcome, mm_store::EnqueueOutcome::Queued, "{way}");
+        let fields: Vec<String> = redis::cmd("HKEYS")
+            .arg(index)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let count = |prefix: &str| fields.iter().filter(|f| f.starts_with(prefix)).count();
+        assert_eq!(
+            count("t-legacy-"),
+            0,
+            "{way}: untimed finished tickets go first"
+        );
+        assert_eq!(
+            count("t-timed-"),
+            len / 2,
+            "{way}: the newest finished stay"
+        );
+        assert!(fields.contains(&format!("t-timed-{:03}", len - 1)), "{way}");
+        assert!(
+            !fields.contains(&format!("t-timed-{:03}", len / 2 - 1)),
+            "{way}"
+        );
+        assert!(
+            fields.contains(&"t-live".to_string()),
+            "{way}: a live ticket stays"
+        );
+        assert!(
+            fields.contains(&t.id.to_string()),
+            "{way}: the new ticket stays"
+        );
+        assert_eq!(count("m:"), 10, "{way}: the matches stay");
+        // The new ticket's field names its pool and when it was activated, and
+        // it is found by id through it.
+        let value: String = redis::cmd("HGET")
+            .arg(index)
+            .arg(t.id.as_str())
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let (pools, at) = value.split_once(",@").expect("a time");
+        assert_eq!(pools, "ranked:eu", "{way}");
+        assert!(
+            at.parse::<u64>().unwrap() > 1_700_000_000_000,
+            "{way}: {value}"
+        );
+        let read = store.ticket(&t.owner, &t.id).await.unwrap();
+        assert!(read.is_some(), "{way}: read by id");
+    }
 }
