@@ -15,6 +15,40 @@ impl Inner {
         self.pools.entry(pool.clone()).or_default()
     }
 
+    /// `player`'s state, made if missing; `now` counts as their latest activity
+    /// (what refreshes their keys' expiry on Redis).
+    pub(super) fn player_mut(&mut self, player: &PlayerId, now: Millis) -> &mut PlayerState {
+        self.touched.insert(player.to_string(), now);
+        self.players.entry(player.clone()).or_default()
+    }
+
+    /// Forgets the players idle for the players' lifetime at `now` (30 days, as
+    /// their keys expire on Redis: live tickets, ticket index, history, rating
+    /// marks), unless they still wait, play or are banned (looked at again a
+    /// lifetime on). Without it the embedded store kept every player it ever saw.
+    pub(super) fn forget_idle_players(&mut self, now: Millis) {
+        for id in self.touched.take_until(history_cutoff(now)) {
+            let Ok(player) = PlayerId::new(id) else {
+                continue;
+            };
+            let Some(state) = self.players.get(&player) else {
+                continue;
+            };
+            let busy = state.in_match.is_some()
+                || state.banned_until.is_some_and(|until| until > now)
+                || state.active.values().any(|t| {
+                    self.view(&player, t, now)
+                        .is_some_and(|v| !v.status.is_terminal())
+                });
+            if busy {
+                self.touched.insert(player.to_string(), now);
+            } else {
+                self.players.remove(&player);
+                self.newest_history.remove(player.as_str());
+            }
+        }
+    }
+
     /// Empties the histories whose newest match is out of date at `now`, as a Redis
     /// history key expires.
     pub(super) fn forget_old_histories(&mut self, now: Millis) {
@@ -104,7 +138,7 @@ impl Inner {
         }
         let pools = ticket.pools();
         for p in &ticket.players {
-            let player = self.players.entry(p.clone()).or_default();
+            let player = self.player_mut(p, now);
             player.active.insert(ticket.mode.clone(), ticket.id.clone());
             player.tickets.insert(ticket.id.clone(), pools.clone());
         }
@@ -247,8 +281,7 @@ impl Inner {
             .is_some_and(|r| !r.status.is_terminal());
         if ongoing {
             for player in m.players() {
-                self.players.entry(player.clone()).or_default().in_match =
-                    Some((pool.clone(), m.id.clone()));
+                self.player_mut(player, now).in_match = Some((pool.clone(), m.id.clone()));
             }
         }
         for t in &m.tickets {

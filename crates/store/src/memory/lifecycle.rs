@@ -205,7 +205,7 @@ impl Lifecycle for MemoryStore {
                 .unwrap_or_else(|| vec![pool.clone()]);
             let mode = record.matched.mode.clone();
             for p in &t.players {
-                let ps = inner.players.entry(p.clone()).or_default();
+                let ps = inner.player_mut(p, now);
                 if ps.in_match.as_ref().is_some_and(|(_, m)| m == mid) {
                     ps.in_match = None;
                 }

@@ -7,7 +7,10 @@
 //! Players' histories hold one shared copy of each match, and an entry lasts
 //! [`HISTORY_TTL`] from its match, as on Redis: older entries are dropped when the
 //! player's history is written or read, and a player whose newest entry is that
-//! old loses the whole history at the next purge.
+//! old loses the whole history at the next purge. A player idle that long (no
+//! ticket, match, result or rating mark) is forgotten whole at a purge, as
+//! their keys expire on Redis, unless they still wait, play or are banned; a
+//! purged ticket leaves its players' index of tickets.
 
 mod backfill;
 mod fleet;
@@ -135,6 +138,8 @@ struct Inner {
     players: Sharded<PlayerId, PlayerState>,
     /// Player -> when their newest history entry's match was created.
     newest_history: Finished,
+    /// Player -> their latest activity (see `Inner::forget_idle_players`).
+    touched: Finished,
     fleet: fleet::FleetState,
 }
 
@@ -466,12 +471,13 @@ impl Store for MemoryStore {
 
     async fn fan_out(&self, pool: &Pool, matches: &[Match]) -> Result<(), StoreError> {
         {
-            let cutoff = history_cutoff(now_ms());
+            let now = now_ms();
+            let cutoff = history_cutoff(now);
             let mut inner = self.lock();
             for m in matches {
                 let shared = Arc::new(m.clone());
                 for player in m.players() {
-                    let p = inner.players.entry(player.clone()).or_default();
+                    let p = inner.player_mut(player, now);
                     if !p.history.iter().any(|h| h.id == m.id) {
                         let at = p.history.partition_point(|h| h.created_at > m.created_at);
                         p.history.insert(at, shared.clone());
@@ -523,6 +529,7 @@ impl Store for MemoryStore {
         let cutoff = now.saturating_sub(older_than.as_millis() as Millis);
         let mut inner = self.lock();
         inner.forget_old_histories(now);
+        inner.forget_idle_players(now);
         let ps = inner.pool(pool);
         let old = ps.done.take_until(cutoff);
         let mut forgotten = Vec::new();

@@ -64,9 +64,10 @@ impl Results for MemoryStore {
     }
 
     async fn mark_ratings(&self, marks: &[(PlayerId, String, u64)]) -> Result<(), StoreError> {
+        let now = now_ms();
         let mut inner = self.lock();
         for (player, mode, version) in marks {
-            let state = inner.players.entry(player.clone()).or_default();
+            let state = inner.player_mut(player, now);
             let mark = state.marks.entry(mode.clone()).or_insert(0);
             *mark = (*mark).max(*version);
         }

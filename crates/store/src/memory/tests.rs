@@ -134,3 +134,57 @@ async fn purged_tickets_leave_their_players() {
     assert!(s.ticket(&a, &gone.id).await.unwrap().is_none());
     assert_eq!(indexed("b", &waits.id), Some(vec![eu, us]));
 }
+
+/// A player idle for the players' lifetime is forgotten whole, as their keys
+/// expire on Redis; one still waiting, or banned, is kept and looked at again
+/// a lifetime on.
+#[tokio::test]
+async fn idle_players_are_forgotten() {
+    use crate::Results;
+    let s = MemoryStore::new();
+    let pool = Pool::new("1v1", "eu");
+    let solo = |id: &str, player: &str| {
+        Ticket::solo(
+            TicketId::new(id).unwrap(),
+            PlayerId::new(player).unwrap(),
+            "1v1",
+            "eu",
+            1500.0,
+            now_ms(),
+        )
+    };
+    let (cancelled, waits) = (solo("t-cancelled", "a"), solo("t-waits", "b"));
+    for t in [&cancelled, &waits] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    let a = PlayerId::new("a").unwrap();
+    assert!(matches!(
+        s.cancel(&a, &cancelled.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    ));
+    s.fan_out(&pool, &[played("m-1", &["a", "c"], 0)])
+        .await
+        .unwrap();
+    s.mark_ratings(&[(PlayerId::new("d").unwrap(), "1v1".into(), 3)])
+        .await
+        .unwrap();
+    s.lock()
+        .players
+        .get_mut(&PlayerId::new("d").unwrap())
+        .unwrap()
+        .banned_until = Some(now_ms() + 40 * DAY);
+    let known = |p: &str| s.lock().players.contains_key(&PlayerId::new(p).unwrap());
+    // A day short of the lifetime: everybody stays.
+    s.lock().forget_idle_players(now_ms() + 29 * DAY);
+    assert!(["a", "b", "c", "d"].iter().all(|p| known(p)));
+    s.lock().forget_idle_players(now_ms() + 31 * DAY);
+    assert!(!known("a"), "idle: cancelled, history past its lifetime");
+    assert!(!known("c"), "idle: played only");
+    assert!(known("b"), "still waiting");
+    assert!(known("d"), "banned");
+    assert!(s.player_matches(&a, 10).await.unwrap().is_empty());
+    // Looked at again a lifetime on: the ban is over, the ticket still waits.
+    s.lock().forget_idle_players(now_ms() + 62 * DAY);
+    assert!(!known("d"));
+    assert!(known("b"));
+}
