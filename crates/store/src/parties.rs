@@ -98,11 +98,44 @@ pub struct MemoryParties {
 #[derive(Default)]
 struct Inner {
     parties: HashMap<PartyId, Party>,
+    /// Per party, when a merge last changed it (its key's expiry on Redis).
+    merged_at: HashMap<PartyId, Millis>,
     pointers: HashMap<PlayerId, PartyId>,
     /// Per invitee, the parties whose invites are noted, and when.
     invited: HashMap<PlayerId, HashMap<PartyId, Millis>>,
     /// Per player, the attribute claims their token carried, and when.
     attested: HashMap<PlayerId, (Attributes, Millis)>,
+    /// When [`Inner::sweep`] last ran.
+    swept_at: Millis,
+}
+
+/// How often the memory store drops what [`PARTY_TTL`] let lapse.
+const SWEEP_EVERY: Millis = 60_000;
+
+impl Inner {
+    /// Drops, at most once every [`SWEEP_EVERY`], what Redis would have let
+    /// expire by `now`: parties untouched for [`PARTY_TTL`], the pointers to
+    /// them, invite notes and attested claims that old. Without it every party
+    /// ever made stayed in memory. One pass over each map a minute, not one per
+    /// call.
+    fn sweep(&mut self, now: Millis) {
+        if now.saturating_sub(self.swept_at) < SWEEP_EVERY {
+            return;
+        }
+        self.swept_at = now;
+        let ttl = PARTY_TTL.as_millis() as Millis;
+        let fresh = |at: &Millis| now.saturating_sub(*at) < ttl;
+        self.merged_at.retain(|_, at| fresh(at));
+        let merged_at = &self.merged_at;
+        self.parties.retain(|id, _| merged_at.contains_key(id));
+        let parties = &self.parties;
+        self.pointers.retain(|_, party| parties.contains_key(party));
+        self.invited.retain(|_, noted| {
+            noted.retain(|_, at| fresh(at));
+            !noted.is_empty()
+        });
+        self.attested.retain(|_, (_, at)| fresh(at));
+    }
 }
 
 impl MemoryParties {
@@ -110,12 +143,23 @@ impl MemoryParties {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The lock, after a sweep due at `now`.
+    fn swept(&self, now: Millis) -> std::sync::MutexGuard<'_, Inner> {
+        let mut inner = self.lock();
+        inner.sweep(now);
+        inner
+    }
+
     pub fn party(&self, id: &PartyId) -> Option<Party> {
         self.lock().parties.get(id).cloned()
     }
 
     pub fn merge(&self, delta: &Party, limits: PartyLimits) -> PartyMerge {
-        let mut inner = self.lock();
+        self.merge_at(delta, limits, mm_domain::now_ms())
+    }
+
+    fn merge_at(&self, delta: &Party, limits: PartyLimits, now: Millis) -> PartyMerge {
+        let mut inner = self.swept(now);
         let mut merged = inner
             .parties
             .get(&delta.id)
@@ -130,6 +174,7 @@ impl MemoryParties {
             return PartyMerge::TooManyInvites;
         }
         inner.parties.insert(delta.id.clone(), merged.clone());
+        inner.merged_at.insert(delta.id.clone(), now);
         PartyMerge::Merged(merged)
     }
 
@@ -141,7 +186,7 @@ impl MemoryParties {
     ) -> Result<(), Vec<PartyId>> {
         let now = mm_domain::now_ms();
         let ttl = PARTY_TTL.as_millis() as Millis;
-        let mut inner = self.lock();
+        let mut inner = self.swept(now);
         let noted = inner.invited.entry(invitee.clone()).or_default();
         noted.retain(|_, at| now.saturating_sub(*at) < ttl);
         if !noted.contains_key(party) && noted.len() >= max {
@@ -165,11 +210,7 @@ impl MemoryParties {
 
     pub fn attest(&self, player: &PlayerId, claims: &Attributes) {
         let now = mm_domain::now_ms();
-        let ttl = PARTY_TTL.as_millis() as Millis;
-        let mut inner = self.lock();
-        inner
-            .attested
-            .retain(|_, (_, at)| now.saturating_sub(*at) < ttl);
+        let mut inner = self.swept(now);
         inner.attested.insert(player.clone(), (claims.clone(), now));
     }
 
@@ -193,7 +234,7 @@ impl MemoryParties {
         party: &PartyId,
         stale: Option<&PartyId>,
     ) -> Option<PartyId> {
-        let mut inner = self.lock();
+        let mut inner = self.swept(mm_domain::now_ms());
         match inner.pointers.get(player) {
             Some(current) if current != party && Some(current) != stale => Some(current.clone()),
             _ => {
@@ -208,5 +249,66 @@ impl MemoryParties {
         if inner.pointers.get(player) == Some(party) {
             inner.pointers.remove(player);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parties untouched for their lifetime go, with the pointers to them, the
+    /// invite notes and the attested claims that old; what was touched since
+    /// stays. The sweep runs at most once a minute.
+    #[test]
+    fn lapsed_parties_leave_memory() {
+        let parties = MemoryParties::default();
+        let ttl = PARTY_TTL.as_millis() as Millis;
+        let limits = PartyLimits {
+            members: 0,
+            invites: 0,
+        };
+        let (ann, bob) = (PlayerId::new("ann").unwrap(), PlayerId::new("bob").unwrap());
+        let old = Party::create(PartyId::new("pt-old").unwrap(), ann.clone(), 1, "a");
+        let kept = Party::create(PartyId::new("pt-kept").unwrap(), bob.clone(), 1, "b");
+        let t0 = mm_domain::now_ms();
+        parties.merge_at(&old, limits, t0);
+        parties.merge_at(&kept, limits, t0);
+        assert_eq!(parties.claim(&ann, &old.id, None), None);
+        assert_eq!(parties.claim(&bob, &kept.id, None), None);
+        {
+            let mut inner = parties.lock();
+            inner
+                .invited
+                .entry(bob.clone())
+                .or_default()
+                .insert(old.id.clone(), t0);
+            inner
+                .attested
+                .insert(ann.clone(), (Attributes::default(), t0));
+        }
+        // Touched since: this one stays.
+        parties.merge_at(&kept, limits, t0 + ttl / 2);
+        let swept = t0 + ttl + SWEEP_EVERY;
+        parties.lock().sweep(swept);
+        // Not a minute since that sweep: what lapses now waits for the next.
+        let gone = PlayerId::new("cy").unwrap();
+        parties
+            .lock()
+            .attested
+            .insert(gone.clone(), (Attributes::default(), t0));
+        parties.lock().sweep(swept + SWEEP_EVERY / 2);
+        assert!(
+            parties.lock().attested.contains_key(&gone),
+            "the sweep waits its minute"
+        );
+        parties.lock().sweep(swept + SWEEP_EVERY);
+        let inner = parties.lock();
+        assert!(!inner.parties.contains_key(&old.id));
+        assert!(!inner.merged_at.contains_key(&old.id));
+        assert!(!inner.pointers.contains_key(&ann));
+        assert!(inner.invited.is_empty());
+        assert!(inner.attested.is_empty());
+        assert!(inner.parties.contains_key(&kept.id));
+        assert_eq!(inner.pointers.get(&bob), Some(&kept.id));
     }
 }
