@@ -18,27 +18,57 @@ pub type Events = mpsc::Receiver<Box<Event>>;
 
 #[derive(Default)]
 pub struct Hub {
-    subscribers: Mutex<HashMap<PlayerId, Vec<mpsc::Sender<Box<Event>>>>>,
+    subscribers: Mutex<Subscribers>,
 }
 
+#[derive(Default)]
+struct Subscribers {
+    by_player: HashMap<PlayerId, Vec<mpsc::Sender<Box<Event>>>>,
+    /// The players' count at which `subscribe` next drops closed subscribers.
+    sweep_at: usize,
+}
+
+/// The fewest players' entries a sweep waits for.
+const SWEEP_FLOOR: usize = 1024;
+
 impl Hub {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Subscribers> {
+        self.subscribers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// A receiver of `player`'s events from now on.
+    ///
+    /// A subscriber whose receiver is gone (its socket closed) is dropped when
+    /// an event for its player comes, and, for players who get none, when the
+    /// entries reach twice what the last sweep left (at least
+    /// [`SWEEP_FLOOR`]): else every player who ever connected and left kept an
+    /// entry, amortized one pass per as many subscriptions as it keeps.
     pub fn subscribe(&self, player: &PlayerId) -> Events {
         let (tx, rx) = mpsc::channel(BUFFER);
-        let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
-        subs.entry(player.clone()).or_default().push(tx);
+        let mut subs = self.lock();
+        subs.by_player.entry(player.clone()).or_default().push(tx);
+        if subs.by_player.len() >= subs.sweep_at {
+            subs.by_player.retain(|_, list| {
+                list.retain(|tx| !tx.is_closed());
+                !list.is_empty()
+            });
+            subs.sweep_at = (2 * subs.by_player.len()).max(SWEEP_FLOOR);
+        }
         rx
     }
 
-    /// Whether `player` has a local subscriber (which may have closed since).
+    /// Whether `player` has a local subscriber still open.
     pub fn listening(&self, player: &PlayerId) -> bool {
-        let subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
-        subs.contains_key(player)
+        self.lock()
+            .by_player
+            .get(player)
+            .is_some_and(|list| list.iter().any(|tx| !tx.is_closed()))
     }
 
     /// Hands an event to every local subscriber of its player, dropping closed ones.
     pub fn dispatch(&self, envelope: EventEnvelope) {
-        let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.lock();
+        let subs = &mut guard.by_player;
         let Some(list) = subs.get_mut(&envelope.player) else {
             return;
         };
@@ -53,5 +83,28 @@ impl Hub {
         if list.is_empty() {
             subs.remove(&envelope.player);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Players who connected and left, and get no event, do not stay: their
+    /// closed subscribers go at the next sweep; open ones stay.
+    #[test]
+    fn closed_subscribers_are_swept() {
+        let hub = Hub::default();
+        let player = |i: usize| PlayerId::new(format!("p{i}")).unwrap();
+        let kept: Vec<Events> = (0..10).map(|i| hub.subscribe(&player(i))).collect();
+        for i in 10..10 * SWEEP_FLOOR {
+            drop(hub.subscribe(&player(i)));
+        }
+        let entries = hub.lock().by_player.len();
+        assert!(entries <= 2 * SWEEP_FLOOR, "{entries} entries");
+        assert!((0..10).all(|i| hub.listening(&player(i))));
+        assert!(!hub.listening(&player(10 * SWEEP_FLOOR - 1)));
+        drop(kept);
+        assert!(!hub.listening(&player(0)));
     }
 }
