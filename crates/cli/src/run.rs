@@ -41,12 +41,23 @@ pub struct RedisOptions {
     /// How long the ingress waits for those replicas before answering 503.
     #[arg(long = "redis-wait-timeout", env = "REDIS_WAIT_TIMEOUT", default_value = "1s", value_parser = humantime::parse_duration)]
     pub redis_wait_timeout: Duration,
+    /// Start even when Redis may evict keys when full (a memory limit and a
+    /// `maxmemory-policy` other than `noeviction`), with a warning. Eviction can
+    /// drop a player's in-match mark or a ticket's state: a player matched
+    /// twice, a ticket lost. Without this a process refuses to start there.
+    #[arg(
+        long = "redis-allow-eviction",
+        env = "REDIS_ALLOW_EVICTION",
+        default_value_t = false
+    )]
+    pub redis_allow_eviction: bool,
 }
 
 impl RedisOptions {
     /// Connects to `url` (waiting for it at start-up) as these options say.
     async fn connect(&self, url: &str) -> Result<Arc<dyn Store>> {
         let store = redis(url, self.redis_cluster, self.redis_startup_wait).await?;
+        check_eviction(&store, self.redis_allow_eviction).await?;
         if self.redis_wait_replicas > 0 {
             check_replicas(&store, self.redis_wait_replicas).await;
         }
@@ -80,6 +91,38 @@ async fn check_replicas(store: &RedisStore, wanted: u32) {
             "could not count the replicas REDIS_WAIT_REPLICAS={wanted} asks for"
         ),
     }
+}
+
+/// Refuses to start on a Redis primary that may evict the store's keys when
+/// full (see `mm_store::RedisEviction`), unless `allow`ed: then it warns. A
+/// Redis that does not answer `INFO memory` (a managed service may rename it)
+/// is warned of, not refused.
+async fn check_eviction(store: &RedisStore, allow: bool) -> Result<()> {
+    let primaries = match store.eviction().await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(
+                error = %e,
+                "could not read Redis's eviction policy (INFO memory); it must be \
+                 maxmemory-policy noeviction, or keys this service relies on may vanish"
+            );
+            return Ok(());
+        }
+    };
+    for p in primaries.iter().filter(|p| p.evicts()) {
+        let what = format!(
+            "Redis at {} has maxmemory {} bytes with maxmemory-policy {}: when full it \
+             evicts keys, and an evicted in-match mark, reservation or ticket state can \
+             match a player twice or lose a ticket. Set maxmemory-policy noeviction \
+             (a full Redis then refuses writes, which this service answers 503)",
+            p.address, p.maxmemory, p.policy
+        );
+        if !allow {
+            anyhow::bail!("{what}; or set REDIS_ALLOW_EVICTION=true to start anyway");
+        }
+        tracing::warn!(primary = %p.address, policy = %p.policy, "{what} (REDIS_ALLOW_EVICTION=true: starting anyway)");
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Args)]

@@ -369,3 +369,82 @@ fn the_simulator_replays_a_trace_and_a_stream_of_ones_own() {
     let (ok, text) = run(&["simulate", "--claim-batch-size", "0"], &[]);
     assert!(!ok && text.contains("CLAIM_BATCH_SIZE"), "{text}");
 }
+
+/// A Redis that evicts keys when full (a memory limit and any policy but
+/// `noeviction`) is refused at start-up, naming the policy and the way out;
+/// with `REDIS_ALLOW_EVICTION=true` the process starts and warns instead.
+#[test]
+fn a_redis_that_may_evict_keys_is_refused_at_start_up() {
+    use mm_testkit::{Proc, RedisServer};
+    use std::time::{Duration, Instant};
+    let redis = RedisServer::start();
+    let mut admin = redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for (key, value) in [("maxmemory", "100mb"), ("maxmemory-policy", "volatile-lru")] {
+        let () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(key)
+            .arg(value)
+            .query(&mut admin)
+            .unwrap();
+    }
+    let logs = tempfile::tempdir().unwrap();
+    let worker = |allow: bool| {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("worker")
+            .env("REDIS_URL", redis.url())
+            .env("REDIS_ALLOW_EVICTION", allow.to_string())
+            .env("DATA_DIR", logs.path());
+        Proc::spawn(if allow { "allowed" } else { "refused" }, cmd, logs.path())
+    };
+    let wait_for = |p: &mut Proc, what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !p.log().contains(what) {
+            assert!(Instant::now() < deadline, "no {what:?} in:\n{}", p.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+
+    let mut refused = worker(false);
+    wait_for(&mut refused, "REDIS_ALLOW_EVICTION=true to start anyway");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while refused.running() {
+        assert!(
+            Instant::now() < deadline,
+            "still running:\n{}",
+            refused.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = refused.log();
+    assert!(log.contains("maxmemory-policy volatile-lru"), "{log}");
+    assert!(
+        log.contains(&format!("127.0.0.1:{}", redis.port())),
+        "{log}"
+    );
+
+    let mut allowed = worker(true);
+    wait_for(&mut allowed, "starting anyway");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(allowed.running(), "{}", allowed.log());
+
+    // With noeviction (or no limit) there is nothing to say.
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query(&mut admin)
+        .unwrap();
+    let mut plain = {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("worker")
+            .env("REDIS_URL", redis.url())
+            .env("DATA_DIR", logs.path());
+        Proc::spawn("plain", cmd, logs.path())
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(plain.running(), "{}", plain.log());
+    assert!(!plain.log().contains("maxmemory"), "{}", plain.log());
+}

@@ -9,6 +9,7 @@ mod conn;
 mod create;
 mod cross;
 pub mod events;
+mod eviction;
 mod feed;
 mod fleet;
 mod history;
@@ -22,6 +23,7 @@ mod players;
 mod replicas;
 mod results;
 
+pub use eviction::RedisEviction;
 pub use replicas::RedisPrimary;
 
 use crate::api::{Entry, State, combine, view};
@@ -160,13 +162,32 @@ impl RedisStore {
     /// process checks `with_replication_wait` against at start-up, since a
     /// primary with too few replicas answers every ticket's `WAIT` with a timeout.
     pub async fn primaries(&self) -> Result<Vec<RedisPrimary>, StoreError> {
+        self.info_of_primaries("replication")
+            .await?
+            .into_iter()
+            .map(|(address, text)| RedisPrimary::parse(address, &text))
+            .collect()
+    }
+
+    /// What each primary would evict when full (`INFO memory`): on one node that
+    /// node, on a cluster every primary. See [`RedisEviction`].
+    pub async fn eviction(&self) -> Result<Vec<RedisEviction>, StoreError> {
+        self.info_of_primaries("memory")
+            .await?
+            .into_iter()
+            .map(|(address, text)| RedisEviction::parse(address, &text))
+            .collect()
+    }
+
+    /// `INFO section` of every primary, by address (sorted).
+    async fn info_of_primaries(&self, section: &str) -> Result<Vec<(String, String)>, StoreError> {
         let mut info = redis::cmd("INFO");
-        info.arg("replication");
+        info.arg(section);
         match &self.conn {
             Conn::Single(_) => {
                 let text: String = info.query_async(&mut self.conn()).await?;
                 let address = self.client.get_connection_info().addr().to_string();
-                Ok(vec![RedisPrimary::parse(address, &text)?])
+                Ok(vec![(address, text)])
             }
             Conn::Cluster(c) => {
                 use redis::cluster_routing::{MultipleNodeRoutingInfo, RoutingInfo};
@@ -182,18 +203,18 @@ impl RedisStore {
                         "INFO from every primary answered {answer:?}"
                     )));
                 };
-                let mut primaries = nodes
+                let mut texts = nodes
                     .iter()
                     .map(|(address, text)| {
                         let address: String = redis::from_redis_value_ref(address)
                             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
                         let text: String = redis::from_redis_value_ref(text)
                             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                        RedisPrimary::parse(address, &text)
+                        Ok((address, text))
                     })
                     .collect::<Result<Vec<_>, StoreError>>()?;
-                primaries.sort_by(|a, b| a.address.cmp(&b.address));
-                Ok(primaries)
+                texts.sort();
+                Ok(texts)
             }
         }
     }
