@@ -51,6 +51,11 @@ pub struct SoakArgs {
     /// Seed of the players' choices.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+    /// Games a player plays before leaving for a new one (0: players never
+    /// leave, so each queues ticket after ticket: what bounds a player's own
+    /// keys shows).
+    #[arg(long, default_value_t = 10)]
+    pub games_per_player: usize,
     #[command(flatten)]
     pub output: Output,
 }
@@ -75,6 +80,37 @@ struct Sample {
     /// and matches archived for their histories (`mm:{p:...}:a:MATCH`, 30 days).
     player_keys: u64,
     redis_bytes: u64,
+    /// The most fields a player's ticket index holds (`mm:{u:...}:tix`: their
+    /// tickets and matches).
+    largest_index: u64,
+}
+
+/// The most fields of any player's ticket index.
+async fn largest_index(conn: &mut redis::aio::MultiplexedConnection) -> Result<u64> {
+    let mut cursor: u64 = 0;
+    let mut most = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg("mm:{u:*}:tix")
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(conn)
+            .await?;
+        if !keys.is_empty() {
+            let mut pipe = redis::pipe();
+            for k in &keys {
+                pipe.hlen(k);
+            }
+            let lens: Vec<u64> = pipe.query_async(conn).await?;
+            most = lens.into_iter().fold(most, u64::max);
+        }
+        if next == 0 {
+            return Ok(most);
+        }
+        cursor = next;
+    }
 }
 
 /// Keys matching `pattern`, counted with SCAN.
@@ -149,7 +185,8 @@ pub async fn run(args: SoakArgs) -> Result<()> {
     for i in 0..args.players {
         let (http, base, counts, stop) = (http.clone(), base.clone(), counts.clone(), stop.clone());
         let seed = args.seed.wrapping_add(i as u64);
-        tasks.spawn(async move { play(&http, &base, i, seed, &counts, &stop).await });
+        let games = args.games_per_player;
+        tasks.spawn(async move { play(&http, &base, i, seed, games, &counts, &stop).await });
     }
 
     let mut admin = redis::Client::open(redis.url())?
@@ -171,6 +208,7 @@ pub async fn run(args: SoakArgs) -> Result<()> {
             .find_map(|l| l.strip_prefix("used_memory:"))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
+        let largest_index = largest_index(&mut admin).await?;
         let mut rss = Vec::new();
         for p in &mut procs {
             if !p.running() {
@@ -184,13 +222,15 @@ pub async fn run(args: SoakArgs) -> Result<()> {
             keys,
             player_keys,
             redis_bytes,
+            largest_index,
         };
         println!(
-            "{:>6.0}s  keys {:>7} ({:>6} kept 30 days)  redis {:>6.1} MiB  rss MiB {}  created {} accepted {} declined {} ignored {} cancelled {} errors {}",
+            "{:>6.0}s  keys {:>7} ({:>6} kept 30 days)  redis {:>6.1} MiB  largest ticket index {:>4}  rss MiB {}  created {} accepted {} declined {} ignored {} cancelled {} errors {}",
             s.t,
             s.keys,
             s.player_keys,
             s.redis_bytes as f64 / 1048576.0,
+            s.largest_index,
             s.rss_kib
                 .iter()
                 .map(|k| format!("{:.1}", *k as f64 / 1024.0))
@@ -211,12 +251,14 @@ pub async fn run(args: SoakArgs) -> Result<()> {
 }
 
 /// One player's life, again and again: queue; sometimes cancel; answer the ready
-/// check (accept, decline or ignore); after some matches, leave for a new player.
+/// check (accept, decline or ignore); after `games_per_player` matches (0:
+/// never), leave for a new player.
 async fn play(
     http: &reqwest::Client,
     base: &str,
     slot: usize,
     seed: u64,
+    games_per_player: usize,
     counts: &Counts,
     stop: &AtomicBool,
 ) {
@@ -224,7 +266,7 @@ async fn play(
     let mut generation = 0u64;
     let mut games = 0;
     while !stop.load(Ordering::Relaxed) {
-        if games >= 10 {
+        if games_per_player > 0 && games >= games_per_player {
             // This player leaves; a new one arrives in their place.
             generation += 1;
             games = 0;
@@ -355,6 +397,10 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
         last.player_keys
     );
     println!(
+        "  {:<15} the largest player's ticket index {} -> {} fields",
+        "redis", first.largest_index, last.largest_index
+    );
+    println!(
         "  {:<15} keys {} -> {} ({:+.1}%), memory {:.1} -> {:.1} MiB ({:+.1}%)",
         "redis",
         first.keys,
@@ -367,7 +413,7 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
     args.output.csv(
         "soak.csv",
         &format!(
-            "t_s,{},redis_keys,redis_player_keys,redis_used_bytes",
+            "t_s,{},redis_keys,redis_player_keys,redis_used_bytes,largest_ticket_index",
             names
                 .iter()
                 .map(|n| format!("{n}_rss_kib"))
@@ -377,12 +423,13 @@ fn report(args: &SoakArgs, names: &[&str], samples: &[Sample]) -> Result<()> {
         samples.iter().map(|s| {
             let rss: Vec<String> = s.rss_kib.iter().map(u64::to_string).collect();
             format!(
-                "{:.0},{},{},{},{}",
+                "{:.0},{},{},{},{},{}",
                 s.t,
                 rss.join(","),
                 s.keys,
                 s.player_keys,
-                s.redis_bytes
+                s.redis_bytes,
+                s.largest_index
             )
         }),
     )?;
