@@ -51,12 +51,30 @@ pub struct RedisOptions {
         default_value_t = false
     )]
     pub redis_allow_eviction: bool,
+    /// The certificate authority (PEM) a `rediss://` Redis's certificate must
+    /// chain to, when it is not one the system trusts (a private CA).
+    #[arg(long = "redis-tls-ca-file", env = "REDIS_TLS_CA_FILE")]
+    pub redis_tls_ca_file: Option<std::path::PathBuf>,
+    /// A client certificate (PEM) for a `rediss://` Redis that requires one
+    /// (`tls-auth-clients yes`); with REDIS_TLS_KEY_FILE.
+    #[arg(long = "redis-tls-cert-file", env = "REDIS_TLS_CERT_FILE")]
+    pub redis_tls_cert_file: Option<std::path::PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "redis-tls-key-file", env = "REDIS_TLS_KEY_FILE")]
+    pub redis_tls_key_file: Option<std::path::PathBuf>,
 }
 
 impl RedisOptions {
     /// Connects to `url` (waiting for it at start-up) as these options say.
     async fn connect(&self, url: &str) -> Result<Arc<dyn Store>> {
-        let store = redis(url, self.redis_cluster, self.redis_startup_wait).await?;
+        let tls = self.tls(url)?;
+        let store = redis(
+            url,
+            self.redis_cluster,
+            self.redis_startup_wait,
+            tls.as_ref(),
+        )
+        .await?;
         check_eviction(&store, self.redis_allow_eviction).await?;
         if self.redis_wait_replicas > 0 {
             check_replicas(&store, self.redis_wait_replicas).await;
@@ -65,6 +83,61 @@ impl RedisOptions {
             .with_replication_wait(self.redis_wait_replicas, self.redis_wait_timeout)
             .into_store())
     }
+}
+
+impl RedisOptions {
+    /// The certificates REDIS_TLS_* name, read now: none when none is set.
+    fn tls(&self, url: &str) -> Result<Option<mm_store::RedisTls>> {
+        let read = |path: &std::path::Path, var: &str| {
+            std::fs::read(path).with_context(|| format!("{var}: cannot read {}", path.display()))
+        };
+        let client = match (&self.redis_tls_cert_file, &self.redis_tls_key_file) {
+            (None, None) => None,
+            (Some(cert), Some(key)) => Some((
+                read(cert, "REDIS_TLS_CERT_FILE")?,
+                read(key, "REDIS_TLS_KEY_FILE")?,
+            )),
+            _ => anyhow::bail!("REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE go together"),
+        };
+        let ca = match &self.redis_tls_ca_file {
+            Some(path) => Some(read(path, "REDIS_TLS_CA_FILE")?),
+            None => None,
+        };
+        if ca.is_none() && client.is_none() {
+            return Ok(None);
+        }
+        if url
+            .split(',')
+            .map(str::trim)
+            .any(|node| !node.is_empty() && !node.starts_with("rediss://"))
+        {
+            anyhow::bail!(
+                "REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE need a TLS \
+                 REDIS_URL (rediss://host:port)"
+            );
+        }
+        Ok(Some(mm_store::RedisTls { ca, client }))
+    }
+}
+
+/// `url` (one or more comma-separated nodes) with any password masked, for
+/// logs and errors.
+fn redacted(url: &str) -> String {
+    url.split(',')
+        .map(|node| {
+            let Some((scheme, rest)) = node.split_once("://") else {
+                return node.to_string();
+            };
+            match rest.split_once('@') {
+                Some((user, host)) if !user.is_empty() => {
+                    let name = user.split_once(':').map_or("", |(name, _)| name);
+                    format!("{scheme}://{name}:***@{host}")
+                }
+                _ => node.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Warns, once at start-up, of every primary with fewer replicas connected than
@@ -231,7 +304,13 @@ pub struct SupervisorCmd {
 /// Connects to Redis, waiting for it up to `wait` (with backoff, logged once) while
 /// it is unreachable: a process may start before Redis or during its restart. Any
 /// other failure (a bad URL, refused credentials) ends the process at once.
-async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<RedisStore> {
+async fn redis(
+    url: &str,
+    cluster: bool,
+    wait: Duration,
+    tls: Option<&mm_store::RedisTls>,
+) -> Result<RedisStore> {
+    let shown = redacted(url);
     let give_up = tokio::time::Instant::now() + wait;
     let nodes: Vec<String> = url
         .split(',')
@@ -243,32 +322,33 @@ async fn redis(url: &str, cluster: bool, wait: Duration) -> Result<RedisStore> {
     let mut waited = false;
     loop {
         let attempt = if cluster {
-            RedisStore::connect_cluster(&nodes).await
+            RedisStore::connect_cluster_with(&nodes, tls).await
         } else {
-            RedisStore::connect(url).await
+            RedisStore::connect_with(url, tls).await
         };
         match attempt {
             Ok(store) => {
                 if waited {
-                    tracing::info!(url, "Redis answers; starting");
+                    tracing::info!(url = %shown, "Redis answers; starting");
                 }
                 return Ok(store);
             }
             Err(e) if e.is_unreachable() && tokio::time::Instant::now() < give_up => {
                 if !waited {
-                    tracing::warn!(error = %e, url, ?wait, "Redis is unreachable; waiting for it (REDIS_STARTUP_WAIT)");
+                    tracing::warn!(error = %e, url = %shown, ?wait, "Redis is unreachable; waiting for it (REDIS_STARTUP_WAIT)");
                     waited = true;
                 }
                 tokio::time::sleep(backoff.failed()).await;
             }
             Err(e) if cluster => {
                 return Err(e).with_context(|| {
-                    format!("REDIS_URL (--redis-url) with REDIS_CLUSTER: cannot connect to the cluster at {url}")
+                    format!("REDIS_URL (--redis-url) with REDIS_CLUSTER: cannot connect to the cluster at {shown}")
                 });
             }
             Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("REDIS_URL (--redis-url): cannot connect to {url}"));
+                return Err(e).with_context(|| {
+                    format!("REDIS_URL (--redis-url): cannot connect to {shown}")
+                });
             }
         }
     }
@@ -584,4 +664,23 @@ pub async fn rating_service(args: RatingServiceCmd) -> Result<()> {
         ratings::consumer::run(store, rating_store, catalog, cfg, shutdown).await;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_in_redis_urls_are_masked() {
+        assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(
+            redacted("rediss://:s3cret@cache.example.com:6380"),
+            "rediss://:***@cache.example.com:6380"
+        );
+        assert_eq!(
+            redacted("redis://app:s3cret@a:7000,redis://app:s3cret@b:7001"),
+            "redis://app:***@a:7000,redis://app:***@b:7001"
+        );
+        assert_eq!(redacted("rediss://token@h:1"), "rediss://:***@h:1");
+    }
 }

@@ -59,7 +59,7 @@ pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};
 pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, TokenLock};
 pub use memory::MemoryStore;
 pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyLimits, PartyMerge};
-pub use redis_store::{RedisEviction, RedisPrimary, RedisStore, events};
+pub use redis_store::{RedisEviction, RedisPrimary, RedisStore, RedisTls, events};
 pub use results::Results;
 pub use wake::{Wake, WakeUps, Wakes};
 

@@ -103,6 +103,9 @@ pub struct RedisServer {
     /// Options after the defaults, kept for [`RedisServer::restart`].
     extra: Vec<String>,
     dir: tempfile::TempDir,
+    /// The TLS port and the folder of its certificates (see
+    /// [`RedisServer::start_tls`]).
+    tls: Option<(u16, tempfile::TempDir)>,
 }
 
 impl RedisServer {
@@ -141,6 +144,39 @@ impl RedisServer {
         Self::start_with(&["--appendonly", "yes", "--appendfsync", "always"])
     }
 
+    /// Starts one that also serves TLS on a port of its own ([`RedisServer::tls_url`])
+    /// with [`keys::tls`]'s server certificate (for 127.0.0.1); with
+    /// `client_certs` a TLS client must show a certificate that test CA signed.
+    /// The plain port stays open for the test's own look inside.
+    pub fn start_tls(client_certs: bool) -> Self {
+        let files = tempfile::tempdir().expect("temp dir");
+        for (name, pem) in [
+            ("ca.pem", keys::tls::CA),
+            ("server.pem", keys::tls::SERVER_CERT),
+            ("server.key", keys::tls::SERVER_KEY),
+        ] {
+            std::fs::write(files.path().join(name), pem).expect("write a certificate");
+        }
+        let tls_port = free_port();
+        let path = |name: &str| files.path().join(name).display().to_string();
+        let extra = [
+            "--tls-port".to_string(),
+            tls_port.to_string(),
+            "--tls-cert-file".into(),
+            path("server.pem"),
+            "--tls-key-file".into(),
+            path("server.key"),
+            "--tls-ca-cert-file".into(),
+            path("ca.pem"),
+            "--tls-auth-clients".into(),
+            if client_certs { "yes" } else { "no" }.into(),
+        ];
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let mut server = Self::start_with(&extra);
+        server.tls = Some((tls_port, files));
+        server
+    }
+
     /// Same, with extra server options.
     fn start_with(extra: &[&str]) -> Self {
         let mut last_err = String::new();
@@ -156,6 +192,7 @@ impl RedisServer {
                 port,
                 extra: extra.iter().map(|s| s.to_string()).collect(),
                 dir,
+                tls: None,
             };
             match server.launch() {
                 Ok(()) => return server,
@@ -246,6 +283,12 @@ impl RedisServer {
 
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The TLS port's URL (`rediss://`) of a server [`RedisServer::start_tls`] started.
+    pub fn tls_url(&self) -> String {
+        let (port, _) = self.tls.as_ref().expect("started with start_tls");
+        format!("rediss://127.0.0.1:{port}")
     }
 }
 

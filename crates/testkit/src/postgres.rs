@@ -16,6 +16,8 @@ pub struct PostgresServer {
     run_as: Option<String>,
     /// Commits reach the disk (fsync, full-page writes), as in production.
     durable: bool,
+    /// Connections over TLS only (see [`PostgresServer::start_tls`]).
+    tls: bool,
     dir: tempfile::TempDir,
 }
 
@@ -87,7 +89,18 @@ impl PostgresServer {
         Self::start_with(true)
     }
 
+    /// One that takes TCP connections over TLS only (`hostssl`), with
+    /// [`crate::keys::tls`]'s server certificate (for 127.0.0.1): a client
+    /// connects with `sslmode=verify-full&sslrootcert=` the test CA.
+    pub fn start_tls() -> Self {
+        Self::start_as(false, true)
+    }
+
     fn start_with(durable: bool) -> Self {
+        Self::start_as(durable, false)
+    }
+
+    fn start_as(durable: bool, tls: bool) -> Self {
         let bin = bin_dir();
         let run_as = is_root().then(|| {
             ensure_user("postgres");
@@ -112,6 +125,7 @@ impl PostgresServer {
             port: 0,
             run_as,
             durable,
+            tls,
             dir,
         };
         let out = server
@@ -135,6 +149,9 @@ impl PostgresServer {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if tls {
+            server.serve_tls_only();
+        }
         let mut last = String::new();
         for _ in 0..5 {
             server.port = crate::free_port();
@@ -144,6 +161,35 @@ impl PostgresServer {
             }
         }
         panic!("PostgreSQL did not start: {last}");
+    }
+
+    /// Puts the server's certificate and key in the data folder (the key
+    /// readable by its owner alone, as PostgreSQL demands) and lets TCP clients
+    /// in over TLS only.
+    fn serve_tls_only(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        for (name, pem, mode) in [
+            ("server.pem", crate::keys::tls::SERVER_CERT, 0o644),
+            ("server.key", crate::keys::tls::SERVER_KEY, 0o600),
+        ] {
+            let path = self.data.join(name);
+            std::fs::write(&path, pem).expect("write the server certificate");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                .expect("chmod the server certificate");
+            if let Some(user) = &self.run_as {
+                let status = Command::new("chown")
+                    .arg(format!("{user}:"))
+                    .arg(&path)
+                    .status()
+                    .expect("chown");
+                assert!(status.success(), "chown of the server certificate failed");
+            }
+        }
+        std::fs::write(
+            self.data.join("pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+        )
+        .expect("write pg_hba.conf");
     }
 
     fn command(&self, tool: &str) -> Command {
@@ -164,8 +210,13 @@ impl PostgresServer {
         } else {
             " -c fsync=off -c full_page_writes=off"
         };
+        let tls = if self.tls {
+            " -c ssl=on -c ssl_cert_file=server.pem -c ssl_key_file=server.key"
+        } else {
+            ""
+        };
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200{durability}",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200{durability}{tls}",
             self.port,
             self.dir.path().display()
         );

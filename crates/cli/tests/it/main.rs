@@ -24,6 +24,7 @@ mod ops;
 mod parties;
 mod queues;
 mod ratings;
+mod redis_tls;
 mod requeue;
 mod rules;
 mod sdk;
@@ -244,6 +245,13 @@ impl Deployment {
     /// Separate processes over a redis-server the test started (and may kill).
     pub async fn over_redis(redis: RedisServer, env: &[(&str, &str, &str)]) -> Self {
         let mut d = Self::processes(&redis.url(), false, env).await;
+        d.redis = Some(redis);
+        d
+    }
+
+    /// Separate processes over `redis` reached at `url` (its TLS port, say).
+    pub async fn over_redis_at(redis: RedisServer, url: &str, env: &[(&str, &str, &str)]) -> Self {
+        let mut d = Self::processes(url, false, env).await;
         d.redis = Some(redis);
         d
     }

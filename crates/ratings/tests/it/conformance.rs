@@ -388,3 +388,39 @@ async fn open_picks_the_store_from_the_url() {
     };
     assert!(err.contains("DATABASE_URL"), "{err}");
 }
+
+/// A PostgreSQL that takes TLS connections only, as managed ones often do:
+/// the store connects with `sslmode=verify-full` against the server's CA (and
+/// with `require`), and a connection that asks for no TLS is refused by the
+/// server, so the first two did use it.
+#[tokio::test]
+async fn postgres_over_tls() {
+    let pg = PostgresServer::start_tls();
+    let url = pg.create_database("tls");
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, mm_testkit::keys::tls::CA).unwrap();
+    for query in [
+        format!("sslmode=verify-full&sslrootcert={}", ca.display()),
+        "sslmode=require".to_string(),
+    ] {
+        let store = PgRatings::connect(&format!("{url}?{query}"), 2)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let got = store.player(&pid("ann")).await.unwrap();
+        assert!(got.is_empty(), "{query}");
+    }
+    let refused = PgRatings::connect(&format!("{url}?sslmode=disable"), 2).await;
+    let why = refused
+        .err()
+        .expect("a plain connection was let in")
+        .to_string();
+    assert!(why.contains("no encryption"), "{why}");
+    // The test CA is no root the system trusts: verifying without it fails.
+    let untrusted = PgRatings::connect(&format!("{url}?sslmode=verify-full"), 2).await;
+    let why = untrusted
+        .err()
+        .expect("an unknown CA was trusted")
+        .to_string();
+    assert!(why.to_lowercase().contains("certificate"), "{why}");
+}

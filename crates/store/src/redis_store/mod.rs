@@ -108,10 +108,49 @@ pub struct RedisStore {
     settled_at_commit: cross::SettledAtCommit,
 }
 
+/// What a `rediss://` connection trusts and shows beyond the defaults: the
+/// certificate authority the server's certificate must chain to (PEM; without
+/// it the system's roots), and a client certificate and key (PEM) for a Redis
+/// that requires one (`tls-auth-clients yes`).
+#[derive(Debug, Clone, Default)]
+pub struct RedisTls {
+    pub ca: Option<Vec<u8>>,
+    pub client: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl RedisTls {
+    fn certificates(&self) -> redis::TlsCertificates {
+        redis::TlsCertificates {
+            client_tls: self
+                .client
+                .as_ref()
+                .map(|(cert, key)| redis::ClientTlsConfig {
+                    client_cert: cert.clone(),
+                    client_key: key.clone(),
+                }),
+            root_cert: self.ca.clone(),
+        }
+    }
+
+    /// A client for `url` (`rediss://`) with these certificates.
+    fn client(&self, url: &str) -> Result<redis::Client, StoreError> {
+        Ok(redis::Client::build_with_tls(url, self.certificates())?)
+    }
+}
+
 impl RedisStore {
-    /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379`).
+    /// Connects to the Redis at `url` (e.g. `redis://127.0.0.1:6379`, or
+    /// `rediss://` for TLS against the system's roots).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url)?;
+        Self::connect_with(url, None).await
+    }
+
+    /// The same, a `rediss://` connection with `tls`'s certificates if given.
+    pub async fn connect_with(url: &str, tls: Option<&RedisTls>) -> Result<Self, StoreError> {
+        let client = match tls {
+            Some(tls) => tls.client(url)?,
+            None => redis::Client::open(url)?,
+        };
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_response_timeout(Some(Duration::from_secs(10)))
@@ -132,15 +171,29 @@ impl RedisStore {
 
     /// Connects to a Redis Cluster through any of its nodes (`redis://host:port`).
     pub async fn connect_cluster(nodes: &[String]) -> Result<Self, StoreError> {
+        Self::connect_cluster_with(nodes, None).await
+    }
+
+    /// The same, over TLS (`rediss://` nodes) with `tls`'s certificates if given.
+    pub async fn connect_cluster_with(
+        nodes: &[String],
+        tls: Option<&RedisTls>,
+    ) -> Result<Self, StoreError> {
         let first = nodes
             .first()
             .ok_or_else(|| StoreError::Corrupt("no cluster node given".into()))?;
-        let client = redis::Client::open(first.as_str())?;
-        let cluster = redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
+        let client = match tls {
+            Some(tls) => tls.client(first)?,
+            None => redis::Client::open(first.as_str())?,
+        };
+        let mut builder = redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
             .connection_timeout(Duration::from_secs(5))
             .response_timeout(Duration::from_secs(10))
-            .retries(6)
-            .build()?;
+            .retries(6);
+        if let Some(tls) = tls {
+            builder = builder.certs(tls.certificates());
+        }
+        let cluster = builder.build()?;
         let conn = tokio::time::timeout(Duration::from_secs(15), cluster.get_async_connection())
             .await
             .map_err(|_| StoreError::Timeout)??;
