@@ -30,6 +30,12 @@ pub mod keys {
         pub const CLIENT_KEY: &[u8] = include_bytes!("../keys/tls/client.key");
         pub const ROGUE_CLIENT_CERT: &[u8] = include_bytes!("../keys/tls/rogue-client.pem");
         pub const ROGUE_CLIENT_KEY: &[u8] = include_bytes!("../keys/tls/rogue-client.key");
+        /// Another CA, and a certificate it signed for 127.0.0.1 that serves
+        /// as server and client both: what Redis Cluster nodes over TLS show
+        /// each other.
+        pub const CLUSTER_CA: &[u8] = include_bytes!("../keys/tls/cluster-ca.pem");
+        pub const CLUSTER_NODE_CERT: &[u8] = include_bytes!("../keys/tls/cluster-node.pem");
+        pub const CLUSTER_NODE_KEY: &[u8] = include_bytes!("../keys/tls/cluster-node.key");
     }
 }
 
@@ -149,17 +155,22 @@ impl RedisServer {
     /// `client_certs` a TLS client must show a certificate that test CA signed.
     /// The plain port stays open for the test's own look inside.
     pub fn start_tls(client_certs: bool) -> Self {
+        let pems = [keys::tls::CA, keys::tls::SERVER_CERT, keys::tls::SERVER_KEY];
+        let auth = if client_certs { "yes" } else { "no" };
+        Self::start_tls_with(pems, &["--tls-auth-clients", auth])
+    }
+
+    /// Starts one serving TLS as well, with `pems` (CA, certificate, key) and
+    /// `extra` options.
+    fn start_tls_with(pems: [&[u8]; 3], extra: &[&str]) -> Self {
         let files = tempfile::tempdir().expect("temp dir");
-        for (name, pem) in [
-            ("ca.pem", keys::tls::CA),
-            ("server.pem", keys::tls::SERVER_CERT),
-            ("server.key", keys::tls::SERVER_KEY),
-        ] {
+        let names = ["ca.pem", "server.pem", "server.key"];
+        for (name, pem) in names.iter().zip(pems) {
             std::fs::write(files.path().join(name), pem).expect("write a certificate");
         }
         let tls_port = free_port();
         let path = |name: &str| files.path().join(name).display().to_string();
-        let extra = [
+        let mut args = vec![
             "--tls-port".to_string(),
             tls_port.to_string(),
             "--tls-cert-file".into(),
@@ -168,11 +179,10 @@ impl RedisServer {
             path("server.key"),
             "--tls-ca-cert-file".into(),
             path("ca.pem"),
-            "--tls-auth-clients".into(),
-            if client_certs { "yes" } else { "no" }.into(),
         ];
-        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        let mut server = Self::start_with(&extra);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut server = Self::start_with(&args);
         server.tls = Some((tls_port, files));
         server
     }
@@ -303,6 +313,19 @@ fn port_free(port: u16) -> bool {
 }
 
 /// A real six-node Redis Cluster for one test: three primaries with a replica each.
+/// What makes a redis-server a cluster node here.
+const CLUSTER_NODE: [&str; 8] = [
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    "nodes.conf",
+    "--cluster-node-timeout",
+    "5000",
+    // Replicas sync at once rather than after the default 5 s.
+    "--repl-diskless-sync-delay",
+    "0",
+];
+
 pub struct RedisCluster {
     nodes: Vec<RedisServer>,
 }
@@ -311,21 +334,41 @@ impl RedisCluster {
     /// Starts six cluster-enabled servers and forms the cluster; returns once every
     /// node reports `cluster_state:ok`.
     pub fn start() -> Self {
-        let nodes: Vec<RedisServer> = (0..6)
-            .map(|_| {
-                RedisServer::start_with(&[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "5000",
-                    // Replicas sync at once rather than after the default 5 s.
-                    "--repl-diskless-sync-delay",
-                    "0",
-                ])
-            })
-            .collect();
+        Self::form(
+            (0..6)
+                .map(|_| RedisServer::start_with(&CLUSTER_NODE))
+                .collect(),
+        )
+    }
+
+    /// The same with every node also serving TLS ([`RedisCluster::tls_urls`];
+    /// [`keys::tls::CLUSTER_NODE_CERT`], signed by [`keys::tls::CLUSTER_CA`]),
+    /// the nodes talking to each other over TLS: a client that connects over
+    /// TLS is told the other nodes' TLS ports, a plain one their plain ports.
+    pub fn start_tls() -> Self {
+        let pems = [
+            keys::tls::CLUSTER_CA,
+            keys::tls::CLUSTER_NODE_CERT,
+            keys::tls::CLUSTER_NODE_KEY,
+        ];
+        let mut extra = CLUSTER_NODE.to_vec();
+        extra.extend([
+            "--tls-cluster",
+            "yes",
+            "--tls-replication",
+            "yes",
+            "--tls-auth-clients",
+            "no",
+        ]);
+        Self::form(
+            (0..6)
+                .map(|_| RedisServer::start_tls_with(pems, &extra))
+                .collect(),
+        )
+    }
+
+    /// Forms a cluster of `nodes` (three primaries, a replica each).
+    fn form(nodes: Vec<RedisServer>) -> Self {
         let cli = std::env::var("REDIS_CLI_BIN").unwrap_or_else(|_| "redis-cli".into());
         let out = Command::new(&cli)
             .arg("--cluster")
@@ -379,6 +422,11 @@ impl RedisCluster {
     /// `redis://` URLs of every node.
     pub fn urls(&self) -> Vec<String> {
         self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    /// `rediss://` URLs of every node of a cluster [`RedisCluster::start_tls`] started.
+    pub fn tls_urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::tls_url).collect()
     }
 
     /// The port of the live primary serving `key`'s slot, as a live node sees the

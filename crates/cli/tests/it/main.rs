@@ -312,6 +312,16 @@ impl Deployment {
         d
     }
 
+    /// Separate processes over a Redis Cluster whose nodes serve TLS, reached
+    /// through two of its `rediss://` URLs.
+    pub async fn tls_cluster_processes_env(env: &[(&str, &str, &str)]) -> Self {
+        let cluster = RedisCluster::start_tls();
+        let urls = cluster.tls_urls();
+        let mut d = Self::processes(&urls[..2].join(","), true, env).await;
+        d.cluster = Some(cluster);
+        d
+    }
+
     async fn processes(url: &str, cluster: bool, env: &[(&str, &str, &str)]) -> Self {
         let logs = tempfile::tempdir().unwrap();
         let addr = format!("127.0.0.1:{}", free_port());

@@ -1,6 +1,6 @@
-//! Redis over TLS (`rediss://`), as managed Redis services require: every
-//! process connects, Pub/Sub included, trusting a private CA
-//! (`REDIS_TLS_CA_FILE`) and showing a client certificate where Redis asks
+//! Redis over TLS (`rediss://`), as managed Redis services require, one node
+//! or a cluster: every process connects, Pub/Sub included, trusting a private
+//! CA (`REDIS_TLS_CA_FILE`) and showing a client certificate where Redis asks
 //! for one; a server it cannot trust, or that refuses it, stops it at start-up
 //! with the reason.
 
@@ -58,6 +58,32 @@ async fn processes_reach_a_tls_redis_with_a_private_ca_and_a_client_certificate(
         .wait_for("match.completed", Duration::from_secs(15))
         .await;
     assert_eq!(theirs["match_id"], matched["match_id"]);
+}
+
+/// A Redis Cluster over TLS (nodes talking to each other over TLS too): every
+/// process finds the cluster's nodes through two `rediss://` URLs, and a
+/// ticket in any slot is matched and told over Pub/Sub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_reach_a_tls_redis_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("cluster-ca.pem");
+    std::fs::write(&ca, tls::CLUSTER_CA).unwrap();
+    let ca = ca.display().to_string();
+    let d = Deployment::tls_cluster_processes_env(&[("*", "REDIS_TLS_CA_FILE", &ca)]).await;
+    let mut sockets = Vec::new();
+    let mut tickets = Vec::new();
+    for (i, player) in ["ann", "bob", "cy", "dee"].iter().enumerate() {
+        sockets.push(d.socket(player).await);
+        let (status, t) = d.client(player).create(1500.0 + i as f64).await;
+        assert_eq!(status, StatusCode::CREATED, "{t}");
+        tickets.push(t["id"].clone());
+    }
+    for (ws, id) in sockets.iter_mut().zip(&tickets) {
+        let matched = ws
+            .wait_for("match.completed", Duration::from_secs(20))
+            .await;
+        assert_eq!(&matched["ticket_id"], id);
+    }
 }
 
 /// `matchmaker worker` with `env`, to its end (at most 30 s): its output.
