@@ -39,5 +39,5 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], index_entry(ARGV[3], string.format('%d', now_ms())))
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
-trim_index(KEYS[2], KEYS[1], tonumber(ARGV[7]), ARGV[1])
+if string.byte(ARGV[1], -1) % 8 == 0 then trim_index(KEYS[2], KEYS[1], tonumber(ARGV[7])) end
 return '=' .. mark

@@ -94,11 +94,13 @@ end
 -- supervisor purges it (an hour by default); a player with more finished
 -- tickets than that in the retention is a flooder. Without a bound an active
 -- player's index kept every ticket they ever queued (its expiry moves with
--- each new ticket). Called one write in eight or so (by the last character of
--- the written id, so that the cost is shared), when the index holds more than
--- twice `len` fields: after a trim it holds at most 1.5 `len` and the live.
-local function trim_index(index, active, len, id)
-  if string.byte(id, -1) % 8 ~= 0 or redis.call('HLEN', index) <= 2 * len then return end
+-- each new ticket). Callers call it one write in eight or so (when the last
+-- byte of the written id is a multiple of 8, checked where they write: a call
+-- per matched player costs more than the check), and it trims only an index
+-- of more than twice `len` fields: after a trim it holds at most 1.5 `len`
+-- and the live.
+local function trim_index(index, active, len)
+  if redis.call('HLEN', index) <= 2 * len then return end
   local live = {}
   for _, v in ipairs(redis.call('HVALS', active)) do live[string.match(v, '^[^|]*')] = true end
   local all = redis.call('HGETALL', index)
@@ -129,7 +131,7 @@ end
 -- `active` is the player's active hash (for the trim).
 local function record_history(index, active, mid, created, pool, len)
   redis.call('HSET', index, 'm:' .. mid, created .. '|' .. pool)
-  trim_index(index, active, len, mid)
+  if string.byte(mid, -1) % 8 == 0 then trim_index(index, active, len) end
 end
 
 -- The waiting-since index of a pool, for its oldest wait (see depths.lua): the zset

@@ -58,7 +58,7 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. '|' .. ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], index_entry(ARGV[3], ARGV[10]))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
-trim_index(KEYS[2], KEYS[1], tonumber(ARGV[12]), ARGV[1])
+if string.byte(ARGV[1], -1) % 8 == 0 then trim_index(KEYS[2], KEYS[1], tonumber(ARGV[12])) end
 for p = 0, pools - 1 do
   local k = 9 + 7 * p
   redis.call('HSET', KEYS[k + 1], ARGV[1], ARGV[6])
