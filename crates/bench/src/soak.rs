@@ -87,36 +87,31 @@ struct Sample {
 
 /// The most fields of any player's ticket index.
 async fn largest_index(conn: &mut redis::aio::MultiplexedConnection) -> Result<u64> {
-    let mut cursor: u64 = 0;
+    let keys = scan_keys(conn, "mm:{u:*}:tix").await?;
     let mut most = 0;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg("mm:{u:*}:tix")
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(conn)
-            .await?;
-        if !keys.is_empty() {
-            let mut pipe = redis::pipe();
-            for k in &keys {
-                pipe.hlen(k);
-            }
-            let lens: Vec<u64> = pipe.query_async(conn).await?;
-            most = lens.into_iter().fold(most, u64::max);
+    for chunk in keys.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for k in chunk {
+            pipe.hlen(k);
         }
-        if next == 0 {
-            return Ok(most);
-        }
-        cursor = next;
+        let lens: Vec<u64> = pipe.query_async(conn).await?;
+        most = lens.into_iter().fold(most, u64::max);
     }
+    Ok(most)
 }
 
 /// Keys matching `pattern`, counted with SCAN.
 async fn count_keys(conn: &mut redis::aio::MultiplexedConnection, pattern: &str) -> Result<u64> {
+    Ok(scan_keys(conn, pattern).await?.len() as u64)
+}
+
+/// Keys matching `pattern`, found with SCAN.
+async fn scan_keys(
+    conn: &mut redis::aio::MultiplexedConnection,
+    pattern: &str,
+) -> Result<Vec<String>> {
     let mut cursor: u64 = 0;
-    let mut n = 0;
+    let mut found = Vec::new();
     loop {
         let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
             .arg(cursor)
@@ -126,9 +121,9 @@ async fn count_keys(conn: &mut redis::aio::MultiplexedConnection, pattern: &str)
             .arg(1000)
             .query_async(conn)
             .await?;
-        n += keys.len() as u64;
+        found.extend(keys);
         if next == 0 {
-            return Ok(n);
+            return Ok(found);
         }
         cursor = next;
     }

@@ -30,6 +30,37 @@ fn played(id: &str, players: &[&str], age: Millis) -> Match {
     }
 }
 
+/// A 1v1 ticket of `player`'s waiting in `regions` (the first its home).
+fn solo(id: &str, player: &str, regions: &[&str]) -> Ticket {
+    let mut t = Ticket::solo(
+        TicketId::new(id).unwrap(),
+        PlayerId::new(player).unwrap(),
+        "1v1",
+        regions[0],
+        1500.0,
+        now_ms(),
+    );
+    t.queues = regions
+        .iter()
+        .map(|r| mm_domain::RegionQueue {
+            region: r.to_string(),
+            eligible_at: t.enqueued_at,
+        })
+        .collect();
+    t
+}
+
+/// Queues both tickets, then cancels `cancelled`.
+async fn queue_and_cancel(s: &MemoryStore, cancelled: &Ticket, waits: &Ticket) {
+    for t in [cancelled, waits] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    assert!(matches!(
+        s.cancel(&cancelled.owner, &cancelled.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    ));
+}
+
 fn history(s: &MemoryStore, player: &str) -> Vec<Arc<Match>> {
     let inner = s.lock();
     inner
@@ -87,36 +118,15 @@ async fn history_entries_last_as_long_as_on_redis() {
 /// the player ever queued.
 #[tokio::test]
 async fn purged_tickets_leave_their_players() {
-    use mm_domain::RegionQueue;
     let s = MemoryStore::new();
     let (eu, us) = (Pool::new("1v1", "eu"), Pool::new("1v1", "us"));
-    let ticket = |id: &str, player: &str| {
-        let mut t = Ticket::solo(
-            TicketId::new(id).unwrap(),
-            PlayerId::new(player).unwrap(),
-            "1v1",
-            "eu",
-            1500.0,
-            now_ms(),
-        );
-        t.queues = ["eu", "us"]
-            .iter()
-            .map(|r| RegionQueue {
-                region: r.to_string(),
-                eligible_at: t.enqueued_at,
-            })
-            .collect();
-        t
-    };
-    let (gone, waits) = (ticket("t-gone", "a"), ticket("t-waits", "b"));
-    for t in [&gone, &waits] {
-        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
-    }
+    let regions = ["eu", "us"];
+    let (gone, waits) = (
+        solo("t-gone", "a", &regions),
+        solo("t-waits", "b", &regions),
+    );
+    queue_and_cancel(&s, &gone, &waits).await;
     let a = PlayerId::new("a").unwrap();
-    assert!(matches!(
-        s.cancel(&a, &gone.id).await.unwrap(),
-        CancelOutcome::Cancelled
-    ));
     let indexed = |player: &str, id: &TicketId| {
         s.lock()
             .players
@@ -143,25 +153,12 @@ async fn idle_players_are_forgotten() {
     use crate::Results;
     let s = MemoryStore::new();
     let pool = Pool::new("1v1", "eu");
-    let solo = |id: &str, player: &str| {
-        Ticket::solo(
-            TicketId::new(id).unwrap(),
-            PlayerId::new(player).unwrap(),
-            "1v1",
-            "eu",
-            1500.0,
-            now_ms(),
-        )
-    };
-    let (cancelled, waits) = (solo("t-cancelled", "a"), solo("t-waits", "b"));
-    for t in [&cancelled, &waits] {
-        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
-    }
+    let (cancelled, waits) = (
+        solo("t-cancelled", "a", &["eu"]),
+        solo("t-waits", "b", &["eu"]),
+    );
+    queue_and_cancel(&s, &cancelled, &waits).await;
     let a = PlayerId::new("a").unwrap();
-    assert!(matches!(
-        s.cancel(&a, &cancelled.id).await.unwrap(),
-        CancelOutcome::Cancelled
-    ));
     s.fan_out(&pool, &[played("m-1", &["a", "c"], 0)])
         .await
         .unwrap();
