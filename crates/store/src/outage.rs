@@ -2,7 +2,7 @@
 //!
 //! An outage is a run of calls that failed because the store could not be reached
 //! (connection refused or dropped, I/O timeout, a cluster without a primary for a
-//! slot, a server still loading its data). Its first failure is logged once as a
+//! slot, a server still loading its data) or refused writes (out of memory). Its first failure is logged once as a
 //! warning and its end once as info, with how long it lasted and how many calls
 //! failed; callers log the failures in between at debug (see
 //! [`StoreError::is_unreachable`]) and wait longer between tries ([`Backoff`]), so an
@@ -105,11 +105,15 @@ pub(crate) fn sent() -> u64 {
     STATE.sent()
 }
 
-/// Whether a Redis error means the store could not be reached (rather than that
-/// the call itself was wrong).
+/// Whether a Redis error means the store could not be reached, or refuses
+/// every write for now (`OOM`: full, with `maxmemory-policy noeviction`),
+/// rather than that the call itself was wrong. Either way every call fails
+/// until an operator or a failover acts: one outage, logged once, waited out
+/// with backoff, not a warning per call.
 pub(crate) fn unreachable(e: &redis::RedisError) -> bool {
     use redis::{ErrorKind, ServerErrorKind as S};
-    e.is_io_error()
+    e.code() == Some("OOM")
+        || e.is_io_error()
         || e.is_timeout()
         || e.is_connection_dropped()
         || e.is_connection_refusal()
@@ -126,7 +130,7 @@ pub(crate) fn failed(e: &redis::RedisError) {
         metrics::counter!(mm_telemetry::names::STORE_OUTAGES).increment(1);
         tracing::warn!(
             error = %e,
-            "the store is unreachable; retrying with backoff (further failures are logged at debug until it answers)"
+            "the store is unreachable or refuses writes; retrying with backoff (further failures are logged at debug until it answers)"
         );
     }
 }

@@ -571,3 +571,32 @@ async fn a_long_index_keeps_live_tickets_and_the_newest_finished() {
         assert!(read.is_some(), "{way}: read by id");
     }
 }
+
+/// A full Redis (`maxmemory` reached, `noeviction`) refuses every write with
+/// `OOM`: the store counts that as an outage (logged once, waited out with
+/// backoff, answered 503), not as the call's own fault; once there is room
+/// the same write goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_redis_is_an_outage_not_a_bad_call() {
+    let (_server, store, mut admin) = bed().await;
+    let set = |value: &str| {
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("maxmemory")
+            .arg(value)
+            .clone()
+    };
+    let () = set("1").query_async(&mut admin).await.unwrap();
+    let t = ticket(1, 1500.0);
+    let err = store
+        .enqueue(&t)
+        .await
+        .expect_err("a full Redis took a write");
+    assert!(err.to_string().contains("OOM"), "{err}");
+    assert!(err.is_unreachable(), "{err}");
+    let () = set("0").query_async(&mut admin).await.unwrap();
+    assert_eq!(
+        store.enqueue(&t).await.unwrap(),
+        mm_store::EnqueueOutcome::Queued
+    );
+}
