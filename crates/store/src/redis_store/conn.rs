@@ -75,22 +75,48 @@ fn duration_of(label: usize) -> &'static metrics::Histogram {
     })[label]
 }
 
-/// Times one call and counts its failure.
-async fn observed<T>(label: usize, call: RedisFuture<'_, T>) -> redis::RedisResult<T> {
+/// Times one call and counts its failure. A reply may carry a server's error
+/// (`OOM`, `LOADING`, `CLUSTERDOWN`, ...) that the caller only turns into an
+/// error later: `outage_in` finds one that says the store cannot serve now, so
+/// that it counts as a failure of the outage, not as an answer that ends it.
+async fn observed<T>(
+    label: usize,
+    call: RedisFuture<'_, T>,
+    outage_in: impl Fn(&T) -> Option<redis::RedisError>,
+) -> redis::RedisResult<T> {
     let started = Instant::now();
     let sent = crate::outage::sent();
     let result = call.await;
     duration_of(label).record(started.elapsed().as_secs_f64());
-    match &result {
-        Ok(_) => crate::outage::answered(sent),
-        Err(e) => {
-            metrics::counter!(names::STORE_ERRORS, "command" => LABELS[label]).increment(1);
-            if crate::outage::unreachable(e) {
-                crate::outage::failed(e);
-            }
+    let failed = |e: &redis::RedisError| {
+        metrics::counter!(names::STORE_ERRORS, "command" => LABELS[label]).increment(1);
+        if crate::outage::unreachable(e) {
+            crate::outage::failed(e);
         }
+    };
+    match &result {
+        Ok(reply) => match outage_in(reply) {
+            Some(e) => failed(&e),
+            None => crate::outage::answered(sent),
+        },
+        Err(e) => failed(e),
     }
     result
+}
+
+/// The error in `reply`, if it is a server's error that says the store cannot
+/// serve now (see `outage::unreachable`).
+fn outage_in(reply: &Value) -> Option<redis::RedisError> {
+    let Value::ServerError(e) = reply else {
+        return None;
+    };
+    let e = redis::RedisError::from(e.clone());
+    crate::outage::unreachable(&e).then_some(e)
+}
+
+/// The same for a pipeline's replies: the first such.
+fn outage_in_any(replies: &[Value]) -> Option<redis::RedisError> {
+    replies.iter().find_map(outage_in)
 }
 
 impl ConnectionLike for Conn {
@@ -99,7 +125,7 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
         };
-        Box::pin(observed(command_label(cmd), call))
+        Box::pin(observed(command_label(cmd), call, outage_in))
     }
 
     fn req_packed_commands<'a>(
@@ -112,7 +138,7 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
         };
-        Box::pin(observed(PIPELINE, call))
+        Box::pin(observed(PIPELINE, call, |r: &Vec<Value>| outage_in_any(r)))
     }
 
     fn get_db(&self) -> i64 {

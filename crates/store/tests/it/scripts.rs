@@ -594,9 +594,14 @@ async fn a_full_redis_is_an_outage_not_a_bad_call() {
         .expect_err("a full Redis took a write");
     assert!(err.to_string().contains("OOM"), "{err}");
     assert!(err.is_unreachable(), "{err}");
+    // The reply carried the error (Redis answered): the outage is still
+    // recorded, logged once, and ended by the next answer. (The state is the
+    // process's; no other test of this binary makes Redis fail.)
+    assert!(mm_store::outage::is_down(), "a full Redis is an outage");
     let () = set("0").query_async(&mut admin).await.unwrap();
     assert_eq!(
         store.enqueue(&t).await.unwrap(),
         mm_store::EnqueueOutcome::Queued
     );
+    assert!(!mm_store::outage::is_down(), "the outage ended");
 }
