@@ -2,7 +2,8 @@
 //!
 //! An outage is a run of calls that failed because the store could not be reached
 //! (connection refused or dropped, I/O timeout, a cluster without a primary for a
-//! slot, a server still loading its data) or refused writes (out of memory). Its first failure is logged once as a
+//! slot, a server still loading its data). A full Redis, which refuses writes
+//! but answers reads, is not one: it is logged apart, at most every 10 s. Its first failure is logged once as a
 //! warning and its end once as info, with how long it lasted and how many calls
 //! failed; callers log the failures in between at debug (see
 //! [`StoreError::is_unreachable`]) and wait longer between tries ([`Backoff`]), so an
@@ -106,13 +107,11 @@ pub(crate) fn sent() -> u64 {
 }
 
 /// Whether a Redis error means the store could not be reached, or refuses
-/// every write for now (`OOM`: full, with `maxmemory-policy noeviction`),
-/// rather than that the call itself was wrong. Either way every call fails
-/// until an operator or a failover acts: one outage, logged once, waited out
-/// with backoff, not a warning per call.
+/// every write for now ([`full`]), rather than that the call itself was wrong:
+/// callers wait it out with backoff, answer 503 and log it at debug.
 pub(crate) fn unreachable(e: &redis::RedisError) -> bool {
     use redis::{ErrorKind, ServerErrorKind as S};
-    e.code() == Some("OOM")
+    full(e)
         || e.is_io_error()
         || e.is_timeout()
         || e.is_connection_dropped()
@@ -124,13 +123,50 @@ pub(crate) fn unreachable(e: &redis::RedisError) -> bool {
         )
 }
 
+/// Whether Redis refused a write because it is full (`OOM`: `maxmemory` reached
+/// with `maxmemory-policy noeviction`). Reads still work then, so it is not an
+/// outage (an answer would end it at once, and the next write begin another):
+/// [`refused`] logs it apart.
+pub(crate) fn full(e: &redis::RedisError) -> bool {
+    e.code() == Some("OOM")
+}
+
+/// When a refused write was last logged (ms), and how many were refused since.
+static FULL_LOGGED_MS: AtomicU64 = AtomicU64::new(0);
+static FULL_REFUSED: AtomicU64 = AtomicU64::new(0);
+
+/// How often a full Redis is logged while it refuses writes.
+const FULL_LOG_EVERY_MS: u64 = 10_000;
+
+/// Records a write a full Redis refused: logged as a warning at most once
+/// every 10 s, with how many were refused in between.
+pub(crate) fn refused(e: &redis::RedisError) {
+    let refused = FULL_REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
+    let now = now_ms();
+    let last = FULL_LOGGED_MS.load(Ordering::Relaxed);
+    if now.saturating_sub(last) < FULL_LOG_EVERY_MS
+        || FULL_LOGGED_MS
+            .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    FULL_REFUSED.store(0, Ordering::Relaxed);
+    tracing::warn!(
+        error = %e,
+        refused,
+        "Redis is full and refuses writes (answered 503); free memory or raise maxmemory \
+         (logged at most every 10 s)"
+    );
+}
+
 /// Records a call that could not reach the store. The first of an outage logs.
 pub(crate) fn failed(e: &redis::RedisError) {
     if STATE.failed(now_ms()) {
         metrics::counter!(mm_telemetry::names::STORE_OUTAGES).increment(1);
         tracing::warn!(
             error = %e,
-            "the store is unreachable or refuses writes; retrying with backoff (further failures are logged at debug until it answers)"
+            "the store is unreachable; retrying with backoff (further failures are logged at debug until it answers)"
         );
     }
 }

@@ -90,12 +90,19 @@ async fn observed<T>(
     duration_of(label).record(started.elapsed().as_secs_f64());
     let failed = |e: &redis::RedisError| {
         metrics::counter!(names::STORE_ERRORS, "command" => LABELS[label]).increment(1);
-        if crate::outage::unreachable(e) {
+        if crate::outage::full(e) {
+            crate::outage::refused(e);
+        } else if crate::outage::unreachable(e) {
             crate::outage::failed(e);
         }
     };
     match &result {
         Ok(reply) => match outage_in(reply) {
+            Some(e) if crate::outage::full(&e) => {
+                // Redis answered: the reply ends an outage as any answer does.
+                failed(&e);
+                crate::outage::answered(sent);
+            }
             Some(e) => failed(&e),
             None => crate::outage::answered(sent),
         },
