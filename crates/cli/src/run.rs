@@ -120,6 +120,31 @@ impl RedisOptions {
     }
 }
 
+/// Whether `e` is a TLS handshake that failed (a certificate authority not
+/// trusted, a client certificate refused or missing, TLS spoken to a port that
+/// does not): the TLS layer reports those as invalid data, and waiting for
+/// Redis does not mend them, so start-up stops at once with the reason.
+fn tls_refused(e: &mm_store::StoreError) -> bool {
+    let mm_store::StoreError::Redis(e) = e else {
+        return false;
+    };
+    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+    let invalid_data = |io: &std::io::Error| io.kind() == std::io::ErrorKind::InvalidData;
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        // The redis crate keeps an I/O error behind an `Arc` of its own.
+        let io = s.downcast_ref::<std::io::Error>().or_else(|| {
+            s.downcast_ref::<Shared>()
+                .and_then(|shared| shared.downcast_ref::<std::io::Error>())
+        });
+        if io.is_some_and(invalid_data) {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 /// `url` (one or more comma-separated nodes) with any password masked, for
 /// logs and errors.
 fn redacted(url: &str) -> String {
@@ -333,7 +358,11 @@ async fn redis(
                 }
                 return Ok(store);
             }
-            Err(e) if e.is_unreachable() && tokio::time::Instant::now() < give_up => {
+            Err(e)
+                if e.is_unreachable()
+                    && !tls_refused(&e)
+                    && tokio::time::Instant::now() < give_up =>
+            {
                 if !waited {
                     tracing::warn!(error = %e, url = %shown, ?wait, "Redis is unreachable; waiting for it (REDIS_STARTUP_WAIT)");
                     waited = true;

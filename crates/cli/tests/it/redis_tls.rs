@@ -2,7 +2,7 @@
 //! or a cluster: every process connects, Pub/Sub included, trusting a private
 //! CA (`REDIS_TLS_CA_FILE`) and showing a client certificate where Redis asks
 //! for one; a server it cannot trust, or that refuses it, stops it at start-up
-//! with the reason.
+//! at once (no waiting as for a Redis that is down) with the reason.
 
 use crate::{BIN, Deployment};
 use mm_testkit::keys::tls;
@@ -86,12 +86,13 @@ async fn processes_reach_a_tls_redis_cluster() {
     }
 }
 
-/// `matchmaker worker` with `env`, to its end (at most 30 s): its output.
+/// `matchmaker worker` with `env`, to its end (at most 30 s, though it would
+/// wait 60 s for a Redis that does not answer): its output.
 fn worker_fails(env: &[(&str, &str)]) -> String {
     let logs = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(BIN);
     cmd.arg("worker")
-        .env("REDIS_STARTUP_WAIT", "1s")
+        .env("REDIS_STARTUP_WAIT", "60s")
         .env("DATA_DIR", logs.path());
     cmd.envs(env.iter().copied());
     let mut p = Proc::spawn("worker", cmd, logs.path());
