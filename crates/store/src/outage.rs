@@ -2,12 +2,13 @@
 //!
 //! An outage is a run of calls that failed because the store could not be reached
 //! (connection refused or dropped, I/O timeout, a cluster without a primary for a
-//! slot, a server still loading its data). A full Redis, which refuses writes
-//! but answers reads, is not one: it is logged apart, at most every 10 s. Its first failure is logged once as a
+//! slot, a server still loading its data). Its first failure is logged once as a
 //! warning and its end once as info, with how long it lasted and how many calls
 //! failed; callers log the failures in between at debug (see
 //! [`StoreError::is_unreachable`]) and wait longer between tries ([`Backoff`]), so an
-//! outage costs a few log lines, not one per call.
+//! outage costs a few log lines, not one per call. A full Redis, which refuses
+//! writes but answers reads, is not an outage: it is logged apart, at most every
+//! 10 s ([`refused`]).
 //!
 //! The state is process-wide: every connection of the process reports to it.
 

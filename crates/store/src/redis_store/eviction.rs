@@ -32,10 +32,7 @@ impl RedisEviction {
 
     /// Reads `INFO memory` text.
     pub(super) fn parse(address: String, info: &str) -> Result<Self, StoreError> {
-        let field = |name: &str| {
-            info.lines()
-                .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
-        };
+        let field = |name: &str| super::info_field(info, name);
         let missing =
             |name: &str| StoreError::Corrupt(format!("{address}: no {name} in INFO memory"));
         let maxmemory = field("maxmemory")

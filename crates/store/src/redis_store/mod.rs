@@ -108,6 +108,12 @@ pub struct RedisStore {
     settled_at_commit: cross::SettledAtCommit,
 }
 
+/// The value of `name` in `INFO` text (`name:value` lines).
+fn info_field<'a>(info: &'a str, name: &str) -> Option<&'a str> {
+    info.lines()
+        .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
+}
+
 /// What a `rediss://` connection trusts and shows beyond the defaults: the
 /// certificate authority the server's certificate must chain to (PEM; without
 /// it the system's roots), and a client certificate and key (PEM) for a Redis
@@ -132,9 +138,12 @@ impl RedisTls {
         }
     }
 
-    /// A client for `url` (`rediss://`) with these certificates.
-    fn client(&self, url: &str) -> Result<redis::Client, StoreError> {
-        Ok(redis::Client::build_with_tls(url, self.certificates())?)
+    /// A client for `url`: with `tls`'s certificates (a `rediss://` URL) if given.
+    fn client(url: &str, tls: Option<&Self>) -> Result<redis::Client, StoreError> {
+        Ok(match tls {
+            Some(tls) => redis::Client::build_with_tls(url, tls.certificates())?,
+            None => redis::Client::open(url)?,
+        })
     }
 }
 
@@ -147,10 +156,7 @@ impl RedisStore {
 
     /// The same, a `rediss://` connection with `tls`'s certificates if given.
     pub async fn connect_with(url: &str, tls: Option<&RedisTls>) -> Result<Self, StoreError> {
-        let client = match tls {
-            Some(tls) => tls.client(url)?,
-            None => redis::Client::open(url)?,
-        };
+        let client = RedisTls::client(url, tls)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_response_timeout(Some(Duration::from_secs(10)))
@@ -182,10 +188,7 @@ impl RedisStore {
         let first = nodes
             .first()
             .ok_or_else(|| StoreError::Corrupt("no cluster node given".into()))?;
-        let client = match tls {
-            Some(tls) => tls.client(first)?,
-            None => redis::Client::open(first.as_str())?,
-        };
+        let client = RedisTls::client(first, tls)?;
         let mut builder = redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
             .connection_timeout(Duration::from_secs(5))
             .response_timeout(Duration::from_secs(10))

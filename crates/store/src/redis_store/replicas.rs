@@ -73,10 +73,7 @@ impl RedisPrimary {
     /// Reads `INFO replication` text. A node that is itself a replica is refused:
     /// a write there fails anyway, and `WAIT` means nothing.
     pub(super) fn parse(address: String, info: &str) -> Result<Self, StoreError> {
-        let field = |name: &str| {
-            info.lines()
-                .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
-        };
+        let field = |name: &str| super::info_field(info, name);
         match field("role") {
             Some("master") => {}
             other => {
