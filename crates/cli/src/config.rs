@@ -7,7 +7,7 @@ use clap::Args;
 use mm_engine::{Modes, WindowPolicy};
 use mm_server::Catalog;
 use mm_server::server_manager::ServerManagerConfig;
-use mm_server::supervisor::SupervisorConfig;
+use mm_server::supervisor::{GiveUpAfter, SupervisorConfig};
 use mm_server::worker::{Coordination, Formation, WorkerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -263,7 +263,7 @@ impl WorkerArgs {
         Ok(WorkerConfig {
             formation,
             id,
-            pools: catalog.pools(),
+            pools: catalog.open_pools(),
             pool_size,
             batch_size: self.claim_batch_size,
             lease: self.lock_ttl,
@@ -300,20 +300,12 @@ impl SupervisorArgs {
         if self.ticket_retention.is_zero() {
             bail!("TICKET_RETENTION (--ticket-retention) must be more than zero");
         }
-        let give_up = catalog
-            .pools()
-            .into_iter()
-            .filter_map(|p| {
-                let after = catalog.mode(&p.mode)?.give_up_after?;
-                Some((p, after))
-            })
-            .collect();
         Ok(SupervisorConfig {
             pools: catalog.pools(),
             interval: self.supervise_interval,
             outbox_grace: lock_ttl,
             retention: self.ticket_retention,
-            give_up,
+            give_up: GiveUpAfter::of(catalog),
         })
     }
 }

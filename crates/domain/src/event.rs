@@ -21,8 +21,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
-    /// The ticket waited its mode's `give_up_after` without a match and ended
-    /// `timed_out` (`reason`: `no_match_found`).
+    /// The service ended the ticket's wait: `timed_out` with `reason`
+    /// `no_match_found` (it waited its mode's `give_up_after` without a match)
+    /// or `mode_closed` (its mode was closed while it waited).
     #[serde(rename = "ticket.timed_out")]
     TimedOut { ticket_id: TicketId, reason: String },
     /// The ticket was placed in a match that every player must accept by

@@ -180,6 +180,8 @@ pub mod reasons {
     pub const REQUEUED: &str = "requeued";
     /// The ticket waited its mode's `give_up_after` without a match.
     pub const NO_MATCH_FOUND: &str = "no_match_found";
+    /// The ticket's mode was closed (`closed = true`) while it waited.
+    pub const MODE_CLOSED: &str = "mode_closed";
     /// A fill could not join its running match: the match ended, or its
     /// backfill closed, before the fill's players got there. They went back to
     /// the queue.

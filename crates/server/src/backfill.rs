@@ -12,16 +12,23 @@ pub enum SeatsError {
     /// The mode does not fill running matches.
     #[error("mode {0} does not fill running matches (set backfill = \"manual\" or \"auto\")")]
     Off(String),
+    /// The mode is closed (`closed = true`): no ticket may fill a seat.
+    #[error("mode {0} is closed: it takes no new players")]
+    Closed(String),
     /// Seats the mode cannot have.
     #[error("{0}")]
     Invalid(String),
 }
 
-/// Checks `open` (seats per team) against `mode`: backfill on, at least one
-/// team, no more teams than the mode has, no more seats than a team holds.
+/// Checks `open` (seats per team) against `mode`: backfill on, the mode not
+/// closed, at least one team, no more teams than the mode has, no more seats
+/// than a team holds.
 pub fn check_seats(mode: &Mode, open: &[u32]) -> Result<(), SeatsError> {
     if mode.backfill == BackfillPolicy::Off {
         return Err(SeatsError::Off(mode.name.clone()));
+    }
+    if mode.closed {
+        return Err(SeatsError::Closed(mode.name.clone()));
     }
     if open.is_empty() {
         return Err(SeatsError::Invalid(
@@ -88,6 +95,12 @@ mod tests {
         assert_eq!(
             check_seats(&mode("off"), &[1, 0]),
             Err(SeatsError::Off("m".into()))
+        );
+        let mut closed = mode("manual");
+        closed.closed = true;
+        assert_eq!(
+            check_seats(&closed, &[1, 0]),
+            Err(SeatsError::Closed("m".into()))
         );
     }
 

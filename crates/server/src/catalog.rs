@@ -64,6 +64,14 @@ impl Catalog {
             .flat_map(|m| self.regions.iter().map(move |r| Pool::new(m, r)))
             .collect()
     }
+
+    /// The pools matches form in: those of every mode not closed.
+    pub fn open_pools(&self) -> Vec<Pool> {
+        self.pools()
+            .into_iter()
+            .filter(|p| self.mode(&p.mode).is_some_and(|m| !m.closed))
+            .collect()
+    }
 }
 
 #[cfg(test)]

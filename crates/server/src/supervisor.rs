@@ -2,7 +2,9 @@
 //! whose lease expired to the queue, fans out matches whose worker died between
 //! commit and fan-out, takes the due steps of match sagas (expired ready checks,
 //! placements or unwinds whose driver died), fails the matches of game servers
-//! whose heartbeat lapsed, and forgets finished tickets past their retention. Every
+//! whose heartbeat lapsed, ends the tickets that waited their mode's
+//! `give_up_after` and every ticket of a closed mode, and forgets finished
+//! tickets past their retention. Every
 //! step is idempotent, so any number of supervisors may run at once.
 
 use crate::saga;
@@ -23,8 +25,10 @@ pub struct SupervisorConfig {
     pub outbox_grace: Duration,
     /// Finished tickets and matches stay readable this long (`TICKET_RETENTION`).
     pub retention: Duration,
-    /// Pools whose mode gives tickets up, and after how long (`give_up_after`).
-    pub give_up: Vec<(Pool, mm_domain::Millis)>,
+    /// Pools whose tickets are given up, after how long and why: a mode's
+    /// `give_up_after` (`no_match_found`), or at once when the mode is closed
+    /// (`mode_closed`).
+    pub give_up: Vec<GiveUpAfter>,
 }
 
 /// What one cycle did.
@@ -39,7 +43,8 @@ pub struct CycleReport {
     /// Matches failed because their game server was lost.
     pub matches_failed: usize,
     pub purged: usize,
-    /// Tickets ended after waiting their mode's `give_up_after`.
+    /// Tickets ended after waiting their mode's `give_up_after`, or because
+    /// their mode is closed.
     pub given_up: usize,
 }
 
@@ -166,8 +171,8 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
             Err(e) => warn_store!(e, pool = %pool.name(), "purge failed"),
         }
     }
-    for (pool, after) in &cfg.give_up {
-        report.given_up += give_up(store, pool, *after).await;
+    for g in &cfg.give_up {
+        report.given_up += give_up(store, &g.pool, g.after, g.reason).await;
     }
     match store.lapsed_servers().await {
         Ok(servers) => {
@@ -192,10 +197,47 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
     report
 }
 
+/// Which tickets of a pool the supervisor ends: those that waited `after`
+/// (every one when 0), as `timed_out` with `reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GiveUpAfter {
+    pub pool: Pool,
+    pub after: mm_domain::Millis,
+    pub reason: &'static str,
+}
+
+impl GiveUpAfter {
+    /// The pools of `catalog` whose tickets are given up: a closed mode's at
+    /// once, else after the mode's `give_up_after` if it sets one.
+    pub fn of(catalog: &crate::catalog::Catalog) -> Vec<Self> {
+        catalog
+            .pools()
+            .into_iter()
+            .filter_map(|pool| {
+                let mode = catalog.mode(&pool.mode)?;
+                let (after, reason) = if mode.closed {
+                    (0, reasons::MODE_CLOSED)
+                } else {
+                    (mode.give_up_after?, reasons::NO_MATCH_FOUND)
+                };
+                Some(Self {
+                    pool,
+                    after,
+                    reason,
+                })
+            })
+            .collect()
+    }
+}
+
 /// Ends the tickets of `pool` that waited `after` without a match, as
-/// `timed_out` with reason `no_match_found`, and tells their players. Returns
-/// how many ended.
-async fn give_up(store: &dyn Store, pool: &Pool, after: mm_domain::Millis) -> usize {
+/// `timed_out` with `reason`, and tells their players. Returns how many ended.
+async fn give_up(
+    store: &dyn Store,
+    pool: &Pool,
+    after: mm_domain::Millis,
+    reason: &'static str,
+) -> usize {
     let before = mm_domain::now_ms().saturating_sub(after);
     let tickets = match store.overdue(pool, before, GIVE_UPS_PER_CYCLE).await {
         Ok(t) => t,
@@ -206,13 +248,11 @@ async fn give_up(store: &dyn Store, pool: &Pool, after: mm_domain::Millis) -> us
     };
     let mut ended = 0;
     for t in tickets {
-        match store
-            .give_up(&t.owner, &t.id, reasons::NO_MATCH_FOUND)
-            .await
-        {
+        match store.give_up(&t.owner, &t.id, reason).await {
             Ok(mm_store::CancelOutcome::Cancelled) => {
                 ended += 1;
-                metrics::counter!(names::TICKETS_GIVEN_UP, "pool" => pool.name()).increment(1);
+                metrics::counter!(names::TICKETS_GIVEN_UP, "pool" => pool.name(), "reason" => reason)
+                    .increment(1);
                 let events: Vec<EventEnvelope> = t
                     .players
                     .iter()
@@ -220,7 +260,7 @@ async fn give_up(store: &dyn Store, pool: &Pool, after: mm_domain::Millis) -> us
                         player: p.clone(),
                         event: Event::TimedOut {
                             ticket_id: t.id.clone(),
-                            reason: reasons::NO_MATCH_FOUND.to_string(),
+                            reason: reason.to_string(),
                         },
                     })
                     .collect();

@@ -172,7 +172,7 @@ pub const ALL: &[(&str, Kind, &str)] = &[
     (
         TICKETS_GIVEN_UP,
         Kind::Counter,
-        "Tickets ended after waiting their mode's give_up_after without a match, by pool.",
+        "Tickets ended without a match by the service, by pool and reason: no_match_found (they waited their mode's give_up_after) or mode_closed.",
     ),
     (
         RULE_STEPS,

@@ -867,6 +867,11 @@ export interface components {
         };
         /** @description `GET /v1/queues/{mode}`. */
         QueueStats: {
+            /**
+             * @description The mode is closed (`closed = true` in the modes file): it takes no
+             *     new ticket, and its waiting tickets end `timed_out` (`mode_closed`).
+             */
+            closed: boolean;
             mode: string;
             regions: components["schemas"]["RegionQueueStats"][];
         };

@@ -7,6 +7,7 @@ mod bad_input;
 mod bench;
 mod browser;
 mod cli;
+mod closing;
 mod cors;
 mod crash;
 mod dashboard;

@@ -24,6 +24,7 @@ fn mode(teams: usize, team_size: usize) -> Mode {
         rating: mm_domain::RatingPolicy::ELO,
         rules: Vec::new(),
         give_up_after: None,
+        closed: false,
         from_claims: Vec::new(),
         backfill: crate::BackfillPolicy::Off,
         backfill_ready_check_ms: None,

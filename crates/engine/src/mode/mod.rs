@@ -94,6 +94,11 @@ pub struct Mode {
     pub rules: Vec<Rule>,
     /// A ticket still waiting this long ends `timed_out` (`no_match_found`).
     pub give_up_after: Option<Millis>,
+    /// Closed to new tickets (`closed = true`): creating one is refused, the
+    /// tickets still waiting end `timed_out` (`mode_closed`), no match forms;
+    /// matches formed before play on, their results rated. How a mode is
+    /// retired: closed first, removed once nobody waits in it.
+    pub closed: bool,
     /// Attributes taken from the player's token, which the client may not set.
     pub from_claims: Vec<String>,
     /// Whether running matches' empty seats are filled (`backfill`).
@@ -313,6 +318,8 @@ struct RawMode {
     #[serde(default)]
     rules: Vec<RawRule>,
     give_up_after: Option<String>,
+    #[serde(default)]
+    closed: bool,
     #[serde(default)]
     from_claims: Vec<String>,
     backfill: Option<BackfillPolicy>,
@@ -626,6 +633,7 @@ impl RawMode {
                 None => None,
                 Some(d) => Some(millis(name, "give_up_after", Some(d), 0)?),
             },
+            closed: self.closed,
             from_claims: self.from_claims,
             backfill: self.backfill.unwrap_or_default(),
             backfill_ready_check_ms: backfill_ready_check,

@@ -95,6 +95,7 @@ pub(crate) async fn locate(
 fn check_seats(mode: &mm_engine::Mode, open: &[u32]) -> Result<(), ApiError> {
     crate::backfill::check_seats(mode, open).map_err(|e| match e {
         SeatsError::Off(_) => ApiError::conflict("backfill_off", e.to_string()),
+        SeatsError::Closed(_) => ApiError::conflict("mode_closed", e.to_string()),
         SeatsError::Invalid(m) => ApiError::bad_request("invalid_seats", m),
     })
 }

@@ -137,6 +137,9 @@ pub struct RegionQueueStats {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct QueueStats {
     pub mode: String,
+    /// The mode is closed (`closed = true` in the modes file): it takes no
+    /// new ticket, and its waiting tickets end `timed_out` (`mode_closed`).
+    pub closed: bool,
     pub regions: Vec<RegionQueueStats>,
 }
 
@@ -182,12 +185,12 @@ pub async fn get_one(
     Player(_): Player,
     Path(mode): Path<String>,
 ) -> Result<Json<QueueStats>, ApiError> {
-    if state.catalog.mode(&mode).is_none() {
+    let Some(closed) = state.catalog.mode(&mode).map(|m| m.closed) else {
         return Err(ApiError::not_found(
             "unknown_mode",
             format!("no mode {mode:?}"),
         ));
-    }
+    };
     let now = now_ms();
     let mut regions = Vec::new();
     for region in state.catalog.regions() {
@@ -202,5 +205,9 @@ pub async fn get_one(
             span_s: oldest.map_or(0.0, |o| now.saturating_sub(o) as f64 / 1000.0),
         });
     }
-    Ok(Json(QueueStats { mode, regions }))
+    Ok(Json(QueueStats {
+        mode,
+        closed,
+        regions,
+    }))
 }

@@ -86,6 +86,12 @@ impl CreateTicket {
                 ),
             ));
         };
+        if mode.closed {
+            return Err(ApiError::conflict(
+                "mode_closed",
+                format!("mode {:?} is closed: it takes no new tickets", self.mode),
+            ));
+        }
         let specs = match (self.players, &actor.player) {
             (Some(specs), _) if specs.is_empty() => {
                 return Err(ApiError::bad_request(

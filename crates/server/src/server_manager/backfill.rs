@@ -25,7 +25,7 @@ fn view(b: &Backfill) -> pb::BackfillResponse {
 
 fn seats_status(e: SeatsError) -> Status {
     match e {
-        SeatsError::Off(_) => Status::failed_precondition(e.to_string()),
+        SeatsError::Off(_) | SeatsError::Closed(_) => Status::failed_precondition(e.to_string()),
         SeatsError::Invalid(m) => Status::invalid_argument(m),
     }
 }
@@ -127,7 +127,7 @@ impl Service {
             .await
             .map_err(internal)?;
         let current = self.store.backfill(&pool, &id).await.map_err(internal)?;
-        if mode.backfill != BackfillPolicy::Auto {
+        if mode.backfill != BackfillPolicy::Auto || mode.closed {
             return Ok(pb::PlayerLeftResponse {
                 seat_opened: false,
                 backfill: current.as_ref().map(view),
@@ -213,7 +213,8 @@ impl Service {
         let Some(mode) = self.catalog.mode(&pool.mode) else {
             return Vec::new();
         };
-        if mode.backfill == BackfillPolicy::Off {
+        // A closed mode's backfills are not refreshed: they lapse.
+        if mode.backfill == BackfillPolicy::Off || mode.closed {
             return Vec::new();
         }
         let ttl = Duration::from_millis(mode.backfill_ttl_ms);

@@ -1,0 +1,143 @@
+//! Retiring a mode (`closed = true`): a closed mode takes no new ticket (409
+//! `mode_closed`), forms no match, and the tickets that waited in it when it
+//! closed end `timed_out` with reason `mode_closed`, their players told; the
+//! deployment's other modes go on.
+
+use crate::Deployment;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A 1v1 mode whose window keeps 1000 and 2000 apart while it is open.
+const OPEN: &str = r#"
+[modes.seasonal]
+teams = 2
+team_size = 1
+ready_check = false
+placement = "none"
+window = { initial = 10, per_second = 1, cap = 20 }
+"#;
+
+/// The same mode closed, its window now wide enough to match them: only the
+/// closing keeps them apart.
+const CLOSED: &str = r#"
+[modes.seasonal]
+teams = 2
+team_size = 1
+ready_check = false
+placement = "none"
+window = { initial = 2000, per_second = 100, cap = 3000 }
+closed = true
+"#;
+
+async fn create(d: &Deployment, player: &str, mode: &str, rating: f64) -> (StatusCode, Value) {
+    let body = json!({"mode": mode, "players": [player], "regions": ["eu"], "rating": rating});
+    d.client(player)
+        .send(Method::POST, "/v1/tickets", Some(body))
+        .await
+}
+
+/// The status of `player`'s ticket `id`.
+async fn ticket(d: &Deployment, player: &str, id: &str) -> Value {
+    let (s, v) = d.client(player).get(&format!("/v1/tickets/{id}")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_mode_takes_no_ticket() {
+    let modes = crate::shared_file("closed-modes", CLOSED);
+    let d = Deployment::embedded_with(&[("MODES_FILE", &modes)]).await;
+    let (s, v) = create(&d, "cl-ann", "seasonal", 1500.0).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert_eq!(v["error"]["code"], "mode_closed", "{v}");
+    // The shipped modes are open as ever.
+    let (s, v) = create(&d, "cl-ann", "1v1", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    // Clients can tell from the queue figures.
+    for (mode, closed) in [("seasonal", true), ("1v1", false)] {
+        let (s, v) = d.client("cl-ann").get(&format!("/v1/queues/{mode}")).await;
+        assert_eq!((s, &v["closed"]), (StatusCode::OK, &json!(closed)), "{v}");
+    }
+}
+
+/// Processes restarted with the mode closed: the worker forms nothing in it,
+/// the supervisor ends its waiting tickets, each player hears why.
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_mode_ends_its_waiting_tickets() {
+    let open = crate::shared_file("seasonal-open", OPEN);
+    let closed = crate::shared_file("seasonal-closed", CLOSED);
+    let mut d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &open)]).await;
+    let mut ws = d.socket("cl-low").await;
+    let (s, low) = create(&d, "cl-low", "seasonal", 1000.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{low}");
+    let (s, high) = create(&d, "cl-high", "seasonal", 2000.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{high}");
+    let (low, high) = (low["id"].as_str().unwrap(), high["id"].as_str().unwrap());
+
+    // A worker that knows the mode closed: with its window wide it would match
+    // the two at once, but it does not serve a closed mode.
+    d.proc("worker").kill();
+    d.respawn("worker", &[("MODES_FILE", &closed)]).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for (p, id) in [("cl-low", low), ("cl-high", high)] {
+        let v = ticket(&d, p, id).await;
+        assert!(v["match_id"].is_null(), "{p} matched in a closed mode: {v}");
+        assert!(
+            ["queued", "searching"].contains(&v["status"].as_str().unwrap()),
+            "{v}"
+        );
+    }
+
+    // The supervisor that knows it ends both.
+    d.proc("supervisor").kill();
+    d.respawn("supervisor", &[("MODES_FILE", &closed)]).await;
+    let ev = ws
+        .wait_for("ticket.timed_out", Duration::from_secs(10))
+        .await;
+    assert_eq!(
+        (&ev["ticket_id"], &ev["reason"]),
+        (&json!(low), &json!("mode_closed")),
+        "{ev}"
+    );
+    for (p, id) in [("cl-low", low), ("cl-high", high)] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let v = ticket(&d, p, id).await;
+            if v["status"] == "timed_out" {
+                assert_eq!(v["reason"], "mode_closed", "{v}");
+                assert!(v["match_id"].is_null(), "{v}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{p} still waits: {v}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // The ingress still has the mode open (an older process in a rolling
+    // upgrade): a ticket it takes is ended the same way.
+    let (s, late) = create(&d, "cl-late", "seasonal", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{late}");
+    let late = late["id"].as_str().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ticket(&d, "cl-late", late).await["reason"] != "mode_closed" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the late ticket still waits"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Other modes are served as before.
+    let (s, a) = create(&d, "cl-a", "1v1", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{a}");
+    let (s, b) = create(&d, "cl-b", "1v1", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id = a["id"].as_str().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ticket(&d, "cl-a", id).await["match_id"].is_null() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "1v1 no longer matches"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
