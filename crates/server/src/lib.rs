@@ -55,6 +55,7 @@ pub mod ops;
 pub mod ratings;
 pub mod saga;
 pub mod server_manager;
+pub mod stranded;
 pub mod supervisor;
 pub mod worker;
 

@@ -4,10 +4,12 @@
 //! placements or unwinds whose driver died), fails the matches of game servers
 //! whose heartbeat lapsed, ends the tickets that waited their mode's
 //! `give_up_after` and every ticket of a closed mode, and forgets finished
-//! tickets past their retention. Every
+//! tickets past their retention. It notes the pools it serves in the store,
+//! and now and then warns of pools nobody serves any more ([`crate::stranded`]).
+//! Every
 //! step is idempotent, so any number of supervisors may run at once.
 
-use crate::saga;
+use crate::{saga, stranded};
 use mm_domain::{Event, EventEnvelope, Pool, reasons};
 use mm_store::Store;
 use mm_store::outage::Backoff;
@@ -65,12 +67,23 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
     let mut tick = tokio::time::interval(cfg.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut backoff = Backoff::new(Duration::ZERO, crate::MAX_BACKOFF);
+    let mut passes: u32 = 0;
+    let mut stranded = std::collections::BTreeSet::new();
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = tick.tick() => {}
         }
         let report = cycle(&*store, &cfg).await;
+        passes = passes.wrapping_add(1);
+        if passes.is_multiple_of(stranded::CHECK_PASSES) {
+            let now = mm_domain::now_ms();
+            let stale = (cfg.interval * stranded::STALE_PASSES).as_millis() as mm_domain::Millis;
+            match stranded::find(&*store, &cfg.pools, now.saturating_sub(stale)).await {
+                Ok(found) => stranded = stranded::report(&found, &stranded, now),
+                Err(e) => warn_store!(e, "looking for pools nobody serves failed"),
+            }
+        }
         if mm_store::outage::is_down() {
             // Each pass while the store is unreachable waits longer before the next.
             tokio::select! {
@@ -104,6 +117,10 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
 /// One pass over every pool. Errors are logged and the pass goes on.
 pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
     let mut report = CycleReport::default();
+    // Noted first: a pool this pass serves is nobody's no more (see `stranded`).
+    if let Err(e) = store.supervised(&cfg.pools, mm_domain::now_ms()).await {
+        warn_store!(e, "noting the pools served failed");
+    }
     for pool in &cfg.pools {
         metrics::counter!(names::RECLAIM_ATTEMPTS).increment(1);
         let started = Instant::now();

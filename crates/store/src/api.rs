@@ -3,7 +3,7 @@
 use crate::StoreError;
 use crate::{
     Backfills, Blocks, Fleet, GiveUp, Leading, Lifecycle, Limits, Locks, Parties, RateCheck,
-    Results, Verdict,
+    Registry, Results, Verdict,
 };
 use async_trait::async_trait;
 use mm_domain::{
@@ -111,6 +111,7 @@ pub trait Store:
     + Blocks
     + Backfills
     + GiveUp
+    + Registry
     + Send
     + Sync
     + 'static

@@ -46,12 +46,16 @@
 //! | `mm:events` | channel | event envelopes for every ingress: a JSON array of up to 256 per message (one bare envelope is read too; see `redis_store/events.rs`) |
 //! | `mm:wake` | channel | names of pools a ticket arrived in (see `mm_store::Wakes`) |
 //! | `mm:{p:..}:armed` | string | present after a claim: the next ticket in the pool publishes a wake-up |
+//! | `mm:{reg}:pools` | zset | pool name -> when a supervisor last served it (ms; see `mm_store::Registry`) |
 
 use crate::{RateKey, Who};
 use mm_domain::{PlayerId, Pool};
 
 /// The Pub/Sub channel that carries player events between processes.
 pub const EVENTS_CHANNEL: &str = "mm:events";
+
+/// The pools supervisors serve, by when one last did (see [`crate::Registry`]).
+pub const POOL_REGISTRY: &str = "mm:{reg}:pools";
 
 /// The Pub/Sub channel that wakes the workers of a pool (the message is the
 /// pool's name) when a ticket arrives in it while it is armed.

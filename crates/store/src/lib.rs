@@ -37,6 +37,7 @@ mod memory;
 pub mod outage;
 mod parties;
 mod redis_store;
+mod registry;
 mod results;
 mod scripts;
 mod wake;
@@ -60,6 +61,7 @@ pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, Toke
 pub use memory::MemoryStore;
 pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyLimits, PartyMerge};
 pub use redis_store::{RedisEviction, RedisPrimary, RedisStore, RedisTls, events};
+pub use registry::Registry;
 pub use results::Results;
 pub use wake::{Wake, WakeUps, Wakes};
 

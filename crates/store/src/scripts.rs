@@ -154,6 +154,7 @@ pub struct Scripts {
     pub lock_extend: Script,
     pub lock_release: Script,
     pub candidates: Script,
+    pub pool_forget: Script,
 }
 
 impl Scripts {
@@ -208,6 +209,7 @@ impl Scripts {
             lock_extend: Script::new(include_str!("lua/lock_extend.lua")),
             lock_release: Script::new(include_str!("lua/lock_release.lua")),
             candidates: script!("candidates.lua"),
+            pool_forget: Script::new(include_str!("lua/pool_forget.lua")),
             backfill_open: Script::new(include_str!("lua/backfill_open.lua")),
             backfill_close: Script::new(include_str!("lua/backfill_close.lua")),
             backfill_list: Script::new(include_str!("lua/backfill_list.lua")),

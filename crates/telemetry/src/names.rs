@@ -34,6 +34,7 @@ pub const RECLAIM_ATTEMPTS: &str = "matchmaker_reclaim_attempts_total";
 pub const RECLAIM_FAILURES: &str = "matchmaker_reclaim_failures_total";
 pub const RECLAIMED_TICKETS: &str = "matchmaker_reclaimed_tickets_total";
 pub const TICKETS_GIVEN_UP: &str = "matchmaker_tickets_given_up_total";
+pub const UNSERVED_TICKETS: &str = "matchmaker_unserved_tickets";
 pub const RULE_STEPS: &str = "matchmaker_rule_steps_total";
 pub const RECLAIM_DURATION: &str = "matchmaker_reclaim_duration_seconds";
 pub const QUEUE_DEPTH: &str = "matchmaker_queue_depth";
@@ -173,6 +174,11 @@ pub const ALL: &[(&str, Kind, &str)] = &[
         TICKETS_GIVEN_UP,
         Kind::Counter,
         "Tickets ended without a match by the service, by pool and reason: no_match_found (they waited their mode's give_up_after) or mode_closed.",
+    ),
+    (
+        UNSERVED_TICKETS,
+        Kind::Gauge,
+        "Tickets waiting in a pool no supervisor has served for a minute (its mode or region was removed from every process's configuration), by pool.",
     ),
     (
         RULE_STEPS,

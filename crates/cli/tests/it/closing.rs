@@ -141,3 +141,62 @@ async fn closing_a_mode_ends_its_waiting_tickets() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A mode taken out of every process's modes file while a ticket waits in
+/// it: the supervisor warns that nobody serves its pool; once the mode is
+/// defined again, closed, the ticket ends and the warning stops.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_removed_mode_with_tickets_is_warned_of() {
+    let open = crate::shared_file("seasonal-open", OPEN);
+    let closed = crate::shared_file("seasonal-closed", CLOSED);
+    let mut d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &open)]).await;
+    let (s, t) = create(&d, "rm-ann", "seasonal", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    let id = t["id"].as_str().unwrap();
+
+    // The supervisor restarted without the mode (the tests' default modes).
+    d.proc("supervisor").kill();
+    d.respawn("supervisor", &[]).await;
+    let warned = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("no supervisor serves this pool") && l.contains("seasonal:eu"))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let log = d.proc("supervisor-again").log();
+        if warned(&log) > 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no warning:\n{log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let v = ticket(&d, "rm-ann", id).await;
+    assert!(
+        ["queued", "searching"].contains(&v["status"].as_str().unwrap()),
+        "{v}"
+    );
+
+    // Defined again, closed: the ticket ends, and the pool is served again.
+    d.proc("supervisor-again").kill();
+    d.respawn("supervisor", &[("MODES_FILE", &closed)]).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ticket(&d, "rm-ann", id).await["reason"] != "mode_closed" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ticket still waits"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Several checks later (one every 1.2 s here) no warning came from the
+    // supervisor that serves it.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let logs: Vec<String> = d
+        .procs
+        .iter()
+        .filter(|p| p.name() == "supervisor-again")
+        .map(|p| p.log())
+        .collect();
+    assert_eq!(logs.len(), 2);
+    assert_eq!(warned(&logs[1]), 0, "{}", logs[1]);
+}

@@ -20,6 +20,7 @@ mod leading;
 mod lifecycle;
 mod maps;
 mod overdue;
+mod registry;
 mod results;
 mod side;
 
@@ -157,6 +158,8 @@ pub struct MemoryStore {
     /// Taken by lock takers and by leaders' fenced writes, so that a fencing token
     /// cannot go stale between a write's check and the write.
     leading: tokio::sync::Mutex<()>,
+    /// Pools by when the supervisor last served them (see [`crate::Registry`]).
+    supervised: Mutex<HashMap<Pool, Millis>>,
 }
 
 impl MemoryStore {

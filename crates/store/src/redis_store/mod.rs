@@ -20,6 +20,7 @@ mod locks;
 mod overdue;
 mod parties;
 mod players;
+mod registry;
 mod replicas;
 mod results;
 

@@ -14,6 +14,7 @@ mod limits;
 mod locks;
 mod parties;
 mod races;
+mod registry;
 mod reservations;
 mod results;
 mod scripts;

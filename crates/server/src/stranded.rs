@@ -1,0 +1,89 @@
+//! Pools nobody serves any more. Each supervisor pass notes the pools it
+//! serves in the store's registry ([`mm_store::Registry`]); every few passes
+//! a supervisor looks at the pools nobody noted for [`STALE_PASSES`] passes:
+//! their mode or region was taken out of every process's configuration while
+//! tickets still waited there or matches had steps to take. Nothing serves
+//! them: the tickets wait without end and the players of a match stuck in its
+//! ready check cannot queue again. The supervisor cannot tell a mode removed
+//! for good from one a process will serve again, so it only warns (each
+//! check, with the fix: define the mode again with `closed = true`, which ends
+//! the tickets and lets the matches finish) and counts the tickets in
+//! `matchmaker_unserved_tickets`; a pool found empty is forgotten.
+
+use mm_domain::{Millis, Pool};
+use mm_store::{Store, StoreError};
+use mm_telemetry::names;
+use std::collections::BTreeSet;
+
+/// A pool counts as nobody's after this many supervisor intervals without a
+/// pass over it (a minute at the default 5 s).
+pub const STALE_PASSES: u32 = 12;
+/// A supervisor looks for such pools every this many intervals.
+pub const CHECK_PASSES: u32 = 6;
+/// Most pools looked at per check.
+const MAX_POOLS: usize = 100;
+
+/// A pool nobody serves, with what waits in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stranded {
+    pub pool: Pool,
+    /// When a supervisor last served it (ms).
+    pub last_served: Millis,
+    /// Tickets waiting (queued or held).
+    pub waiting: u64,
+    /// Matches with a step due (a ready check's end, a placement, an unwind).
+    pub steps_due: usize,
+}
+
+/// The pools no supervisor served since `before`, but for `own` (served by
+/// the caller), with something left in them; those found empty are
+/// forgotten.
+pub async fn find(
+    store: &dyn Store,
+    own: &[Pool],
+    before: Millis,
+) -> Result<Vec<Stranded>, StoreError> {
+    let mut out = Vec::new();
+    for (pool, last_served) in store.unsupervised(before, MAX_POOLS).await? {
+        if own.contains(&pool) {
+            continue;
+        }
+        let depths = store.depths(&pool).await?;
+        let steps_due = store.due(&pool, 1000).await?.len();
+        let waiting = depths.queued + depths.processing;
+        if waiting == 0 && steps_due == 0 {
+            store.forget_pool(&pool, before).await?;
+            continue;
+        }
+        out.push(Stranded {
+            pool,
+            last_served,
+            waiting,
+            steps_due,
+        });
+    }
+    Ok(out)
+}
+
+/// Warns of each pool of `found` and sets its gauge; pools of the last check
+/// (`reported`) not found now go back to zero. Returns the pools reported.
+pub fn report(found: &[Stranded], reported: &BTreeSet<String>, now: Millis) -> BTreeSet<String> {
+    let mut now_reported = BTreeSet::new();
+    for s in found {
+        tracing::warn!(
+            pool = %s.pool.name(),
+            tickets_waiting = s.waiting,
+            matches_with_steps_due = s.steps_due,
+            unserved_for_s = now.saturating_sub(s.last_served) / 1000,
+            "no supervisor serves this pool any more (its mode or region was taken out of the \
+             processes' configuration): its tickets wait without end and its matches cannot \
+             finish. Define the mode again with closed = true (and the region) until they have ended"
+        );
+        metrics::gauge!(names::UNSERVED_TICKETS, "pool" => s.pool.name()).set(s.waiting as f64);
+        now_reported.insert(s.pool.name());
+    }
+    for gone in reported.difference(&now_reported) {
+        metrics::gauge!(names::UNSERVED_TICKETS, "pool" => gone.clone()).set(0.0);
+    }
+    now_reported
+}
