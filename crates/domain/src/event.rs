@@ -88,7 +88,9 @@ pub enum Event {
         banned_until: Option<Millis>,
     },
     /// The match failed (`no_server_available`: back in the queue; `server_lost`,
-    /// `released_without_result`: no rating change, queue again when ready).
+    /// `released_without_result`, `match_expired` (still on its server after
+    /// the mode's `max_match_duration`): no rating change, queue again when
+    /// ready).
     #[serde(rename = "match.failed")]
     MatchFailed {
         ticket_id: TicketId,

@@ -182,6 +182,9 @@ pub mod reasons {
     pub const NO_MATCH_FOUND: &str = "no_match_found";
     /// The ticket's mode was closed (`closed = true`) while it waited.
     pub const MODE_CLOSED: &str = "mode_closed";
+    /// The match was still on its game server after its mode's
+    /// `max_match_duration`.
+    pub const MATCH_EXPIRED: &str = "match_expired";
     /// A fill could not join its running match: the match ended, or its
     /// backfill closed, before the fill's players got there. They went back to
     /// the queue.

@@ -13,6 +13,7 @@ mod crash;
 mod dashboard;
 mod deploy;
 mod e2e;
+mod expiry;
 mod faults;
 mod fleet_auth;
 mod fleet_checks;

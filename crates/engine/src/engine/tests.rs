@@ -25,6 +25,7 @@ fn mode(teams: usize, team_size: usize) -> Mode {
         rules: Vec::new(),
         give_up_after: None,
         closed: false,
+        max_match_duration: None,
         from_claims: Vec::new(),
         backfill: crate::BackfillPolicy::Off,
         backfill_ready_check_ms: None,

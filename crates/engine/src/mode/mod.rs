@@ -99,6 +99,12 @@ pub struct Mode {
     /// matches formed before play on, their results rated. How a mode is
     /// retired: closed first, removed once nobody waits in it.
     pub closed: bool,
+    /// A match still on its game server this long after it was placed
+    /// (`max_match_duration`) ends `failed` (`match_expired`): its players
+    /// are free to queue again and its slot is given back, however the game
+    /// server fares. `None`: a match lasts until its server reports, releases
+    /// or stops heartbeating.
+    pub max_match_duration: Option<Millis>,
     /// Attributes taken from the player's token, which the client may not set.
     pub from_claims: Vec<String>,
     /// Whether running matches' empty seats are filled (`backfill`).
@@ -257,6 +263,18 @@ impl Mode {
         {
             return bad("give_up_after must be between 1s and 24h".into());
         }
+        if self
+            .max_match_duration
+            .is_some_and(|d| !(1_000..=30 * 86_400_000).contains(&d))
+        {
+            return bad("max_match_duration must be between 1s and 30d".into());
+        }
+        if self.max_match_duration.is_some() && self.lifecycle.placement != Placement::Servers {
+            return bad(
+                "max_match_duration needs placement = \"servers\": it ends matches on game servers"
+                    .into(),
+            );
+        }
         if self.backfill != BackfillPolicy::Off && self.lifecycle.placement != Placement::Servers {
             return bad(
                 "backfill needs placement = \"servers\": it fills matches on game servers".into(),
@@ -320,6 +338,7 @@ struct RawMode {
     give_up_after: Option<String>,
     #[serde(default)]
     closed: bool,
+    max_match_duration: Option<String>,
     #[serde(default)]
     from_claims: Vec<String>,
     backfill: Option<BackfillPolicy>,
@@ -634,6 +653,10 @@ impl RawMode {
                 Some(d) => Some(millis(name, "give_up_after", Some(d), 0)?),
             },
             closed: self.closed,
+            max_match_duration: match self.max_match_duration {
+                None => None,
+                Some(d) => Some(millis(name, "max_match_duration", Some(d), 0)?),
+            },
             from_claims: self.from_claims,
             backfill: self.backfill.unwrap_or_default(),
             backfill_ready_check_ms: backfill_ready_check,

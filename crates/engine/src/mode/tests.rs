@@ -15,6 +15,8 @@ fn shipped_defaults_load() {
         (100, 60, 1)
     );
     assert_eq!(br.start_below_max_after, 60_000);
+    assert_eq!(five.max_match_duration, Some(7_200_000));
+    assert_eq!(m.get("1v1").unwrap().max_match_duration, Some(3_600_000));
     assert_eq!(
         five.lifecycle,
         Lifecycle {
@@ -42,11 +44,17 @@ fn lifecycle_keys() {
         ready_check = "5s"
         decline_ban = "2m"
         disconnect_grace = "0s"
+        max_match_duration = "2h"
+        closed = true
     "#;
     let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
     let quick = m.get("quick").unwrap().lifecycle;
     assert_eq!(quick.ready_check_ms, None);
     assert_eq!(quick.placement, Placement::None);
+    assert_eq!(m.get("quick").unwrap().max_match_duration, None);
+    assert!(!m.get("quick").unwrap().closed);
+    assert_eq!(m.get("slow").unwrap().max_match_duration, Some(7_200_000));
+    assert!(m.get("slow").unwrap().closed);
     let slow = m.get("slow").unwrap().lifecycle;
     assert_eq!(
         (
@@ -60,6 +68,10 @@ fn lifecycle_keys() {
         "[modes.x]\nteams = 2\nteam_size = 1\nready_check = \"1ms\"",
         "[modes.x]\nteams = 2\nteam_size = 1\nplacement = \"cloud\"",
         "[modes.x]\nteams = 2\nteam_size = 1\ndecline_ban = \"soon\"",
+        "[modes.x]\nteams = 2\nteam_size = 1\nmax_match_duration = \"500ms\"",
+        "[modes.x]\nteams = 2\nteam_size = 1\nmax_match_duration = \"31d\"",
+        "[modes.x]\nteams = 2\nteam_size = 1\nplacement = \"none\"\nmax_match_duration = \"1h\"",
+        "[modes.x]\nteams = 2\nteam_size = 1\nclosed = \"yes\"",
     ] {
         assert!(
             Modes::load(Some(bad), WindowPolicy::default()).is_err(),

@@ -13,6 +13,7 @@
 use crate::{Catalog, saga};
 
 mod backfill;
+mod expiry;
 use mm_auth::{FleetCredentials, Grant};
 use mm_domain::{
     Match, MatchId, MatchResult, MatchStatus, Outcome, PlayerId, PlayerResult, Pool, RatingJob,
@@ -314,6 +315,7 @@ impl ServerManager for Service {
                 "unknown server (never registered, or removed after missing heartbeats): register again",
             )),
             Some(allocations) => {
+                let allocations = self.expire(&r.server_id, allocations, now_ms()).await;
                 // Each match's backfill part at once, not one after another.
                 let filled = futures_util::future::join_all(
                     allocations
