@@ -305,6 +305,7 @@ impl SupervisorArgs {
             interval: self.supervise_interval,
             outbox_grace: lock_ttl,
             retention: self.ticket_retention,
+            worked: catalog.open_pools(),
             give_up: GiveUpAfter::of(catalog),
         })
     }

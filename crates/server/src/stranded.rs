@@ -9,6 +9,11 @@
 //! check, with the fix: define the mode again with `closed = true`, which ends
 //! the tickets and lets the matches finish) and counts the tickets in
 //! `matchmaker_unserved_tickets`; a pool found empty is forgotten.
+//!
+//! The same check finds the pools the supervisor serves whose tickets have
+//! waited that long while no worker holds a live lease on them (every live
+//! worker renews one on each pool it serves): workers started with other
+//! `MODES` or `REGIONS` than the ingress, or none running at all.
 
 use mm_domain::{Millis, Pool};
 use mm_store::{Store, StoreError};
@@ -27,23 +32,48 @@ const MAX_POOLS: usize = 100;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stranded {
     pub pool: Pool,
-    /// When a supervisor last served it (ms).
-    pub last_served: Millis,
+    pub cause: Cause,
     /// Tickets waiting (queued or held).
     pub waiting: u64,
     /// Matches with a step due (a ready check's end, a placement, an unwind).
     pub steps_due: usize,
 }
 
+/// Who is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// No supervisor served the pool since this time (ms).
+    Unsupervised { last_served: Millis },
+    /// No worker serves it, and its oldest ticket was queued at this time.
+    NoWorker { oldest: Millis },
+}
+
 /// The pools no supervisor served since `before`, but for `own` (served by
-/// the caller), with something left in them; those found empty are
-/// forgotten.
+/// the caller), with something left in them (those found empty are
+/// forgotten); then the pools of `worked` (the caller's pools matches form
+/// in) whose oldest ticket was queued before `before` and which no worker
+/// serves.
 pub async fn find(
     store: &dyn Store,
     own: &[Pool],
+    worked: &[Pool],
     before: Millis,
 ) -> Result<Vec<Stranded>, StoreError> {
     let mut out = Vec::new();
+    for pool in worked {
+        let depths = store.depths(pool).await?;
+        let Some(oldest) = depths.oldest_enqueued_at.filter(|&o| o < before) else {
+            continue;
+        };
+        if store.live_workers(pool).await? == 0 {
+            out.push(Stranded {
+                pool: pool.clone(),
+                cause: Cause::NoWorker { oldest },
+                waiting: depths.queued + depths.processing,
+                steps_due: 0,
+            });
+        }
+    }
     for (pool, last_served) in store.unsupervised(before, MAX_POOLS).await? {
         if own.contains(&pool) {
             continue;
@@ -57,7 +87,7 @@ pub async fn find(
         }
         out.push(Stranded {
             pool,
-            last_served,
+            cause: Cause::Unsupervised { last_served },
             waiting,
             steps_due,
         });
@@ -70,15 +100,24 @@ pub async fn find(
 pub fn report(found: &[Stranded], reported: &BTreeSet<String>, now: Millis) -> BTreeSet<String> {
     let mut now_reported = BTreeSet::new();
     for s in found {
-        tracing::warn!(
-            pool = %s.pool.name(),
-            tickets_waiting = s.waiting,
-            matches_with_steps_due = s.steps_due,
-            unserved_for_s = now.saturating_sub(s.last_served) / 1000,
-            "no supervisor serves this pool any more (its mode or region was taken out of the \
-             processes' configuration): its tickets wait without end and its matches cannot \
-             finish. Define the mode again with closed = true (and the region) until they have ended"
-        );
+        match s.cause {
+            Cause::Unsupervised { last_served } => tracing::warn!(
+                pool = %s.pool.name(),
+                tickets_waiting = s.waiting,
+                matches_with_steps_due = s.steps_due,
+                unserved_for_s = now.saturating_sub(last_served) / 1000,
+                "no supervisor serves this pool any more (its mode or region was taken out of the \
+                 processes' configuration): its tickets wait without end and its matches cannot \
+                 finish. Define the mode again with closed = true (and the region) until they have ended"
+            ),
+            Cause::NoWorker { oldest } => tracing::warn!(
+                pool = %s.pool.name(),
+                tickets_waiting = s.waiting,
+                oldest_wait_s = now.saturating_sub(oldest) / 1000,
+                "no worker serves this pool: its tickets wait unmatched. Start a worker whose \
+                 MODES and REGIONS include it (or close the mode)"
+            ),
+        }
         metrics::gauge!(names::UNSERVED_TICKETS, "pool" => s.pool.name()).set(s.waiting as f64);
         now_reported.insert(s.pool.name());
     }

@@ -27,6 +27,9 @@ pub struct SupervisorConfig {
     pub outbox_grace: Duration,
     /// Finished tickets and matches stay readable this long (`TICKET_RETENTION`).
     pub retention: Duration,
+    /// The pools workers should serve: those of every mode not closed. One
+    /// whose tickets wait a minute with no live worker is warned of.
+    pub worked: Vec<Pool>,
     /// Pools whose tickets are given up, after how long and why: a mode's
     /// `give_up_after` (`no_match_found`), or at once when the mode is closed
     /// (`mode_closed`).
@@ -79,7 +82,8 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
         if passes.is_multiple_of(stranded::CHECK_PASSES) {
             let now = mm_domain::now_ms();
             let stale = (cfg.interval * stranded::STALE_PASSES).as_millis() as mm_domain::Millis;
-            match stranded::find(&*store, &cfg.pools, now.saturating_sub(stale)).await {
+            let before = now.saturating_sub(stale);
+            match stranded::find(&*store, &cfg.pools, &cfg.worked, before).await {
                 Ok(found) => stranded = stranded::report(&found, &stranded, now),
                 Err(e) => warn_store!(e, "looking for pools nobody serves failed"),
             }

@@ -178,7 +178,7 @@ pub const ALL: &[(&str, Kind, &str)] = &[
     (
         UNSERVED_TICKETS,
         Kind::Gauge,
-        "Tickets waiting in a pool no supervisor has served for a minute (its mode or region was removed from every process's configuration), by pool.",
+        "Tickets waiting in a pool no supervisor has served for a minute (its mode or region was removed from every process's configuration), or that no worker serves while its oldest ticket has waited as long, by pool.",
     ),
     (
         RULE_STEPS,

@@ -1,7 +1,8 @@
 //! Retiring a mode (`closed = true`): a closed mode takes no new ticket (409
 //! `mode_closed`), forms no match, and the tickets that waited in it when it
 //! closed end `timed_out` with reason `mode_closed`, their players told; the
-//! deployment's other modes go on.
+//! deployment's other modes go on. A mode taken out of the configuration with
+//! tickets still in it, and a pool no worker serves, are warned of.
 
 use crate::Deployment;
 use reqwest::{Method, StatusCode};
@@ -199,4 +200,33 @@ async fn a_removed_mode_with_tickets_is_warned_of() {
         .collect();
     assert_eq!(logs.len(), 2);
     assert_eq!(warned(&logs[1]), 0, "{}", logs[1]);
+}
+
+/// Workers started with fewer modes than the ingress takes: a ticket of a
+/// mode no worker serves is warned of by the supervisor once it has waited
+/// twelve intervals; a mode workers serve is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pool_no_worker_serves_is_warned_of() {
+    let open = crate::shared_file("seasonal-open", OPEN);
+    let mut d =
+        Deployment::redis_processes_env(&[("*", "MODES_FILE", &open), ("worker", "MODES", "1v1")])
+            .await;
+    let (s, t) = create(&d, "nw-ann", "seasonal", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    let (s, t) = create(&d, "nw-bob", "1v1", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    let warned = |log: &str, pool: &str| {
+        log.lines()
+            .any(|l| l.contains("no worker serves this pool") && l.contains(pool))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let log = d.proc("supervisor").log();
+        if warned(&log, "seasonal:eu") {
+            assert!(!warned(&log, "1v1:eu"), "{log}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no warning:\n{log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

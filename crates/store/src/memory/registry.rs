@@ -40,4 +40,12 @@ impl Registry for MemoryStore {
         }
         Ok(())
     }
+
+    async fn live_workers(&self, pool: &Pool) -> Result<u64, StoreError> {
+        let now = mm_domain::now_ms();
+        let inner = self.lock();
+        Ok(inner.pools.get(pool).map_or(0, |ps| {
+            ps.leases.values().filter(|&&until| until > now).count() as u64
+        }))
+    }
 }

@@ -1,9 +1,10 @@
 //! [`Registry`] on Redis: one sorted set of pool names scored by when a
 //! supervisor last served them ([`keys::POOL_REGISTRY`]), in a slot of its
-//! own; a handful of members, written once per supervisor pass.
+//! own; a handful of members, written once per supervisor pass. A pool's live
+//! workers are its leases' zset counted from the Redis clock's now.
 
 use super::RedisStore;
-use crate::keys;
+use crate::keys::{self, PoolKeys};
 use crate::{Registry, StoreError};
 use async_trait::async_trait;
 use mm_domain::{Millis, Pool};
@@ -59,5 +60,16 @@ impl Registry for RedisStore {
             .invoke_async(&mut self.conn())
             .await?;
         Ok(())
+    }
+
+    async fn live_workers(&self, pool: &Pool) -> Result<u64, StoreError> {
+        let now = self.server_now().await?;
+        let n: u64 = redis::cmd("ZCOUNT")
+            .arg(PoolKeys::new(pool).leases)
+            .arg(format!("({now}"))
+            .arg("+inf")
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(n)
     }
 }

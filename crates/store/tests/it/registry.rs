@@ -5,6 +5,7 @@
 use crate::Harness;
 use mm_domain::Pool;
 use mm_store::Store;
+use std::time::Duration;
 
 async fn pools_nobody_supervises_are_listed_and_forgotten(h: Harness) {
     let s: &dyn Store = &*h.store;
@@ -43,4 +44,23 @@ async fn pools_nobody_supervises_are_listed_and_forgotten(h: Harness) {
     assert_eq!(s.unsupervised(u64::MAX, 10).await.unwrap().len(), 3);
 }
 
-crate::both_stores!(pools_nobody_supervises_are_listed_and_forgotten);
+async fn live_workers_are_those_whose_lease_runs(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let pool = Pool::new("duel", "eu");
+    assert_eq!(s.live_workers(&pool).await.unwrap(), 0);
+    s.heartbeat("w-long", &pool, Duration::from_secs(30))
+        .await
+        .unwrap();
+    s.heartbeat("w-short", &pool, Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert_eq!(s.live_workers(&pool).await.unwrap(), 2);
+    assert_eq!(s.live_workers(&Pool::new("duel", "na")).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(s.live_workers(&pool).await.unwrap(), 1);
+}
+
+crate::both_stores!(
+    pools_nobody_supervises_are_listed_and_forgotten,
+    live_workers_are_those_whose_lease_runs
+);
