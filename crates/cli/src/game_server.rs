@@ -365,6 +365,10 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
     let mut client = connect(&args.manager, args.token.as_deref(), args.tls()?).await?;
     let mut every = register(&mut client, &args, &id).await?;
     let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
+    // The sessions running, by allocation: one the heartbeat stops listing
+    // was ended by the matchmaker (its max_match_duration passed, or it
+    // failed), so it stops here too.
+    let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
     let rosters: Rosters = Arc::default();
     loop {
         tokio::select! {
@@ -387,11 +391,32 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
                 continue;
             }
         };
+        let listed: HashSet<String> = allocations
+            .iter()
+            .map(|a| format!("{}|{}", a.match_id, a.allocation_id))
+            .collect();
+        running.retain(|key, task| {
+            if listed.contains(key) {
+                return true;
+            }
+            if !task.is_finished() {
+                task.abort();
+                let match_id = key.split('|').next().unwrap_or_default();
+                lock(&rosters).remove(match_id);
+                println!(
+                    "{}",
+                    serde_json::json!({"event": "match_dropped", "match_id": match_id, "why": "no longer allocated to this server"})
+                );
+            }
+            playing.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+            false
+        });
         for a in allocations {
+            let key = format!("{}|{}", a.match_id, a.allocation_id);
             let new = playing
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(format!("{}|{}", a.match_id, a.allocation_id));
+                .insert(key.clone());
             if new && !a.match_id.is_empty() {
                 let players = a
                     .teams
@@ -408,7 +433,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
             }
             take_fillers(&mut client, &id, &a, &rosters).await;
             if new {
-                tokio::spawn(play(
+                let task = tokio::spawn(play(
                     client.clone(),
                     id.clone(),
                     a,
@@ -416,6 +441,7 @@ pub async fn run(args: GameServerArgs) -> Result<()> {
                     args.leave_rate,
                     rosters.clone(),
                 ));
+                running.insert(key, task);
             }
         }
     }

@@ -66,6 +66,7 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
     metrics::counter!(names::GAME_SERVERS_LOST).increment(0);
     for pool in &cfg.pools {
         metrics::counter!(names::RECLAIMED_TICKETS, "pool" => pool.name()).increment(0);
+        metrics::gauge!(names::UNSERVED_TICKETS, "pool" => pool.name()).set(0.0);
     }
     let mut tick = tokio::time::interval(cfg.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,7 +1,8 @@
 //! A match its game server never ends (no result, no release, heartbeats on)
 //! ends `failed` (`match_expired`) once its mode's `max_match_duration` has
 //! passed since it was placed: the players hear `match.failed`, may queue
-//! again at once, and the server's slot goes to the next match.
+//! again at once, and the server's slot goes to the next match; the example
+//! game server drops the session its heartbeat no longer lists.
 
 use crate::{BIN, Deployment, Socket};
 use mm_testkit::Proc;
@@ -56,7 +57,7 @@ async fn assigned(d: &Deployment, a: &str, b: &str) -> (Socket, String) {
 }
 
 async fn a_forgotten_match_expires(d: &Deployment) {
-    let _server = slow_server(d).await;
+    let server = slow_server(d).await;
     let (mut ws, id) = assigned(d, "ex-ann", "ex-bob").await;
     let placed = Instant::now();
     let ev = ws.wait_for("match.failed", Duration::from_secs(15)).await;
@@ -81,6 +82,13 @@ async fn a_forgotten_match_expires(d: &Deployment) {
     // The one slot is free again: the same players' next match is placed on it.
     let (_, next) = assigned(d, "ex-ann", "ex-bob").await;
     assert_ne!(next, id);
+    // The example server stopped the session its heartbeat no longer listed.
+    let log = server.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"match_dropped\"") && l.contains(&id)),
+        "{log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
