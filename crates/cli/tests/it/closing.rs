@@ -208,9 +208,13 @@ async fn a_removed_mode_with_tickets_is_warned_of() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pool_no_worker_serves_is_warned_of() {
     let open = crate::shared_file("seasonal-open", OPEN);
-    let mut d =
-        Deployment::redis_processes_env(&[("*", "MODES_FILE", &open), ("worker", "MODES", "1v1")])
-            .await;
+    let ops = format!("127.0.0.1:{}", mm_testkit::free_port());
+    let mut d = Deployment::redis_processes_env(&[
+        ("*", "MODES_FILE", &open),
+        ("worker", "MODES", "1v1"),
+        ("ingress", "OPS_LISTEN_ADDR", &ops),
+    ])
+    .await;
     let (s, t) = create(&d, "nw-ann", "seasonal", 1500.0).await;
     assert_eq!(s, StatusCode::CREATED, "{t}");
     let (s, t) = create(&d, "nw-bob", "1v1", 1500.0).await;
@@ -229,4 +233,21 @@ async fn a_pool_no_worker_serves_is_warned_of() {
         assert!(std::time::Instant::now() < deadline, "no warning:\n{log}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // The dashboard shows who serves each pool.
+    let snapshot: Value = reqwest::get(format!("http://{ops}/dashboard/snapshot"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let workers = |pool: &str| {
+        snapshot["pools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{snapshot}"))
+            .iter()
+            .find(|p| p["pool"] == pool)
+            .map(|p| p["workers"].as_u64().unwrap())
+    };
+    assert_eq!(workers("seasonal:eu"), Some(0), "{snapshot}");
+    assert!(workers("1v1:eu").is_some_and(|n| n >= 1), "{snapshot}");
 }

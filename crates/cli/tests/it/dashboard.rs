@@ -92,10 +92,18 @@ async fn the_dashboard_updates_live_in_a_real_browser() {
             "the pool's row",
         )
         .await;
+    // The serve's own workers hold a lease on the pool.
+    browser
+        .wait_until(
+            "Number(document.querySelector('tr[data-pool=\"5v5:eu\"] [data-field=workers]').textContent) >= 1",
+            WAIT,
+            "the pool's workers",
+        )
+        .await;
     // The oldest wait of the 5v5 pool ticks up while the page stays open.
     browser
         .wait_until(
-            "/^[1-9][0-9]*s$/.test(document.querySelector('tr[data-pool=\"5v5:eu\"]').children[3].textContent)",
+            "/^[1-9][0-9]*s$/.test(document.querySelector('tr[data-pool=\"5v5:eu\"] [data-field=oldest]').textContent)",
             WAIT,
             "the oldest wait",
         )

@@ -54,6 +54,9 @@ pub struct PoolView {
     pub spread_median: Option<f64>,
     /// How many recent matches the figures above come from.
     pub sampled_matches: usize,
+    /// Workers holding a live lease on the pool (claim workers and its
+    /// leader): none while tickets wait means nothing matches them.
+    pub workers: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -101,7 +104,13 @@ fn recent(pool: &Pool, m: &Match) -> RecentMatch {
     }
 }
 
-fn pool_view(pool: &Pool, depths: &mm_store::Depths, matches: &[Match], now: Millis) -> PoolView {
+fn pool_view(
+    pool: &Pool,
+    depths: &mm_store::Depths,
+    matches: &[Match],
+    workers: u64,
+    now: Millis,
+) -> PoolView {
     let mut histogram = vec![0u64; WAIT_BUCKETS.len() + 1];
     for m in matches {
         for t in &m.tickets {
@@ -132,22 +141,26 @@ fn pool_view(pool: &Pool, depths: &mm_store::Depths, matches: &[Match], now: Mil
         wait_histogram: histogram,
         spread_median: spreads.get(spreads.len() / 2).copied(),
         sampled_matches: matches.len(),
+        workers,
     }
 }
 
 /// Reads every pool's depths and recent matches and the fleet census, concurrently.
 pub async fn snapshot(store: &dyn Store, pools: &[Pool]) -> Result<Snapshot, StoreError> {
     let per_pool = try_join_all(pools.iter().map(|p| async move {
-        let (depths, matches) =
-            tokio::try_join!(store.depths(p), store.recent_matches(p, RECENT_MATCHES))?;
-        Ok::<_, StoreError>((p, depths, matches))
+        let (depths, matches, workers) = tokio::try_join!(
+            store.depths(p),
+            store.recent_matches(p, RECENT_MATCHES),
+            store.live_workers(p)
+        )?;
+        Ok::<_, StoreError>((p, depths, matches, workers))
     }));
     let (per_pool, regions) = tokio::try_join!(per_pool, store.census())?;
     let now = now_ms();
     let mut views = Vec::with_capacity(per_pool.len());
     let mut recents = Vec::new();
-    for (pool, depths, matches) in &per_pool {
-        views.push(pool_view(pool, depths, matches, now));
+    for (pool, depths, matches, workers) in &per_pool {
+        views.push(pool_view(pool, depths, matches, *workers, now));
         recents.extend(matches.iter().take(LISTED).map(|m| recent(pool, m)));
     }
     recents.sort_by_key(|m| std::cmp::Reverse(m.created_at));
