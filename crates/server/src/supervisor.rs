@@ -6,8 +6,7 @@
 //! `give_up_after` and every ticket of a closed mode, and forgets finished
 //! tickets past their retention. It notes the pools it serves in the store,
 //! and now and then warns of pools nobody serves any more ([`crate::stranded`]).
-//! Every
-//! step is idempotent, so any number of supervisors may run at once.
+//! Every step is idempotent, so any number of supervisors may run at once.
 
 use crate::{saga, stranded};
 use mm_domain::{Event, EventEnvelope, Pool, reasons};
