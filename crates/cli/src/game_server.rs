@@ -266,7 +266,8 @@ async fn play(
     println!(
         "{}",
         serde_json::json!({"event": "match_started", "match_id": a.match_id, "players": players,
-                           "chosen": a.chosen, "roles": a.roles})
+                           "chosen": a.chosen, "roles": a.roles, "allocated_at_ms": a.allocated_at_ms,
+                           "expires_at_ms": (a.expires_at_ms > 0).then_some(a.expires_at_ms)})
     );
     let end = tokio::time::Instant::now() + d;
     while leave_rate > 0.0 && !a.match_id.is_empty() {

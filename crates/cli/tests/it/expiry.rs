@@ -82,8 +82,20 @@ async fn a_forgotten_match_expires(d: &Deployment) {
     // The one slot is free again: the same players' next match is placed on it.
     let (_, next) = assigned(d, "ex-ann", "ex-bob").await;
     assert_ne!(next, id);
-    // The example server stopped the session its heartbeat no longer listed.
+    // The server knew when the match would end: its mode's limit after
+    // the allocation.
     let log = server.log();
+    let started: serde_json::Value = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "match_started" && v["match_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{log}"));
+    let (allocated, expires) = (
+        started["allocated_at_ms"].as_u64().unwrap_or_default(),
+        started["expires_at_ms"].as_u64().unwrap_or_default(),
+    );
+    assert!(allocated > 0 && expires == allocated + 2_000, "{started}");
+    // The example server stopped the session its heartbeat no longer listed.
     assert!(
         log.lines()
             .any(|l| l.contains("\"match_dropped\"") && l.contains(&id)),

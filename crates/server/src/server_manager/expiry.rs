@@ -5,13 +5,20 @@
 //! at the server's matches: one placed longer ago than its mode allows ends
 //! `failed` with reason `match_expired` (players told and free to queue, no
 //! rating), its slot is given back, and the heartbeat's answer no longer
-//! lists it, which tells the server.
+//! lists it, which tells the server. Each listed match carries when that will
+//! be (`expires_at_ms`), so a server can end it first.
 
 use super::Service;
 use mm_domain::{MatchId, MatchStatus, Millis, Pool, reasons};
 use mm_store::{Allocation, Transition};
 
 impl Service {
+    /// When allocation `a`'s match expires (ms), if its mode sets a limit.
+    pub(super) fn expires_at(&self, a: &Allocation) -> Option<Millis> {
+        let (_, _, max) = self.limit(a)?;
+        Some(a.allocated_at.saturating_add(max))
+    }
+
     /// The mode's limit for allocation `a`'s match, if it set one and `a` is
     /// a match (not a slot allocated to a caller outside the matchmaker).
     fn limit(&self, a: &Allocation) -> Option<(Pool, MatchId, Millis)> {

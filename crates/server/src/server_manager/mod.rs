@@ -216,6 +216,7 @@ fn to_pb(a: &Allocation) -> pb::Allocation {
             .collect(),
         allocated_at_ms: a.allocated_at,
         filled: Vec::new(),
+        expires_at_ms: 0,
     }
 }
 
@@ -326,7 +327,11 @@ impl ServerManager for Service {
                 let out = allocations
                     .iter()
                     .zip(filled)
-                    .map(|(a, filled)| pb::Allocation { filled, ..to_pb(a) })
+                    .map(|(a, filled)| pb::Allocation {
+                        filled,
+                        expires_at_ms: self.expires_at(a).unwrap_or(0),
+                        ..to_pb(a)
+                    })
                     .collect();
                 Ok(Response::new(pb::HeartbeatResponse { allocations: out }))
             }
