@@ -95,12 +95,20 @@ async fn a_forgotten_match_expires(d: &Deployment) {
         started["expires_at_ms"].as_u64().unwrap_or_default(),
     );
     assert!(allocated > 0 && expires == allocated + 2_000, "{started}");
-    // The example server stopped the session its heartbeat no longer listed.
-    assert!(
-        log.lines()
-            .any(|l| l.contains("\"match_dropped\"") && l.contains(&id)),
-        "{log}"
-    );
+    // The example server stopped the session its heartbeat no longer listed
+    // (it prints so once that heartbeat's answer is in).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let log = server.log();
+        if log
+            .lines()
+            .any(|l| l.contains("\"match_dropped\"") && l.contains(&id))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

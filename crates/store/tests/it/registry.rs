@@ -51,12 +51,14 @@ async fn live_workers_are_those_whose_lease_runs(h: Harness) {
     s.heartbeat("w-long", &pool, Duration::from_secs(30))
         .await
         .unwrap();
-    s.heartbeat("w-short", &pool, Duration::from_millis(200))
+    s.heartbeat("w-short", &pool, Duration::from_millis(1500))
         .await
         .unwrap();
     assert_eq!(s.live_workers(&pool).await.unwrap(), 2);
     assert_eq!(s.live_workers(&Pool::new("duel", "na")).await.unwrap(), 0);
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Past the short lease (1.5 s; short enough to wait out, long enough
+    // that a loaded machine reads both as live above).
+    tokio::time::sleep(Duration::from_millis(1700)).await;
     assert_eq!(s.live_workers(&pool).await.unwrap(), 1);
 }
 
