@@ -13,39 +13,37 @@ use mm_domain::{MatchId, MatchStatus, Millis, Pool, reasons};
 use mm_store::{Allocation, Transition};
 
 impl Service {
-    /// When allocation `a`'s match expires (ms), if its mode sets a limit.
-    pub(super) fn expires_at(&self, a: &Allocation) -> Option<Millis> {
-        let (_, _, max) = self.limit(a)?;
-        Some(a.allocated_at.saturating_add(max))
-    }
-
-    /// The mode's limit for allocation `a`'s match, if it set one and `a` is
-    /// a match (not a slot allocated to a caller outside the matchmaker).
-    fn limit(&self, a: &Allocation) -> Option<(Pool, MatchId, Millis)> {
+    /// Allocation `a`'s pool and when its match expires (ms), if `a` is a
+    /// match (not a slot allocated to a caller outside the matchmaker) and its
+    /// mode sets a limit.
+    fn expiry(&self, a: &Allocation) -> Option<(Pool, Millis)> {
         let pool = a.pool.as_deref().and_then(Pool::parse)?;
         let max = self.catalog.mode(&pool.mode)?.max_match_duration?;
-        let id = MatchId::new(a.id.clone()).ok()?;
-        Some((pool, id, max))
+        Some((pool, a.allocated_at.saturating_add(max)))
     }
 
     /// Ends the matches of `allocations` (server `server`'s) placed more than
-    /// their mode's `max_match_duration` before `now`; returns the others.
+    /// their mode's `max_match_duration` before `now`; returns the others,
+    /// each with when it expires (0: no limit).
     pub(super) async fn expire(
         &self,
         server: &str,
         allocations: Vec<Allocation>,
         now: Millis,
-    ) -> Vec<Allocation> {
+    ) -> Vec<(Allocation, Millis)> {
         let mut kept = Vec::with_capacity(allocations.len());
         for a in allocations {
-            let Some((pool, id, max)) = self.limit(&a) else {
-                kept.push(a);
+            let (pool, at) = match self.expiry(&a) {
+                Some((pool, at)) if now >= at => (pool, at),
+                other => {
+                    kept.push((a, other.map_or(0, |(_, at)| at)));
+                    continue;
+                }
+            };
+            let Ok(id) = MatchId::new(a.id.clone()) else {
+                kept.push((a, at));
                 continue;
             };
-            if now < a.allocated_at.saturating_add(max) {
-                kept.push(a);
-                continue;
-            }
             let t = Transition::new(&[MatchStatus::Assigned], MatchStatus::Failed)
                 .reason(reasons::MATCH_EXPIRED)
                 .due(now);
@@ -64,10 +62,10 @@ impl Service {
                 }
                 // Not assigned (still being placed, or over: the server holds
                 // its slot until it releases it).
-                Ok(false) => kept.push(a),
+                Ok(false) => kept.push((a, at)),
                 Err(e) => {
                     warn_store!(e, match_id = %id, "could not end an expired match");
-                    kept.push(a);
+                    kept.push((a, at));
                 }
             }
         }

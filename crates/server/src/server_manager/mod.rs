@@ -321,15 +321,15 @@ impl ServerManager for Service {
                 let filled = futures_util::future::join_all(
                     allocations
                         .iter()
-                        .map(|a| self.backfill_part(&r.server_id, a)),
+                        .map(|(a, _)| self.backfill_part(&r.server_id, a)),
                 )
                 .await;
                 let out = allocations
                     .iter()
                     .zip(filled)
-                    .map(|(a, filled)| pb::Allocation {
+                    .map(|((a, expires_at_ms), filled)| pb::Allocation {
                         filled,
-                        expires_at_ms: self.expires_at(a).unwrap_or(0),
+                        expires_at_ms: *expires_at_ms,
                         ..to_pb(a)
                     })
                     .collect();
