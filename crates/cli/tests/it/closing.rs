@@ -155,6 +155,30 @@ async fn a_removed_mode_with_tickets_is_warned_of() {
     assert_eq!(s, StatusCode::CREATED, "{t}");
     let id = t["id"].as_str().unwrap();
 
+    // The registry knows only pools a supervisor served: wait for the first
+    // supervisor's first pass to have noted this one (a loaded machine may
+    // not have run it yet).
+    let mut redis = redis::Client::open(d.redis.as_ref().unwrap().url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let noted: Option<f64> = redis::cmd("ZSCORE")
+            .arg(mm_store::keys::POOL_REGISTRY)
+            .arg("seasonal:eu")
+            .query(&mut redis)
+            .unwrap();
+        if noted.is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pool was never noted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
     // The supervisor restarted without the mode (the tests' default modes).
     d.proc("supervisor").kill();
     d.respawn("supervisor", &[]).await;
