@@ -504,6 +504,7 @@ fn api_state(
     .with_limits(args.limits.limits())
     .with_proxies(args.http.trusted_proxies.clone())
     .with_cors(args.http.cors_allowed_origins.clone())
+    .with_presence_renewal(args.http.presence_renew)
 }
 
 /// The operator plane's contents for a process serving the API.

@@ -14,7 +14,9 @@ pub enum Event {
     #[serde(rename = "ticket.searching")]
     Searching { ticket_id: TicketId },
     /// The ticket was cancelled by one of its players, or withdrawn by the
-    /// matchmaker with a `reason` (`matched_elsewhere`).
+    /// matchmaker with a `reason`: `matched_elsewhere`, `party_changed`, or
+    /// `disconnected` (a player had no event socket open for the mode's
+    /// `cancel_offline_after`).
     #[serde(rename = "ticket.cancelled")]
     Cancelled {
         ticket_id: TicketId,

@@ -51,6 +51,7 @@ pub mod catalog;
 pub mod dashboard;
 pub mod ingress;
 pub mod leader;
+pub mod offline;
 pub mod ops;
 pub mod ratings;
 pub mod saga;

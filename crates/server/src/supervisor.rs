@@ -3,7 +3,9 @@
 //! commit and fan-out, takes the due steps of match sagas (expired ready checks,
 //! placements or unwinds whose driver died), fails the matches of game servers
 //! whose heartbeat lapsed, ends the tickets that waited their mode's
-//! `give_up_after` and every ticket of a closed mode, and forgets finished
+//! `give_up_after` and every ticket of a closed mode, every few passes looks
+//! for the tickets of players who left the game ([`crate::offline::sweep`]),
+//! and forgets finished
 //! tickets past their retention. It notes the pools it serves in the store,
 //! and now and then warns of pools nobody serves any more ([`crate::stranded`]).
 //! Every step is idempotent, so any number of supervisors may run at once.
@@ -33,6 +35,10 @@ pub struct SupervisorConfig {
     /// `give_up_after` (`no_match_found`), or at once when the mode is closed
     /// (`mode_closed`).
     pub give_up: Vec<GiveUpAfter>,
+    /// Pools whose modes cancel the tickets of players who left, with the
+    /// grace (`cancel_offline_after`): swept every few passes
+    /// ([`crate::offline::sweep`]).
+    pub offline: Vec<(Pool, mm_domain::Millis)>,
 }
 
 /// What one cycle did.
@@ -47,8 +53,8 @@ pub struct CycleReport {
     /// Matches failed because their game server was lost.
     pub matches_failed: usize,
     pub purged: usize,
-    /// Tickets ended after waiting their mode's `give_up_after`, or because
-    /// their mode is closed.
+    /// Tickets ended after waiting their mode's `give_up_after`, because
+    /// their mode is closed, or because a player of theirs left the game.
     pub given_up: usize,
 }
 
@@ -56,6 +62,10 @@ pub struct CycleReport {
 const SAGAS_PER_CYCLE: usize = 500;
 /// Most tickets given up per pool per cycle.
 const GIVE_UPS_PER_CYCLE: usize = 1000;
+/// Passes between two sweeps for tickets of players who left (the ingresses
+/// look at those they saw leave at the grace; the sweep is for an ingress that
+/// crashed with its players' sockets).
+const OFFLINE_SWEEP_PASSES: u32 = 6;
 
 /// Runs supervisor cycles until `shutdown` is cancelled.
 pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: CancellationToken) {
@@ -77,7 +87,8 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
             _ = shutdown.cancelled() => break,
             _ = tick.tick() => {}
         }
-        let report = cycle(&*store, &cfg).await;
+        let sweep = passes.is_multiple_of(OFFLINE_SWEEP_PASSES);
+        let report = cycle_with(&*store, &cfg, sweep).await;
         passes = passes.wrapping_add(1);
         if passes.is_multiple_of(stranded::CHECK_PASSES) {
             let now = mm_domain::now_ms();
@@ -120,6 +131,11 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
 
 /// One pass over every pool. Errors are logged and the pass goes on.
 pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
+    cycle_with(store, cfg, true).await
+}
+
+/// One pass, sweeping the tickets of players who left or not.
+async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep_offline: bool) -> CycleReport {
     let mut report = CycleReport::default();
     // Noted first: a pool this pass serves is nobody's no more (see `stranded`).
     if let Err(e) = store.supervised(&cfg.pools, mm_domain::now_ms()).await {
@@ -194,6 +210,11 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
     }
     for g in &cfg.give_up {
         report.given_up += give_up(store, &g.pool, g.after, g.reason).await;
+    }
+    if sweep_offline {
+        for (pool, grace) in &cfg.offline {
+            report.given_up += crate::offline::sweep(store, pool, *grace).await;
+        }
     }
     match store.lapsed_servers().await {
         Ok(servers) => {

@@ -2,8 +2,8 @@
 
 use crate::StoreError;
 use crate::{
-    Backfills, Blocks, Fleet, GiveUp, Leading, Lifecycle, Limits, Locks, Parties, RateCheck,
-    Registry, Results, Verdict,
+    Backfills, Blocks, Fleet, GiveUp, Leading, Lifecycle, Limits, Locks, Online, Parties,
+    RateCheck, Registry, Results, Verdict,
 };
 use async_trait::async_trait;
 use mm_domain::{
@@ -112,6 +112,7 @@ pub trait Store:
     + Backfills
     + GiveUp
     + Registry
+    + Online
     + Send
     + Sync
     + 'static

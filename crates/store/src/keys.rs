@@ -28,6 +28,7 @@
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |
 //! | `mm:{u:PLAYER}:rv` | hash | mode -> freshness mark: the newest rating version applied or being applied |
+//! | `mm:{u:PLAYER}:on` | hash | ingress id -> until when it holds an event socket of the player's (ms; now when its last one closed); expires [`crate::ONLINE_KEPT`] after the latest (see `mm_store::Online`) |
 //! | `mm:{fleet}:srv` | hash | game server id -> server JSON |
 //! | `mm:{fleet}:hb` | zset | server id -> heartbeat expiry (ms) |
 //! | `mm:{fleet}:cap`, `:addr` | hash | server id -> capacity, address |
@@ -246,6 +247,7 @@ pub mod player_suffix {
     pub const ATTESTED: &str = ":attested";
     pub const BLOCKS: &str = ":blocks";
     pub const BLOCKED_BY: &str = ":blocked_by";
+    pub const ONLINE: &str = ":on";
 }
 
 /// The pools a ticket's field in its player's ticket index names (`tix`: the
@@ -410,6 +412,10 @@ mod tests {
         assert_eq!(p.history, "mm:{u:alice}:hist");
         assert_eq!(p.reservation, "mm:{u:alice}:resv");
         assert_eq!(p.in_match, "mm:{u:alice}:match");
+        assert_eq!(
+            player_key(&PlayerId::new("alice").unwrap(), player_suffix::ONLINE),
+            "mm:{u:alice}:on"
+        );
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! players' rating freshness is marked, through [`Results`]. Rate limits shared by
 //! every ingress are counted through [`Limits`], parties are kept through
 //! [`Parties`], block lists through [`Blocks`], token locks with fencing tokens through [`Locks`], and pool
-//! leaders' fenced writes through [`Leading`]. Running matches' open seats are
+//! leaders' fenced writes through [`Leading`]. Which players have an event
+//! socket open is noted through [`Online`]. Running matches' open seats are
 //! kept through [`Backfills`] (in progress).
 
 mod api;
@@ -34,6 +35,7 @@ mod lifecycle;
 mod limits;
 mod locks;
 mod memory;
+mod online;
 pub mod outage;
 mod parties;
 mod redis_store;
@@ -59,6 +61,7 @@ pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};
 pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, TokenLock};
 pub use memory::MemoryStore;
+pub use online::{ONLINE_KEPT, Online};
 pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyLimits, PartyMerge};
 pub use redis_store::{RedisEviction, RedisPrimary, RedisStore, RedisTls, events};
 pub use registry::Registry;

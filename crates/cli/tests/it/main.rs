@@ -22,6 +22,7 @@ mod leaders;
 mod lifecycle;
 mod limits;
 mod metrics;
+mod offline;
 mod ops;
 mod parties;
 mod queues;

@@ -26,6 +26,7 @@ fn mode(teams: usize, team_size: usize) -> Mode {
         give_up_after: None,
         closed: false,
         max_match_duration: None,
+        cancel_offline_after: None,
         from_claims: Vec::new(),
         backfill: crate::BackfillPolicy::Off,
         backfill_ready_check_ms: None,

@@ -105,6 +105,11 @@ pub struct Mode {
     /// server fares. `None`: a match lasts until its server reports, releases
     /// or stops heartbeating.
     pub max_match_duration: Option<Millis>,
+    /// A waiting ticket ends `cancelled` (`disconnected`) once one of its
+    /// players has had no event socket open for this long
+    /// (`cancel_offline_after`): the player left the game. `None`: tickets
+    /// wait whether or not their players are connected.
+    pub cancel_offline_after: Option<Millis>,
     /// Attributes taken from the player's token, which the client may not set.
     pub from_claims: Vec<String>,
     /// Whether running matches' empty seats are filled (`backfill`).
@@ -269,6 +274,12 @@ impl Mode {
         {
             return bad("max_match_duration must be between 1s and 30d".into());
         }
+        if self
+            .cancel_offline_after
+            .is_some_and(|d| !(1_000..=600_000).contains(&d))
+        {
+            return bad("cancel_offline_after must be between 1s and 10m".into());
+        }
         if self.max_match_duration.is_some() && self.lifecycle.placement != Placement::Servers {
             return bad(
                 "max_match_duration needs placement = \"servers\": it ends matches on game servers"
@@ -339,6 +350,7 @@ struct RawMode {
     #[serde(default)]
     closed: bool,
     max_match_duration: Option<String>,
+    cancel_offline_after: Option<String>,
     #[serde(default)]
     from_claims: Vec<String>,
     backfill: Option<BackfillPolicy>,
@@ -656,6 +668,10 @@ impl RawMode {
             max_match_duration: match self.max_match_duration {
                 None => None,
                 Some(d) => Some(millis(name, "max_match_duration", Some(d), 0)?),
+            },
+            cancel_offline_after: match self.cancel_offline_after {
+                None => None,
+                Some(d) => Some(millis(name, "cancel_offline_after", Some(d), 0)?),
             },
             from_claims: self.from_claims,
             backfill: self.backfill.unwrap_or_default(),

@@ -45,6 +45,7 @@ fn lifecycle_keys() {
         decline_ban = "2m"
         disconnect_grace = "0s"
         max_match_duration = "2h"
+        cancel_offline_after = "20s"
         closed = true
     "#;
     let m = Modes::load(Some(user), WindowPolicy::default()).unwrap();
@@ -55,6 +56,8 @@ fn lifecycle_keys() {
     assert!(!m.get("quick").unwrap().closed);
     assert_eq!(m.get("slow").unwrap().max_match_duration, Some(7_200_000));
     assert!(m.get("slow").unwrap().closed);
+    assert_eq!(m.get("slow").unwrap().cancel_offline_after, Some(20_000));
+    assert_eq!(m.get("quick").unwrap().cancel_offline_after, None);
     let slow = m.get("slow").unwrap().lifecycle;
     assert_eq!(
         (
@@ -72,6 +75,8 @@ fn lifecycle_keys() {
         "[modes.x]\nteams = 2\nteam_size = 1\nmax_match_duration = \"31d\"",
         "[modes.x]\nteams = 2\nteam_size = 1\nplacement = \"none\"\nmax_match_duration = \"1h\"",
         "[modes.x]\nteams = 2\nteam_size = 1\nclosed = \"yes\"",
+        "[modes.x]\nteams = 2\nteam_size = 1\ncancel_offline_after = \"500ms\"",
+        "[modes.x]\nteams = 2\nteam_size = 1\ncancel_offline_after = \"11m\"",
     ] {
         assert!(
             Modes::load(Some(bad), WindowPolicy::default()).is_err(),

@@ -86,6 +86,9 @@ pub struct Shared {
     pub cors: Arc<AllowedOrigins>,
     /// WebSocket tasks, so shutdown can wait for them.
     pub sockets: TaskTracker,
+    /// Each player's sockets open here, noted for the modes that cancel the
+    /// tickets of players who left ([`crate::offline`]).
+    pub online: Arc<crate::offline::Sockets>,
     pub shutdown: CancellationToken,
 }
 
@@ -97,6 +100,10 @@ impl AppState {
         ratings: Arc<Lookup>,
         shutdown: CancellationToken,
     ) -> Self {
+        let online = Arc::new(crate::offline::Sockets::new(
+            &catalog,
+            crate::offline::RENEW_EVERY,
+        ));
         Self(Arc::new(Shared {
             store,
             catalog: Arc::new(catalog),
@@ -110,6 +117,7 @@ impl AppState {
             proxies: Arc::new(TrustedProxies::default()),
             cors: Arc::new(AllowedOrigins::None),
             sockets: TaskTracker::new(),
+            online,
             shutdown,
         }))
     }
@@ -140,6 +148,14 @@ impl AppState {
     /// Lets these web origins call the API (see [`AllowedOrigins`]).
     pub fn with_cors(mut self, origins: AllowedOrigins) -> Self {
         self.fields().cors = Arc::new(origins);
+        self
+    }
+
+    /// Renews the notes of the players with a socket open here every
+    /// `every` (default [`crate::offline::RENEW_EVERY`]).
+    pub fn with_presence_renewal(mut self, every: Duration) -> Self {
+        let fields = self.fields();
+        fields.online = Arc::new(crate::offline::Sockets::new(&fields.catalog, every));
         self
     }
 
@@ -235,6 +251,11 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
     let sockets = state.sockets.clone();
+    tokio::spawn(state.online.clone().run(
+        state.store.clone(),
+        state.catalog.clone(),
+        shutdown.clone(),
+    ));
     let mut app = router(state);
     if let Some(extra) = extra {
         app = app.merge(extra);

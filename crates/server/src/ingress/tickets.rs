@@ -516,6 +516,15 @@ pub async fn create(
             .retry_after(secs));
         }
     }
+    // A ticket of a mode that cancels offline players' tickets is looked at
+    // once its grace has run, in case a player never opens a socket.
+    state.online.queued(
+        &state.catalog,
+        &ticket.mode,
+        &ticket.players,
+        &ticket.id,
+        ticket.enqueued_at,
+    );
     // Just queued: no need to read it back from the store.
     let view = TicketView::new(&ticket, TicketStatus::Queued, ticket.enqueued_at);
     let location = format!("/v1/tickets/{}", ticket.id);

@@ -6,7 +6,9 @@
 //! "match_id": ...}` or `match.decline`; the reply is `{"type": "match.answer",
 //! "match_id", "status"}` or `{"type": "error", ...}`. While the player has a ready
 //! check running, the socket closing starts the player's disconnect grace (a new
-//! socket within it cancels it; past it, it counts as a decline).
+//! socket within it cancels it; past it, it counts as a decline). In a mode with
+//! `cancel_offline_after`, the player's last socket closing starts that grace for
+//! their waiting tickets ([`crate::offline`]).
 //!
 //! Messages count against the `messages` rate limit; over it, the socket gets
 //! `{"type": "error", "error": {"code": "rate_limited", ...}}` and is closed with
@@ -71,12 +73,18 @@ pub async fn upgrade(
     Ok(upgrade.on_upgrade(move |socket| async move {
         sockets.spawn(async move {
             Box::pin(presence(&store, &player, true)).await;
+            Box::pin(state.online.opened(&*store, &player)).await;
             let open = metrics::gauge!(names::WS_CONNECTIONS);
             open.increment(1.0);
             let closed_by_client = session(socket, &state, &player, addr, events).await;
             open.decrement(1.0);
             if closed_by_client {
                 Box::pin(presence(&store, &player, false)).await;
+                // Their last socket here: their waiting tickets end if they
+                // stay away (modes with `cancel_offline_after`). At shutdown
+                // the notes run out by themselves while the players reconnect
+                // elsewhere.
+                Box::pin(state.online.closed(&*store, &state.catalog, &player)).await;
             }
         });
     }))

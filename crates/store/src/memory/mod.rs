@@ -19,6 +19,7 @@ use inner::history_cutoff;
 mod leading;
 mod lifecycle;
 mod maps;
+mod online;
 mod overdue;
 mod registry;
 mod results;
@@ -160,6 +161,8 @@ pub struct MemoryStore {
     leading: tokio::sync::Mutex<()>,
     /// Pools by when the supervisor last served them (see [`crate::Registry`]).
     supervised: Mutex<HashMap<Pool, Millis>>,
+    /// Players' socket notes (see [`crate::Online`]).
+    online: Mutex<online::Notes>,
 }
 
 impl MemoryStore {

@@ -17,6 +17,7 @@ mod leading;
 mod lifecycle;
 mod limits;
 mod locks;
+mod online;
 mod overdue;
 mod parties;
 mod players;

@@ -12,6 +12,7 @@ mod leading;
 mod lifecycle;
 mod limits;
 mod locks;
+mod online;
 mod parties;
 mod races;
 mod registry;
