@@ -145,10 +145,10 @@ pub struct HttpArgs {
     /// Tokens travel in headers, not cookies, so no credentials are allowed.
     #[arg(long, env = "CORS_ALLOWED_ORIGINS", default_value = "", value_parser = origins)]
     pub cors_allowed_origins: mm_server::ingress::AllowedOrigins,
-    /// How often this ingress renews its note of the players with an event
-    /// socket open on it, for modes with `cancel_offline_after`. A note holds
-    /// three intervals: the players of an ingress that crashed count as gone
-    /// that long after it did.
+    /// How often this ingress notes itself alive, for modes with
+    /// `cancel_offline_after`: the sockets it holds count as open while it
+    /// lives. A note holds three intervals: the players of an ingress that
+    /// crashed count as gone that long after it did.
     #[arg(long, env = "PRESENCE_RENEW", default_value = "10s", value_parser = duration)]
     pub presence_renew: Duration,
 }

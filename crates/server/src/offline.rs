@@ -6,12 +6,15 @@
 //! short, with one it would fail after its whole deadline.
 //!
 //! Each ingress keeps count of the sockets open on it per player
-//! ([`Sockets`]) and notes in the store until when it holds one
-//! ([`mm_store::Online`]): a while ahead, renewed by [`Sockets::renew`], and
-//! "until now" when a player's last socket on it closes. A player is offline
-//! from the latest note of every ingress; a ticket's grace starts at the later
-//! of that and its queueing, so a ticket queued before its player opens a
-//! socket has the whole grace to open one.
+//! ([`Sockets`]) and notes in the store ([`mm_store::Online`]) when a
+//! player's first socket on it opens and when their last one closes, and
+//! notes itself alive a few renewals ahead, renewed every `PRESENCE_RENEW`: a
+//! socket noted open counts as open while its ingress lives, so a crashed
+//! ingress's players count as gone once its note runs out, and the renewal is
+//! one write per ingress whatever its sockets. A player is offline from the
+//! latest of their notes; a ticket's grace starts at the later of that and
+//! its queueing, so a ticket queued before its player opens a socket has the
+//! whole grace to open one.
 //!
 //! Who looks: the ingress whose socket closed (after the grace, for each of
 //! the player's waiting tickets), the ingress that created a ticket whose
@@ -34,8 +37,9 @@ use tokio_util::time::DelayQueue;
 
 /// How often an ingress renews its notes by default (`PRESENCE_RENEW`).
 pub const RENEW_EVERY: Duration = Duration::from_secs(10);
-/// A note holds for this many renewals: a crashed ingress's players are
-/// taken for gone at most this many intervals after it died (plus the grace).
+/// An ingress's note of itself holds for this many renewals: a crashed
+/// ingress's players are taken for gone at most this many intervals after it
+/// died (plus the grace).
 const HOLD_FOR_RENEWALS: u32 = 3;
 /// Most tickets of a pool the supervisor looks at in one sweep.
 pub const SWEPT_PER_POOL: usize = 1000;
@@ -50,7 +54,8 @@ pub struct Sockets {
     holder: String,
     on: bool,
     renew_every: Duration,
-    open: Mutex<HashMap<PlayerId, usize>>,
+    /// Player -> sockets open here, and when they were noted open.
+    open: Mutex<HashMap<PlayerId, (usize, Millis)>>,
     due: mpsc::UnboundedSender<Due>,
     /// Taken by [`Sockets::run`].
     due_rx: Mutex<Option<mpsc::UnboundedReceiver<Due>>>,
@@ -83,7 +88,7 @@ impl Sockets {
         now + (self.renew_every * HOLD_FOR_RENEWALS).as_millis() as Millis
     }
 
-    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, usize>> {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, (usize, Millis)>> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -92,21 +97,14 @@ impl Sockets {
         if !self.on {
             return;
         }
+        let now = now_ms();
         let first = {
             let mut open = self.open();
-            let n = open.entry(player.clone()).or_default();
+            let (n, _) = open.entry(player.clone()).or_insert((0, now));
             *n += 1;
             *n == 1
         };
-        if first
-            && let Err(e) = store
-                .hold(
-                    &self.holder,
-                    std::slice::from_ref(player),
-                    self.hold_until(now_ms()),
-                )
-                .await
-        {
+        if first && let Err(e) = store.hold(&self.holder, player, true, now).await {
             warn_store!(e, "could not note the player's socket");
         }
     }
@@ -121,7 +119,7 @@ impl Sockets {
         let last = {
             let mut open = self.open();
             match open.get_mut(player) {
-                Some(n) if *n > 1 => {
+                Some((n, _)) if *n > 1 => {
                     *n -= 1;
                     false
                 }
@@ -135,23 +133,13 @@ impl Sockets {
         if !last {
             return;
         }
-        if let Err(e) = store
-            .hold(&self.holder, std::slice::from_ref(player), now_ms())
-            .await
-        {
+        if let Err(e) = store.hold(&self.holder, player, false, now_ms()).await {
             warn_store!(e, "could not note the player's socket closed");
         }
         // A socket opened here meanwhile may have been noted before this
         // note: note it again, after.
         if self.open().contains_key(player) {
-            if let Err(e) = store
-                .hold(
-                    &self.holder,
-                    std::slice::from_ref(player),
-                    self.hold_until(now_ms()),
-                )
-                .await
-            {
+            if let Err(e) = store.hold(&self.holder, player, true, now_ms()).await {
                 warn_store!(e, "could not note the player's socket");
             }
             return;
@@ -248,20 +236,32 @@ impl Sockets {
         }
     }
 
+    /// Notes this ingress alive a few renewals ahead, and notes again the
+    /// sockets open here for half of [`mm_store::OPEN_KEPT`], before their
+    /// notes run out.
     async fn renew(&self, store: &dyn Store) {
-        let players: Vec<PlayerId> = self.open().keys().cloned().collect();
-        if players.is_empty() {
-            return;
-        }
-        if let Err(e) = store
-            .hold(&self.holder, &players, self.hold_until(now_ms()))
-            .await
-        {
+        let now = now_ms();
+        if let Err(e) = store.alive(&self.holder, self.hold_until(now)).await {
             warn_store!(
                 e,
-                players = players.len(),
-                "could not renew the players' socket notes"
+                "could not note this ingress alive for its players' sockets"
             );
+        }
+        let half = (mm_store::OPEN_KEPT / 2).as_millis() as Millis;
+        let stale: Vec<PlayerId> = {
+            let mut open = self.open();
+            open.iter_mut()
+                .filter(|(_, (_, at))| *at + half < now)
+                .map(|(p, (_, at))| {
+                    *at = now;
+                    p.clone()
+                })
+                .collect()
+        };
+        for p in stale {
+            if let Err(e) = store.hold(&self.holder, &p, true, now).await {
+                warn_store!(e, "could not note the player's socket again");
+            }
         }
     }
 }

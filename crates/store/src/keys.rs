@@ -28,7 +28,8 @@
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |
 //! | `mm:{u:PLAYER}:rv` | hash | mode -> freshness mark: the newest rating version applied or being applied |
-//! | `mm:{u:PLAYER}:on` | hash | ingress id -> until when it holds an event socket of the player's (ms; now when its last one closed); expires [`crate::ONLINE_KEPT`] after the latest (see `mm_store::Online`) |
+//! | `mm:{u:PLAYER}:on` | hash | ingress id -> `o` while it holds an event socket of the player's, else when their last one there closed (ms); expires [`crate::OPEN_KEPT`] after a socket was noted open (ingresses note theirs again before), [`crate::ONLINE_KEPT`] after the last closed, whichever is later (see `mm_store::Online`) |
+//! | `mm:{on}:ingresses` | zset | ingress id -> until when it lives (ms): the sockets it noted open count as open until then; forgotten long after |
 //! | `mm:{fleet}:srv` | hash | game server id -> server JSON |
 //! | `mm:{fleet}:hb` | zset | server id -> heartbeat expiry (ms) |
 //! | `mm:{fleet}:cap`, `:addr` | hash | server id -> capacity, address |
@@ -51,6 +52,10 @@
 
 use crate::{RateKey, Who};
 use mm_domain::{PlayerId, Pool};
+
+/// Ingresses by until when they live, for their players' socket notes (see
+/// `mm_store::Online`).
+pub const ONLINE_INGRESSES: &str = "mm:{on}:ingresses";
 
 /// The Pub/Sub channel that carries player events between processes.
 pub const EVENTS_CHANNEL: &str = "mm:events";

@@ -61,7 +61,7 @@ pub use lifecycle::{AnswerOutcome, Lifecycle, Transition};
 pub use limits::{Limits, MemoryLimits, Rate, RateCheck, RateKey, Verdict, Who};
 pub use locks::{LOCK_RETRY_PAUSE, LOCK_TRIES, LockName, Locks, MemoryLocks, TokenLock};
 pub use memory::MemoryStore;
-pub use online::{ONLINE_KEPT, Online};
+pub use online::{ONLINE_KEPT, OPEN_KEPT, Online};
 pub use parties::{MemoryParties, PARTY_TTL, Parties, PartyLimits, PartyMerge};
 pub use redis_store::{RedisEviction, RedisPrimary, RedisStore, RedisTls, events};
 pub use registry::Registry;

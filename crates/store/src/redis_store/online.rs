@@ -1,66 +1,91 @@
 //! [`Online`] on Redis: a hash per player (`mm:{u:PLAYER}:on`), ingress id ->
-//! until when it holds a socket, expiring [`ONLINE_KEPT`] after the latest
-//! note (`PEXPIREAT ... GT`: a note never shortens another ingress's). A note
-//! of many players is one pipeline on a single node and one per slot on a
-//! cluster, sent together.
+//! `o` while it holds a socket of theirs, else when their last one there
+//! closed (ms), expiring [`OPEN_KEPT`] after a socket was noted open or
+//! [`ONLINE_KEPT`] after one closed, whichever is later (`PEXPIREAT ... GT`,
+//! so a note never shortens another ingress's; `NX` for a new key). Ingresses
+//! note themselves in one sorted set ([`keys::ONLINE_INGRESSES`]), id -> until
+//! when it lives: one write per ingress and renewal, whatever its sockets.
 
 use super::RedisStore;
-use super::conn::{Batches, Conn};
-use crate::keys::{player_key, player_suffix};
-use crate::{ONLINE_KEPT, Online, StoreError};
+use crate::keys::{self, player_key, player_suffix};
+use crate::{ONLINE_KEPT, OPEN_KEPT, Online, StoreError};
 use async_trait::async_trait;
 use mm_domain::{Millis, PlayerId};
+use std::collections::HashMap;
 
-/// Players noted per round trip.
-const STEP: usize = 500;
+/// The value of a socket noted open.
+const OPEN: &str = "o";
 
 #[async_trait]
 impl Online for RedisStore {
     async fn hold(
         &self,
         holder: &str,
-        players: &[PlayerId],
-        until: Millis,
+        player: &PlayerId,
+        open: bool,
+        now: Millis,
     ) -> Result<(), StoreError> {
-        let expire_at = until + ONLINE_KEPT.as_millis() as Millis;
-        let conn = self.conn();
-        for step in players.chunks(STEP) {
-            let mut batches = Batches::default();
-            let mut single = redis::pipe();
-            for p in step {
-                let key = player_key(p, player_suffix::ONLINE);
-                let pipe = match conn {
-                    Conn::Single(_) => &mut single,
-                    Conn::Cluster(_) => batches.at(&key),
-                };
-                pipe.hset(&key, holder, until).ignore();
-                pipe.cmd("PEXPIREAT")
-                    .arg(&key)
-                    .arg(expire_at)
-                    .arg("GT")
-                    .ignore();
-                // A new key has no expiry for GT to compare with: set it.
-                pipe.cmd("PEXPIREAT")
-                    .arg(&key)
-                    .arg(expire_at)
-                    .arg("NX")
-                    .ignore();
-            }
-            match conn {
-                Conn::Single(_) => {
-                    let () = single.query_async(&mut conn.clone()).await?;
-                }
-                Conn::Cluster(_) => batches.run(&conn).await?,
-            }
-        }
+        let key = player_key(player, player_suffix::ONLINE);
+        let (value, kept) = if open {
+            (OPEN.to_string(), OPEN_KEPT)
+        } else {
+            (now.to_string(), ONLINE_KEPT)
+        };
+        let expire_at = now + kept.as_millis() as Millis;
+        let mut pipe = redis::pipe();
+        pipe.hset(&key, holder, value).ignore();
+        pipe.cmd("PEXPIREAT")
+            .arg(&key)
+            .arg(expire_at)
+            .arg("GT")
+            .ignore();
+        // A new key has no expiry for GT to compare with.
+        pipe.cmd("PEXPIREAT")
+            .arg(&key)
+            .arg(expire_at)
+            .arg("NX")
+            .ignore();
+        let () = pipe.query_async(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    async fn alive(&self, holder: &str, until: Millis) -> Result<(), StoreError> {
+        let forgotten = until.saturating_sub(2 * ONLINE_KEPT.as_millis() as Millis);
+        let mut pipe = redis::pipe();
+        pipe.zadd(keys::ONLINE_INGRESSES, holder, until).ignore();
+        pipe.cmd("ZREMRANGEBYSCORE")
+            .arg(keys::ONLINE_INGRESSES)
+            .arg("-inf")
+            .arg(format!("({forgotten}"))
+            .ignore();
+        let () = pipe.query_async(&mut self.conn()).await?;
         Ok(())
     }
 
     async fn last_seen(&self, player: &PlayerId) -> Result<Option<Millis>, StoreError> {
-        let notes: Vec<String> = redis::cmd("HVALS")
+        let notes: HashMap<String, String> = redis::cmd("HGETALL")
             .arg(player_key(player, player_suffix::ONLINE))
             .query_async(&mut self.conn())
             .await?;
-        Ok(notes.iter().filter_map(|n| n.parse::<Millis>().ok()).max())
+        let mut latest: Option<Millis> = None;
+        let mut open_on = Vec::new();
+        for (holder, note) in &notes {
+            if note == OPEN {
+                open_on.push(holder.as_str());
+            } else if let Ok(at) = note.parse::<Millis>() {
+                latest = latest.max(Some(at));
+            }
+        }
+        if !open_on.is_empty() {
+            let lives: Vec<Option<f64>> = redis::cmd("ZMSCORE")
+                .arg(keys::ONLINE_INGRESSES)
+                .arg(&open_on)
+                .query_async(&mut self.conn())
+                .await?;
+            for until in lives.into_iter().flatten() {
+                latest = latest.max(Some(until as Millis));
+            }
+        }
+        Ok(latest)
     }
 }
