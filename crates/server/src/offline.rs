@@ -41,6 +41,13 @@ pub const RENEW_EVERY: Duration = Duration::from_secs(10);
 /// ingress's players are taken for gone at most this many intervals after it
 /// died (plus the grace).
 const HOLD_FOR_RENEWALS: u32 = 3;
+/// How soon an ingress tries again to note itself alive after it could not.
+const RETRY_RENEWAL: Duration = Duration::from_secs(1);
+/// How long the supervisor waits after a store outage (as its own calls saw
+/// it) before it sweeps again: ingresses whose notes ran out during it note
+/// themselves alive again within a second of its end (they try every second
+/// until they can).
+pub const SETTLE_AFTER_OUTAGE: Duration = Duration::from_secs(30);
 /// Most tickets of a pool the supervisor looks at in one sweep.
 pub const SWEPT_PER_POOL: usize = 1000;
 
@@ -218,7 +225,13 @@ impl Sockets {
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                _ = tick.tick() => self.renew(&*store).await,
+                _ = tick.tick() => {
+                    if !self.renew(&*store).await {
+                        // Noted alive again as soon as the store answers:
+                        // past its note, this ingress's players count as gone.
+                        tick.reset_after(RETRY_RENEWAL);
+                    }
+                }
                 Some((player, id, at)) = due_rx.recv() => {
                     let wait = Duration::from_millis(at.saturating_sub(now_ms()) + 20);
                     looks.insert((player, id), wait);
@@ -238,14 +251,15 @@ impl Sockets {
 
     /// Notes this ingress alive a few renewals ahead, and notes again the
     /// sockets open here for half of [`mm_store::OPEN_KEPT`], before their
-    /// notes run out.
-    async fn renew(&self, store: &dyn Store) {
+    /// notes run out. Returns whether it was noted alive.
+    async fn renew(&self, store: &dyn Store) -> bool {
         let now = now_ms();
         if let Err(e) = store.alive(&self.holder, self.hold_until(now)).await {
             warn_store!(
                 e,
                 "could not note this ingress alive for its players' sockets"
             );
+            return false;
         }
         let half = (mm_store::OPEN_KEPT / 2).as_millis() as Millis;
         let stale: Vec<PlayerId> = {
@@ -263,6 +277,7 @@ impl Sockets {
                 warn_store!(e, "could not note the player's socket again");
             }
         }
+        true
     }
 }
 

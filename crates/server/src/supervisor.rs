@@ -211,7 +211,10 @@ async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep_offline: bo
     for g in &cfg.give_up {
         report.given_up += give_up(store, &g.pool, g.after, g.reason).await;
     }
-    if sweep_offline {
+    // Asked here, not at the pass's start: a pass may outlast an outage.
+    // Ingresses' notes of themselves may have run out during one; they note
+    // themselves again within a second of its end.
+    if sweep_offline && !mm_store::outage::down_within(crate::offline::SETTLE_AFTER_OUTAGE) {
         for (pool, grace) in &cfg.offline {
             report.given_up += crate::offline::sweep(store, pool, *grace).await;
         }

@@ -25,6 +25,8 @@ struct Tracker {
     epoch: AtomicU64,
     since_ms: AtomicU64,
     failed_calls: AtomicU64,
+    /// When the last outage ended (ms since the epoch; 0: none has).
+    ended_ms: AtomicU64,
 }
 
 impl Tracker {
@@ -33,6 +35,7 @@ impl Tracker {
             epoch: AtomicU64::new(0),
             since_ms: AtomicU64::new(0),
             failed_calls: AtomicU64::new(0),
+            ended_ms: AtomicU64::new(0),
         }
     }
 
@@ -74,6 +77,7 @@ impl Tracker {
         self.epoch
             .compare_exchange(sent, sent + 1, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
+        self.ended_ms.store(now, Ordering::Release);
         let since = self.since_ms.load(Ordering::Acquire);
         let failed = self.failed_calls.swap(0, Ordering::Relaxed);
         Some((now.saturating_sub(since), failed))
@@ -189,6 +193,17 @@ pub fn is_down() -> bool {
     STATE.is_down()
 }
 
+/// Whether the store is unreachable now or was within `window` (an outage of
+/// this process's calls ended less than `window` ago): what other processes
+/// renew in the store may have run out meanwhile.
+pub fn down_within(window: std::time::Duration) -> bool {
+    if is_down() {
+        return true;
+    }
+    let ended = STATE.ended_ms.load(Ordering::Acquire);
+    ended != 0 && now_ms().saturating_sub(ended) < window.as_millis() as u64
+}
+
 impl StoreError {
     /// Whether this error means the store could not be reached. Such a failure was
     /// already logged once for its outage; log it at debug.
@@ -270,8 +285,10 @@ mod tests {
         assert!(t.is_down());
         let during = t.sent();
         assert!(!t.failed(1_030), "still the same outage: logged once");
+        assert_eq!(t.ended_ms.load(Ordering::Relaxed), 0, "not ended yet");
         assert_eq!(t.answered(during, 1_050), Some((50, 3)));
         assert!(!t.is_down());
+        assert_eq!(t.ended_ms.load(Ordering::Relaxed), 1_050, "when it ended");
         assert_eq!(t.answered(during, 1_070), None, "ended once");
         assert!(t.failed(2_000), "a later failure is a new outage");
         // Sent during the first outage, answered during the second: not its end.

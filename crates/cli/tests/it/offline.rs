@@ -180,3 +180,47 @@ async fn redis_a_crashed_ingress_s_players_are_taken_for_gone() {
     let log = d.proc("supervisor").log();
     assert!(log.contains("a player left the game"), "{log}");
 }
+
+/// A store outage longer than the ingress's note of itself: its players
+/// stayed connected, so their tickets wait on once the store is back (the
+/// supervisor lets the ingresses note themselves again before it sweeps).
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_an_outage_takes_nobody_for_gone() {
+    let modes = crate::shared_file("offline-modes", LOBBY);
+    let mut d = Deployment::over_redis(
+        mm_testkit::RedisServer::start_aof(),
+        &[
+            ("*", "MODES_FILE", &modes),
+            ("ingress", "PRESENCE_RENEW", "500ms"),
+        ],
+    )
+    .await;
+    let _ws = d.socket("of-through").await;
+    let through = create(&d, &["of-through"], "lobby").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Down past the ingress's note (1.5 s) and the grace (2 s).
+    d.redis.as_mut().unwrap().kill();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    d.redis.as_mut().unwrap().restart();
+    // Sweeps every 1.2 s would have found the note run out, had they run.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let v = loop {
+        let (s, v) = d
+            .client("of-through")
+            .get(&format!("/v1/tickets/{through}"))
+            .await;
+        if s == StatusCode::OK {
+            break v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the ingress does not answer: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    if !["queued", "searching"].contains(&v["status"].as_str().unwrap()) {
+        d.dump_logs();
+        panic!("a connected player's ticket ended after the outage: {v}");
+    }
+}
