@@ -294,6 +294,13 @@ pub struct SupervisorArgs {
     /// How long finished tickets and matches stay readable.
     #[arg(long, env = "TICKET_RETENTION", default_value = "1h", value_parser = duration)]
     pub ticket_retention: Duration,
+    /// A ticket of a party larger than its mode takes now (`max_party` or
+    /// `team_size` lowered while it waited) ends after waiting this long
+    /// (`party_too_large`). Long enough for a rolling deploy that raises
+    /// `max_party` to reach every supervisor before one ends the larger
+    /// parties newer ingresses already take.
+    #[arg(long, env = "PARTY_TOO_LARGE_AFTER", default_value = "10m", value_parser = duration)]
+    pub party_too_large_after: Duration,
 }
 
 impl SupervisorArgs {
@@ -314,6 +321,15 @@ impl SupervisorArgs {
             worked: catalog.open_pools(),
             give_up: GiveUpAfter::of(catalog),
             offline: mm_server::offline::pools(catalog),
+            misfit_after: self.party_too_large_after.as_millis() as mm_domain::Millis,
+            parties: catalog
+                .open_pools()
+                .into_iter()
+                .filter_map(|p| {
+                    let max = catalog.mode(&p.mode)?.max_party;
+                    Some((p, max))
+                })
+                .collect(),
         })
     }
 }

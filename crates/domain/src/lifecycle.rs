@@ -182,6 +182,9 @@ pub mod reasons {
     pub const NO_MATCH_FOUND: &str = "no_match_found";
     /// The ticket's mode was closed (`closed = true`) while it waited.
     pub const MODE_CLOSED: &str = "mode_closed";
+    /// The ticket's party is larger than its mode takes now (`max_party` or
+    /// `team_size` lowered while it waited): it could never be matched.
+    pub const PARTY_TOO_LARGE: &str = "party_too_large";
     /// The match was still on its game server after its mode's
     /// `max_match_duration`.
     pub const MATCH_EXPIRED: &str = "match_expired";

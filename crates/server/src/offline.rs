@@ -183,6 +183,9 @@ impl Sockets {
         id: &TicketId,
         at: Millis,
     ) {
+        if !self.on {
+            return;
+        }
         let Some(grace) = catalog.mode(mode).and_then(|m| m.cancel_offline_after) else {
             return;
         };

@@ -39,6 +39,14 @@ pub struct SupervisorConfig {
     /// grace (`cancel_offline_after`): swept every few passes
     /// ([`crate::offline::sweep`]).
     pub offline: Vec<(Pool, mm_domain::Millis)>,
+    /// The largest party each open pool's mode takes now: the oldest tickets
+    /// of larger ones (queued before `max_party` was lowered) are ended every
+    /// few passes ([`misfits`]).
+    pub parties: Vec<(Pool, usize)>,
+    /// How long such a ticket waits before it is ended
+    /// (`PARTY_TOO_LARGE_AFTER`): a rolling deploy that raises `max_party`
+    /// reaches every supervisor meanwhile.
+    pub misfit_after: mm_domain::Millis,
 }
 
 /// What one cycle did.
@@ -62,10 +70,14 @@ pub struct CycleReport {
 const SAGAS_PER_CYCLE: usize = 500;
 /// Most tickets given up per pool per cycle.
 const GIVE_UPS_PER_CYCLE: usize = 1000;
-/// Passes between two sweeps for tickets of players who left (the ingresses
-/// look at those they saw leave at the grace; the sweep is for an ingress that
-/// crashed with its players' sockets).
-const OFFLINE_SWEEP_PASSES: u32 = 6;
+/// Passes between two sweeps of the oldest tickets: for those of players who
+/// left (the ingresses look at those they saw leave at the grace; the sweep
+/// is for an ingress that crashed with its players' sockets), and for parties
+/// their mode no longer takes.
+const SWEEP_PASSES: u32 = 6;
+/// The oldest tickets of a pool looked at for parties too large: they never
+/// match, so they become a pool's oldest.
+const MISFITS_PER_SWEEP: usize = 100;
 
 /// Runs supervisor cycles until `shutdown` is cancelled.
 pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: CancellationToken) {
@@ -87,7 +99,7 @@ pub async fn run(store: Arc<dyn Store>, cfg: SupervisorConfig, shutdown: Cancell
             _ = shutdown.cancelled() => break,
             _ = tick.tick() => {}
         }
-        let sweep = passes.is_multiple_of(OFFLINE_SWEEP_PASSES);
+        let sweep = passes.is_multiple_of(SWEEP_PASSES);
         let report = cycle_with(&*store, &cfg, sweep).await;
         passes = passes.wrapping_add(1);
         if passes.is_multiple_of(stranded::CHECK_PASSES) {
@@ -134,8 +146,8 @@ pub async fn cycle(store: &dyn Store, cfg: &SupervisorConfig) -> CycleReport {
     cycle_with(store, cfg, true).await
 }
 
-/// One pass, sweeping the tickets of players who left or not.
-async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep_offline: bool) -> CycleReport {
+/// One pass, sweeping the oldest tickets or not.
+async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep: bool) -> CycleReport {
     let mut report = CycleReport::default();
     // Noted first: a pool this pass serves is nobody's no more (see `stranded`).
     if let Err(e) = store.supervised(&cfg.pools, mm_domain::now_ms()).await {
@@ -214,7 +226,12 @@ async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep_offline: bo
     // Asked here, not at the pass's start: a pass may outlast an outage.
     // Ingresses' notes of themselves may have run out during one; they note
     // themselves again within a second of its end.
-    if sweep_offline && !mm_store::outage::down_within(crate::offline::SETTLE_AFTER_OUTAGE) {
+    if sweep {
+        for (pool, max_party) in &cfg.parties {
+            report.given_up += misfits(store, pool, *max_party, cfg.misfit_after).await;
+        }
+    }
+    if sweep && !mm_store::outage::down_within(crate::offline::SETTLE_AFTER_OUTAGE) {
         for (pool, grace) in &cfg.offline {
             report.given_up += crate::offline::sweep(store, pool, *grace).await;
         }
@@ -291,6 +308,52 @@ async fn give_up(
             return 0;
         }
     };
+    end(store, pool, tickets, reason).await
+}
+
+/// Ends the tickets among `pool`'s oldest that waited `after` and whose party
+/// is larger than its mode takes now, `max_party` (lowered while they
+/// waited: they could never match), as `timed_out` (`party_too_large`).
+/// Returns how many ended.
+async fn misfits(
+    store: &dyn Store,
+    pool: &Pool,
+    max_party: usize,
+    after: mm_domain::Millis,
+) -> usize {
+    let before = mm_domain::now_ms().saturating_sub(after);
+    let tickets = match store.overdue(pool, before, MISFITS_PER_SWEEP).await {
+        Ok(t) => t,
+        Err(e) => {
+            warn_store!(e, pool = %pool.name(), "listing the oldest tickets failed");
+            return 0;
+        }
+    };
+    let too_large: Vec<mm_domain::Ticket> = tickets
+        .into_iter()
+        .filter(|t| t.players.len() > max_party)
+        .collect();
+    if too_large.is_empty() {
+        return 0;
+    }
+    let ended = end(store, pool, too_large, reasons::PARTY_TOO_LARGE).await;
+    tracing::warn!(
+        pool = %pool.name(),
+        ended,
+        max_party,
+        "ended tickets of parties larger than the mode takes now (its max_party or team_size was lowered while they waited)"
+    );
+    ended
+}
+
+/// Ends `tickets` of `pool` as `timed_out` with `reason`, unless in a match,
+/// and tells their players. Returns how many ended.
+async fn end(
+    store: &dyn Store,
+    pool: &Pool,
+    tickets: Vec<mm_domain::Ticket>,
+    reason: &'static str,
+) -> usize {
     let mut ended = 0;
     for t in tickets {
         match store.give_up(&t.owner, &t.id, reason).await {

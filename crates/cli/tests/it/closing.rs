@@ -2,7 +2,8 @@
 //! `mode_closed`), forms no match, and the tickets that waited in it when it
 //! closed end `timed_out` with reason `mode_closed`, their players told; the
 //! deployment's other modes go on. A mode taken out of the configuration with
-//! tickets still in it, and a pool no worker serves, are warned of.
+//! tickets still in it, and a pool no worker serves, are warned of. A party
+//! larger than its mode takes after a change is ended.
 
 use crate::Deployment;
 use reqwest::{Method, StatusCode};
@@ -274,4 +275,75 @@ async fn a_pool_no_worker_serves_is_warned_of() {
     };
     assert_eq!(workers("seasonal:eu"), Some(0), "{snapshot}");
     assert!(workers("1v1:eu").is_some_and(|n| n >= 1), "{snapshot}");
+}
+
+/// Three a side; parties of up to three.
+const SQUADS: &str = r#"
+[modes.squads]
+teams = 2
+team_size = 3
+ready_check = false
+placement = "none"
+"#;
+
+/// The same with parties of two at most.
+const PAIRS: &str = r#"
+[modes.squads]
+teams = 2
+team_size = 3
+max_party = 2
+ready_check = false
+placement = "none"
+"#;
+
+/// `max_party` lowered while a trio waits: it could never be matched, so a
+/// supervisor that knows ends its ticket (`party_too_large`) once it waited
+/// `PARTY_TOO_LARGE_AFTER`; the solo waits on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_party_the_mode_no_longer_takes_is_ended() {
+    let trios = crate::shared_file("squads-trios", SQUADS);
+    let pairs = crate::shared_file("squads-pairs", PAIRS);
+    let mut d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &trios)]).await;
+    d.party("pt-lead", &["pt-two", "pt-three"]).await;
+    let mut ws = d.socket("pt-two").await;
+    let body = json!({"mode": "squads", "players": ["pt-lead", "pt-two", "pt-three"], "regions": ["eu"], "rating": 1500.0});
+    let (s, trio) = d
+        .client("pt-lead")
+        .send(Method::POST, "/v1/tickets", Some(body))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{trio}");
+    let (s, solo) = create(&d, "pt-solo", "squads", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{solo}");
+    let (trio, solo) = (trio["id"].as_str().unwrap(), solo["id"].as_str().unwrap());
+
+    d.proc("supervisor").kill();
+    d.respawn(
+        "supervisor",
+        &[("MODES_FILE", &pairs), ("PARTY_TOO_LARGE_AFTER", "2s")],
+    )
+    .await;
+    let ev = ws
+        .wait_for("ticket.timed_out", Duration::from_secs(15))
+        .await;
+    assert_eq!(
+        (&ev["ticket_id"], &ev["reason"]),
+        (&json!(trio), &json!("party_too_large")),
+        "{ev}"
+    );
+    let v = ticket(&d, "pt-three", trio).await;
+    assert_eq!(
+        (&v["status"], &v["reason"]),
+        (&json!("timed_out"), &json!("party_too_large")),
+        "{v}"
+    );
+    let v = ticket(&d, "pt-solo", solo).await;
+    assert!(
+        ["queued", "searching"].contains(&v["status"].as_str().unwrap()),
+        "{v}"
+    );
+    let log = d.proc("supervisor-again").log();
+    assert!(
+        log.contains("ended tickets of parties larger than the mode takes now"),
+        "{log}"
+    );
 }
