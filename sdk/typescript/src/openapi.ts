@@ -522,7 +522,11 @@ export interface components {
              */
             rating?: number | null;
             region?: string | null;
-            /** @description Acceptable regions (`region` is shorthand for one). */
+            /**
+             * @description Acceptable regions (`region` is shorthand for one). Regions the
+             *     deployment does not serve are passed over; at least one listed must be
+             *     served (else `400 unknown_region`).
+             */
             regions?: components["schemas"]["RegionSpec"][];
         };
         /** @description What a mode's rules decided for a match. */

@@ -271,3 +271,37 @@ async fn a_ticket_reaches_its_next_region_after_the_wait() {
     let waited = m["created_at"].as_u64().unwrap() - a["enqueued_at"].as_u64().unwrap();
     assert!(waited >= 1000, "matched in na after {waited} ms");
 }
+
+/// A region the deployment does not serve (taken out of `REGIONS`, or one a
+/// newer client knows of) is passed over while the ticket lists one it does;
+/// listing none it serves is a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regions_not_served_are_passed_over() {
+    let d = Deployment::embedded().await;
+    let regions = json!([{"region": "mars", "latency_ms": 5}, {"region": "eu", "latency_ms": 30}]);
+    let (s, t) = d
+        .client("rg-ann")
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(json!({"mode": "1v1", "players": ["rg-ann"], "rating": 1500, "regions": regions})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    assert_eq!(t["region"], "eu", "{t}");
+    let (s, e) = d
+        .client("rg-bob")
+        .send(
+            Method::POST,
+            "/v1/tickets",
+            Some(json!({"mode": "1v1", "players": ["rg-bob"], "rating": 1500, "regions": ["mars", "venus"]})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
+    assert_eq!(e["error"]["code"], "unknown_region", "{e}");
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"mars\"") && message.contains("eu"),
+        "{message}"
+    );
+}

@@ -38,7 +38,9 @@ pub struct CreateTicket {
     #[schema(value_type = Vec<PlayerSpec>, min_items = 1, max_items = 5)]
     pub players: Option<Vec<PlayerSpec>>,
     pub mode: String,
-    /// Acceptable regions (`region` is shorthand for one).
+    /// Acceptable regions (`region` is shorthand for one). Regions the
+    /// deployment does not serve are passed over; at least one listed must be
+    /// served (else `400 unknown_region`).
     #[serde(default)]
     #[schema(max_items = 8)]
     pub regions: Vec<RegionSpec>,
@@ -226,16 +228,6 @@ impl CreateTicket {
             ));
         }
         for (i, r) in regions.iter().enumerate() {
-            if !state.catalog.has_region(&r.region) {
-                return Err(ApiError::bad_request(
-                    "unknown_region",
-                    format!(
-                        "unknown region {:?}; known regions: {}",
-                        r.region,
-                        state.catalog.regions().join(", ")
-                    ),
-                ));
-            }
             if regions[..i].iter().any(|x| x.region == r.region) {
                 return Err(ApiError::bad_request(
                     "invalid_request",
@@ -249,6 +241,25 @@ impl CreateTicket {
                 ));
             }
         }
+        // Regions this deployment does not serve are passed over while one it
+        // does is listed: clients measure the regions they were shipped with,
+        // and a region taken out of service (`REGIONS`) must not turn every
+        // older client's ticket away.
+        if !regions.iter().any(|r| state.catalog.has_region(&r.region)) {
+            return Err(ApiError::bad_request(
+                "unknown_region",
+                format!(
+                    "no region served here among {}; served regions: {}",
+                    regions
+                        .iter()
+                        .map(|r| format!("{:?}", r.region))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    state.catalog.regions().join(", ")
+                ),
+            ));
+        }
+        regions.retain(|r| state.catalog.has_region(&r.region));
         let enqueued_at = now_ms();
         let choices: Vec<RegionChoice> = regions
             .iter()
