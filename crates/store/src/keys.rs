@@ -28,7 +28,7 @@
 //! | `mm:{u:PLAYER}:match` | string | `MATCH\|pool`: the match the player is in while it is not over |
 //! | `mm:{u:PLAYER}:ban` | string | until ms (expires then): the player may not queue |
 //! | `mm:{u:PLAYER}:rv` | hash | mode -> freshness mark: the newest rating version applied or being applied |
-//! | `mm:{u:PLAYER}:on` | hash | ingress id -> `o` while it holds an event socket of the player's, else when their last one there closed (ms); expires [`crate::OPEN_KEPT`] after a socket was noted open (ingresses note theirs again before), [`crate::ONLINE_KEPT`] after the last closed, whichever is later (see `mm_store::Online`) |
+//! | `mm:{u:PLAYER}:on` | hash | ingress id -> `o` while it holds an event socket of the player's, else when their last one there closed (ms); expires [`crate::OPEN_KEPT`] after a socket was noted open (ingresses note theirs again before), [`crate::ONLINE_KEPT`] after a close that leaves none noted open (`online_close.lua`; see `mm_store::Online`) |
 //! | `mm:{on}:ingresses` | zset | ingress id -> until when it lives (ms): the sockets it noted open count as open until then; forgotten long after |
 //! | `mm:{fleet}:srv` | hash | game server id -> server JSON |
 //! | `mm:{fleet}:hb` | zset | server id -> heartbeat expiry (ms) |

@@ -155,6 +155,7 @@ pub struct Scripts {
     pub lock_release: Script,
     pub candidates: Script,
     pub pool_forget: Script,
+    pub online_close: Script,
 }
 
 impl Scripts {
@@ -210,6 +211,7 @@ impl Scripts {
             lock_release: Script::new(include_str!("lua/lock_release.lua")),
             candidates: script!("candidates.lua"),
             pool_forget: Script::new(include_str!("lua/pool_forget.lua")),
+            online_close: Script::new(include_str!("lua/online_close.lua")),
             backfill_open: Script::new(include_str!("lua/backfill_open.lua")),
             backfill_close: Script::new(include_str!("lua/backfill_close.lua")),
             backfill_list: Script::new(include_str!("lua/backfill_list.lua")),

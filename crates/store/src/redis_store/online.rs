@@ -1,8 +1,9 @@
 //! [`Online`] on Redis: a hash per player (`mm:{u:PLAYER}:on`), ingress id ->
 //! `o` while it holds a socket of theirs, else when their last one there
-//! closed (ms), expiring [`OPEN_KEPT`] after a socket was noted open or
-//! [`ONLINE_KEPT`] after one closed, whichever is later (`PEXPIREAT ... GT`,
-//! so a note never shortens another ingress's; `NX` for a new key). Ingresses
+//! closed (ms). It expires [`OPEN_KEPT`] after a socket was noted open
+//! (`PEXPIREAT ... GT`, so a note never shortens another's; `NX` for a new
+//! key), and [`ONLINE_KEPT`] after a close that leaves no socket noted open
+//! (`online_close.lua`). Ingresses
 //! note themselves in one sorted set ([`keys::ONLINE_INGRESSES`]), id -> until
 //! when it lives: one write per ingress and renewal, whatever its sockets.
 
@@ -26,14 +27,21 @@ impl Online for RedisStore {
         now: Millis,
     ) -> Result<(), StoreError> {
         let key = player_key(player, player_suffix::ONLINE);
-        let (value, kept) = if open {
-            (OPEN.to_string(), OPEN_KEPT)
-        } else {
-            (now.to_string(), ONLINE_KEPT)
-        };
-        let expire_at = now + kept.as_millis() as Millis;
+        if !open {
+            let _: i64 = self
+                .scripts
+                .online_close
+                .key(&key)
+                .arg(holder)
+                .arg(now)
+                .arg(now + ONLINE_KEPT.as_millis() as Millis)
+                .invoke_async(&mut self.conn())
+                .await?;
+            return Ok(());
+        }
+        let expire_at = now + OPEN_KEPT.as_millis() as Millis;
         let mut pipe = redis::pipe();
-        pipe.hset(&key, holder, value).ignore();
+        pipe.hset(&key, holder, OPEN).ignore();
         pipe.cmd("PEXPIREAT")
             .arg(&key)
             .arg(expire_at)

@@ -2,7 +2,7 @@
 //! Redis has forgotten them (restart, failover, SCRIPT FLUSH).
 
 use crate::{pool, ticket};
-use mm_store::{RedisStore, Store};
+use mm_store::{Online, RedisStore, Store};
 use mm_testkit::RedisServer;
 use std::time::Duration;
 
@@ -603,4 +603,37 @@ async fn a_full_redis_is_unavailable_not_a_bad_call() {
         store.enqueue(&t).await.unwrap(),
         mm_store::EnqueueOutcome::Queued
     );
+}
+
+/// A player's socket notes are kept a day while a socket is noted open, and
+/// a quarter of an hour once the last one closed: players who left do not
+/// hold a key each for a day. A close that leaves another ingress's socket
+/// open shortens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn socket_notes_are_kept_a_day_while_open_and_briefly_once_closed() {
+    let (_server, store, admin) = bed().await;
+    let ann = mm_domain::PlayerId::new("on-ann").unwrap();
+    let key = mm_store::keys::player_key(&ann, mm_store::keys::player_suffix::ONLINE);
+    let ttl = |mut admin: redis::aio::MultiplexedConnection, key: String| async move {
+        let ms: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        ms
+    };
+    let now = mm_domain::now_ms();
+    store.hold("ingress-a", &ann, true, now).await.unwrap();
+    store.hold("ingress-b", &ann, true, now).await.unwrap();
+    let day = mm_store::OPEN_KEPT.as_millis() as i64;
+    let quarter = mm_store::ONLINE_KEPT.as_millis() as i64;
+    assert!(ttl(admin.clone(), key.clone()).await > day - 60_000);
+    // Her socket on b closes; a's is open still.
+    store.hold("ingress-b", &ann, false, now).await.unwrap();
+    assert!(ttl(admin.clone(), key.clone()).await > day - 60_000);
+    // And on a: she left.
+    store.hold("ingress-a", &ann, false, now).await.unwrap();
+    let left = ttl(admin.clone(), key.clone()).await;
+    assert!(left > quarter - 60_000 && left <= quarter, "{left}");
+    assert_eq!(store.last_seen(&ann).await.unwrap(), Some(now));
 }
