@@ -131,3 +131,20 @@ pub struct EventEnvelope {
     pub player: PlayerId,
     pub event: Event,
 }
+
+impl EventEnvelope {
+    /// `ticket.cancelled` of ticket `id` for each of its `players`, with the
+    /// matchmaker's `reason` if it withdrew the ticket.
+    pub fn cancelled(players: &[PlayerId], id: &TicketId, reason: Option<&str>) -> Vec<Self> {
+        players
+            .iter()
+            .map(|p| Self {
+                player: p.clone(),
+                event: Event::Cancelled {
+                    ticket_id: id.clone(),
+                    reason: reason.map(String::from),
+                },
+            })
+            .collect()
+    }
+}

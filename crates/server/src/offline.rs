@@ -26,7 +26,7 @@
 
 use crate::Catalog;
 use futures_util::StreamExt as _;
-use mm_domain::{Event, EventEnvelope, Millis, PlayerId, Pool, TicketId, now_ms, reasons};
+use mm_domain::{EventEnvelope, Millis, PlayerId, Pool, TicketId, now_ms, reasons};
 use mm_store::{CancelOutcome, Store, StoreError};
 use mm_telemetry::names;
 use std::collections::HashMap;
@@ -399,17 +399,7 @@ pub async fn settle(
     metrics::counter!(names::TICKETS_GIVEN_UP, "pool" => pool.name(), "reason" => reasons::DISCONNECTED)
         .increment(1);
     tracing::info!(ticket_id = %ticket.id, player = %player, "ticket cancelled: a player left the game");
-    let events: Vec<EventEnvelope> = ticket
-        .players
-        .iter()
-        .map(|p| EventEnvelope {
-            player: p.clone(),
-            event: Event::Cancelled {
-                ticket_id: ticket.id.clone(),
-                reason: Some(reasons::DISCONNECTED.to_string()),
-            },
-        })
-        .collect();
+    let events = EventEnvelope::cancelled(&ticket.players, &ticket.id, Some(reasons::DISCONNECTED));
     if let Err(e) = store.publish(&events).await {
         warn_store!(e, "could not publish ticket.cancelled");
     }

@@ -555,15 +555,5 @@ pub fn searching<'a>(
 
 /// The `ticket.cancelled` events of a ticket the matchmaker withdrew, one per player.
 pub(crate) fn withdrawn_events(ticket: &Ticket, reason: &str) -> Vec<EventEnvelope> {
-    ticket
-        .players
-        .iter()
-        .map(|p| EventEnvelope {
-            player: p.clone(),
-            event: Event::Cancelled {
-                ticket_id: ticket.id.clone(),
-                reason: Some(reason.to_string()),
-            },
-        })
-        .collect()
+    EventEnvelope::cancelled(&ticket.players, &ticket.id, Some(reason))
 }

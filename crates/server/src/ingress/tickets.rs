@@ -10,8 +10,8 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mm_domain::{
-    Attributes, Event, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency,
-    RegionQueue, Skill, Ticket, TicketId, TicketStatus, TicketView, now_ms,
+    Attributes, EventEnvelope, MAX_RATING, MIN_RATING, Match, PlayerId, RegionLatency, RegionQueue,
+    Skill, Ticket, TicketId, TicketStatus, TicketView, now_ms,
 };
 use mm_engine::{Mode, RegionChoice};
 use mm_store::{CancelOutcome, EnqueueOutcome, RateCheck};
@@ -588,16 +588,7 @@ pub async fn announce_cancelled(
     id: &TicketId,
     reason: Option<&str>,
 ) {
-    let events: Vec<EventEnvelope> = players
-        .iter()
-        .map(|p| EventEnvelope {
-            player: p.clone(),
-            event: Event::Cancelled {
-                ticket_id: id.clone(),
-                reason: reason.map(String::from),
-            },
-        })
-        .collect();
+    let events = EventEnvelope::cancelled(players, id, reason);
     if let Err(e) = state.store.publish(&events).await {
         warn_store!(e, "could not publish ticket.cancelled");
     }
