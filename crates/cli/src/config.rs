@@ -17,6 +17,15 @@ fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (use e.g. 30s, 500ms)"))
 }
 
+/// A duration of more than zero (an interval).
+fn interval(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d.is_zero() {
+        return Err("must be more than zero".into());
+    }
+    Ok(d)
+}
+
 /// The game modes: the shipped ones plus a user TOML file, and the default
 /// search window for modes that do not set their own.
 #[derive(Debug, Clone, Args)]
@@ -149,7 +158,7 @@ pub struct HttpArgs {
     /// `cancel_offline_after`: the sockets it holds count as open while it
     /// lives. A note holds three intervals: the players of an ingress that
     /// crashed count as gone that long after it did.
-    #[arg(long, env = "PRESENCE_RENEW", default_value = "10s", value_parser = duration)]
+    #[arg(long, env = "PRESENCE_RENEW", default_value = "10s", value_parser = interval)]
     pub presence_renew: Duration,
 }
 
