@@ -331,14 +331,7 @@ impl SupervisorArgs {
             give_up: GiveUpAfter::of(catalog),
             offline: mm_server::offline::pools(catalog),
             misfit_after: self.party_too_large_after.as_millis() as mm_domain::Millis,
-            parties: catalog
-                .open_pools()
-                .into_iter()
-                .filter_map(|p| {
-                    let max = catalog.mode(&p.mode)?.max_party;
-                    Some((p, max))
-                })
-                .collect(),
+            parties: mm_server::supervisor::max_parties(catalog),
         })
     }
 }

@@ -86,11 +86,6 @@ impl Sockets {
         }
     }
 
-    /// Whether any mode cancels offline players' tickets.
-    pub fn on(&self) -> bool {
-        self.on
-    }
-
     fn hold_until(&self, now: Millis) -> Millis {
         now + (self.renew_every * HOLD_FOR_RENEWALS).as_millis() as Millis
     }

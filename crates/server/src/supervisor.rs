@@ -292,6 +292,19 @@ impl GiveUpAfter {
     }
 }
 
+/// The largest party each open pool of `catalog` takes now (see
+/// [`SupervisorConfig::parties`]).
+pub fn max_parties(catalog: &crate::catalog::Catalog) -> Vec<(Pool, usize)> {
+    catalog
+        .open_pools()
+        .into_iter()
+        .filter_map(|pool| {
+            let max = catalog.mode(&pool.mode)?.max_party;
+            Some((pool, max))
+        })
+        .collect()
+}
+
 /// Ends the tickets of `pool` that waited `after` without a match, as
 /// `timed_out` with `reason`, and tells their players. Returns how many ended.
 async fn give_up(
