@@ -303,13 +303,14 @@ pub struct SupervisorArgs {
     /// How long finished tickets and matches stay readable.
     #[arg(long, env = "TICKET_RETENTION", default_value = "1h", value_parser = duration)]
     pub ticket_retention: Duration,
-    /// A ticket of a party larger than its mode takes now (`max_party` or
-    /// `team_size` lowered while it waited) ends after waiting this long
-    /// (`party_too_large`). Long enough for a rolling deploy that raises
-    /// `max_party` to reach every supervisor before one ends the larger
-    /// parties newer ingresses already take.
-    #[arg(long, env = "PARTY_TOO_LARGE_AFTER", default_value = "10m", value_parser = duration)]
-    pub party_too_large_after: Duration,
+    /// A ticket its mode could no longer match ends after waiting this long:
+    /// a party larger than the mode takes now (`max_party` or `team_size`
+    /// lowered while it waited; `party_too_large`), or attributes its rules
+    /// could never match (a rule added or tightened; `unmatchable`). Long
+    /// enough for a rolling deploy that loosens a mode to reach every
+    /// supervisor before one ends tickets newer ingresses already take.
+    #[arg(long, env = "UNMATCHABLE_AFTER", default_value = "10m", value_parser = duration)]
+    pub unmatchable_after: Duration,
 }
 
 impl SupervisorArgs {
@@ -330,8 +331,8 @@ impl SupervisorArgs {
             worked: catalog.open_pools(),
             give_up: GiveUpAfter::of(catalog),
             offline: mm_server::offline::pools(catalog),
-            misfit_after: self.party_too_large_after.as_millis() as mm_domain::Millis,
-            parties: mm_server::supervisor::max_parties(catalog),
+            misfit_after: self.unmatchable_after.as_millis() as mm_domain::Millis,
+            fits: mm_server::supervisor::Fit::of(catalog),
         })
     }
 }

@@ -185,6 +185,11 @@ pub mod reasons {
     /// The ticket's party is larger than its mode takes now (`max_party` or
     /// `team_size` lowered while it waited): it could never be matched.
     pub const PARTY_TOO_LARGE: &str = "party_too_large";
+    /// The ticket's attributes could never meet its mode's rules as they are
+    /// now (a rule added or tightened while it waited): a value of the wrong
+    /// kind, one a rule that never turns off needs, or players who could never
+    /// meet a rule together.
+    pub const UNMATCHABLE: &str = "unmatchable";
     /// The match was still on its game server after its mode's
     /// `max_match_duration`.
     pub const MATCH_EXPIRED: &str = "match_expired";

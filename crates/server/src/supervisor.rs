@@ -4,9 +4,9 @@
 //! placements or unwinds whose driver died), fails the matches of game servers
 //! whose heartbeat lapsed, ends the tickets that waited their mode's
 //! `give_up_after` and every ticket of a closed mode, every few passes looks
-//! for the tickets of players who left the game ([`crate::offline::sweep`]),
-//! and forgets finished
-//! tickets past their retention. It notes the pools it serves in the store,
+//! for the tickets of players who left the game ([`crate::offline::sweep`]) and
+//! for those their mode could no longer match ([`misfits`]), and forgets
+//! finished tickets past their retention. It notes the pools it serves in the store,
 //! and now and then warns of pools nobody serves any more ([`crate::stranded`]).
 //! Every step is idempotent, so any number of supervisors may run at once.
 
@@ -39,13 +39,13 @@ pub struct SupervisorConfig {
     /// grace (`cancel_offline_after`): swept every few passes
     /// ([`crate::offline::sweep`]).
     pub offline: Vec<(Pool, mm_domain::Millis)>,
-    /// The largest party each open pool's mode takes now: the oldest tickets
-    /// of larger ones (queued before `max_party` was lowered) are ended every
-    /// few passes ([`misfits`]).
-    pub parties: Vec<(Pool, usize)>,
-    /// How long such a ticket waits before it is ended
-    /// (`PARTY_TOO_LARGE_AFTER`): a rolling deploy that raises `max_party`
-    /// reaches every supervisor meanwhile.
+    /// What each open pool's mode takes now: the oldest tickets it could
+    /// never match (a party larger than `max_party`, attributes its rules
+    /// could never match, queued before the mode changed) are ended every few
+    /// passes ([`misfits`]).
+    pub fits: Vec<Fit>,
+    /// How long such a ticket waits before it is ended (`UNMATCHABLE_AFTER`):
+    /// a rolling deploy that loosens a mode reaches every supervisor meanwhile.
     pub misfit_after: mm_domain::Millis,
 }
 
@@ -72,11 +72,12 @@ const SAGAS_PER_CYCLE: usize = 500;
 const GIVE_UPS_PER_CYCLE: usize = 1000;
 /// Passes between two sweeps of the oldest tickets: for those of players who
 /// left (the ingresses look at those they saw leave at the grace; the sweep
-/// is for an ingress that crashed with its players' sockets), and for parties
-/// their mode no longer takes.
+/// is for an ingress that crashed with its players' sockets), and for tickets
+/// their mode could no longer match.
 const SWEEP_PASSES: u32 = 6;
-/// The oldest tickets of a pool looked at for parties too large: they never
-/// match, so they become a pool's oldest.
+/// The oldest tickets of a pool looked at for those its mode could never match
+/// (parties too large, attributes its rules never match): they never match,
+/// so they become a pool's oldest.
 const MISFITS_PER_SWEEP: usize = 100;
 
 /// Runs supervisor cycles until `shutdown` is cancelled.
@@ -227,8 +228,8 @@ async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep: bool) -> C
     // Ingresses' notes of themselves may have run out during one; they note
     // themselves again within a second of its end.
     if sweep {
-        for (pool, max_party) in &cfg.parties {
-            report.given_up += misfits(store, pool, *max_party, cfg.misfit_after).await;
+        for fit in &cfg.fits {
+            report.given_up += misfits(store, fit, cfg.misfit_after).await;
         }
     }
     if sweep && !mm_store::outage::down_within(crate::offline::SETTLE_AFTER_OUTAGE) {
@@ -292,17 +293,38 @@ impl GiveUpAfter {
     }
 }
 
-/// The largest party each open pool of `catalog` takes now (see
-/// [`SupervisorConfig::parties`]).
-pub fn max_parties(catalog: &crate::catalog::Catalog) -> Vec<(Pool, usize)> {
-    catalog
-        .open_pools()
-        .into_iter()
-        .filter_map(|pool| {
-            let max = catalog.mode(&pool.mode)?.max_party;
-            Some((pool, max))
-        })
-        .collect()
+/// What an open pool's mode takes now (see [`SupervisorConfig::fits`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    pub pool: Pool,
+    pub max_party: usize,
+    pub rules: Vec<mm_engine::Rule>,
+}
+
+impl Fit {
+    /// What each open pool of `catalog` takes now.
+    pub fn of(catalog: &crate::catalog::Catalog) -> Vec<Self> {
+        catalog
+            .open_pools()
+            .into_iter()
+            .filter_map(|pool| {
+                let mode = catalog.mode(&pool.mode)?;
+                Some(Self {
+                    pool,
+                    max_party: mode.max_party,
+                    rules: mode.rules.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Why `t` could never be matched in this pool, if so.
+    fn misfit(&self, t: &mm_domain::Ticket) -> Option<&'static str> {
+        if t.players.len() > self.max_party {
+            return Some(reasons::PARTY_TOO_LARGE);
+        }
+        mm_engine::rules::never::unmatchable(&self.rules, t).map(|_| reasons::UNMATCHABLE)
+    }
 }
 
 /// Ends the tickets of `pool` that waited `after` without a match, as
@@ -324,16 +346,12 @@ async fn give_up(
     end(store, pool, tickets, reason).await
 }
 
-/// Ends the tickets among `pool`'s oldest that waited `after` and whose party
-/// is larger than its mode takes now, `max_party` (lowered while they
-/// waited: they could never match), as `timed_out` (`party_too_large`).
-/// Returns how many ended.
-async fn misfits(
-    store: &dyn Store,
-    pool: &Pool,
-    max_party: usize,
-    after: mm_domain::Millis,
-) -> usize {
+/// Ends the tickets among `fit`'s pool's oldest that waited `after` and that
+/// its mode could never match now (a party larger than it takes, attributes
+/// its rules could never match: the mode changed while they waited), as
+/// `timed_out` (`party_too_large`, `unmatchable`). Returns how many ended.
+async fn misfits(store: &dyn Store, fit: &Fit, after: mm_domain::Millis) -> usize {
+    let pool = &fit.pool;
     let before = mm_domain::now_ms().saturating_sub(after);
     let tickets = match store.overdue(pool, before, MISFITS_PER_SWEEP).await {
         Ok(t) => t,
@@ -342,20 +360,33 @@ async fn misfits(
             return 0;
         }
     };
-    let too_large: Vec<mm_domain::Ticket> = tickets
-        .into_iter()
-        .filter(|t| t.players.len() > max_party)
-        .collect();
-    if too_large.is_empty() {
-        return 0;
+    let mut ended = 0;
+    for reason in [reasons::PARTY_TOO_LARGE, reasons::UNMATCHABLE] {
+        let these: Vec<mm_domain::Ticket> = tickets
+            .iter()
+            .filter(|t| fit.misfit(t) == Some(reason))
+            .cloned()
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        let n = end(store, pool, these, reason).await;
+        ended += n;
+        if reason == reasons::PARTY_TOO_LARGE {
+            tracing::warn!(
+                pool = %pool.name(),
+                ended = n,
+                max_party = fit.max_party,
+                "ended tickets of parties larger than the mode takes now (its max_party or team_size was lowered while they waited)"
+            );
+        } else {
+            tracing::warn!(
+                pool = %pool.name(),
+                ended = n,
+                "ended tickets whose attributes the mode's rules could never match (its rules changed while they waited, or an older ingress took them)"
+            );
+        }
     }
-    let ended = end(store, pool, too_large, reasons::PARTY_TOO_LARGE).await;
-    tracing::warn!(
-        pool = %pool.name(),
-        ended,
-        max_party,
-        "ended tickets of parties larger than the mode takes now (its max_party or team_size was lowered while they waited)"
-    );
     ended
 }
 

@@ -88,7 +88,7 @@ fn invalid_values_are_refused_naming_the_variable() {
         ("MODES", "Ranked!", "MODES"),
         ("SUPERVISE_INTERVAL", "0s", "SUPERVISE_INTERVAL"),
         ("PRESENCE_RENEW", "0s", "PRESENCE_RENEW"),
-        ("PARTY_TOO_LARGE_AFTER", "later", "PARTY_TOO_LARGE_AFTER"),
+        ("UNMATCHABLE_AFTER", "later", "UNMATCHABLE_AFTER"),
     ];
     for (var, value, named) in cases {
         let (ok, text) = run(&["serve"], &[(var, value)]);

@@ -286,7 +286,7 @@ ready_check = false
 placement = "none"
 "#;
 
-/// The same with parties of two at most.
+/// The same with parties of two at most, and every ticket must list maps.
 const PAIRS: &str = r#"
 [modes.squads]
 teams = 2
@@ -294,13 +294,16 @@ team_size = 3
 max_party = 2
 ready_check = false
 placement = "none"
+rules = [{ kind = "intersect", attribute = "maps" }]
 "#;
 
-/// `max_party` lowered while a trio waits: it could never be matched, so a
-/// supervisor that knows ends its ticket (`party_too_large`) once it waited
-/// `PARTY_TOO_LARGE_AFTER`; the solo waits on.
+/// `max_party` lowered and a rule added while a trio and two solos wait: the
+/// trio and the solo without the rule's attribute could never be matched, so
+/// a supervisor that knows ends their tickets (`party_too_large`,
+/// `unmatchable`) once they waited `UNMATCHABLE_AFTER`; the solo that lists
+/// maps waits on.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_party_the_mode_no_longer_takes_is_ended() {
+async fn tickets_the_mode_could_no_longer_match_are_ended() {
     let trios = crate::shared_file("squads-trios", SQUADS);
     let pairs = crate::shared_file("squads-pairs", PAIRS);
     let mut d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &trios)]).await;
@@ -312,14 +315,22 @@ async fn a_party_the_mode_no_longer_takes_is_ended() {
         .send(Method::POST, "/v1/tickets", Some(body))
         .await;
     assert_eq!(s, StatusCode::CREATED, "{trio}");
-    let (s, solo) = create(&d, "pt-solo", "squads", 1500.0).await;
+    let (s, bare) = create(&d, "pt-bare", "squads", 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{bare}");
+    let body = json!({"mode": "squads", "players": ["pt-solo"], "regions": ["eu"], "rating": 1500.0,
+                      "attributes": {"maps": ["dust"]}});
+    let (s, solo) = d
+        .client("pt-solo")
+        .send(Method::POST, "/v1/tickets", Some(body))
+        .await;
     assert_eq!(s, StatusCode::CREATED, "{solo}");
     let (trio, solo) = (trio["id"].as_str().unwrap(), solo["id"].as_str().unwrap());
+    let bare = bare["id"].as_str().unwrap();
 
     d.proc("supervisor").kill();
     d.respawn(
         "supervisor",
-        &[("MODES_FILE", &pairs), ("PARTY_TOO_LARGE_AFTER", "2s")],
+        &[("MODES_FILE", &pairs), ("UNMATCHABLE_AFTER", "2s")],
     )
     .await;
     let ev = ws
@@ -336,6 +347,16 @@ async fn a_party_the_mode_no_longer_takes_is_ended() {
         (&json!("timed_out"), &json!("party_too_large")),
         "{v}"
     );
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let v = ticket(&d, "pt-bare", bare).await;
+        if v["status"] == "timed_out" {
+            assert_eq!(v["reason"], "unmatchable", "{v}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{v}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let v = ticket(&d, "pt-solo", solo).await;
     assert!(
         ["queued", "searching"].contains(&v["status"].as_str().unwrap()),
@@ -344,6 +365,10 @@ async fn a_party_the_mode_no_longer_takes_is_ended() {
     let log = d.proc("supervisor-again").log();
     assert!(
         log.contains("ended tickets of parties larger than the mode takes now"),
+        "{log}"
+    );
+    assert!(
+        log.contains("ended tickets whose attributes the mode's rules could never match"),
         "{log}"
     );
 }

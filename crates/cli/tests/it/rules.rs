@@ -2,7 +2,8 @@
 //! mistake a 400 naming the attribute), per ticket and per player; attributes a
 //! mode takes from the token are refused from the client and filled from the
 //! caller's verified claims, or a party member's own claims from when they
-//! joined; the players of one ticket must agree on a hard `equal` attribute.
+//! joined; the players of one ticket must agree on a hard `equal` attribute,
+//! and a ticket the rules could never match is refused.
 
 use crate::Deployment;
 use mm_auth::TokenSigner;
@@ -172,6 +173,106 @@ async fn a_party_agrees_on_hard_equal_attributes(d: &Deployment) {
     );
 }
 
+/// A ticket the mode's rules could never match is refused naming the
+/// attribute, and queues once put right; a build sent as a number meets the
+/// same build sent as text.
+async fn tickets_the_rules_could_never_match_are_refused(d: &Deployment) {
+    d.party("nv-lead", &["nv-mate"]).await;
+    let solo = |mode: &str, attributes: Value| {
+        json!({"mode": mode, "players": ["nv-ann"], "regions": ["eu"], "rating": 1500,
+               "attributes": attributes})
+    };
+    let cases = [
+        // A hard intersect (arena's maps) needs the list.
+        (
+            "nv-ann",
+            solo("arena", json!({})),
+            "attribute_required",
+            "maps",
+        ),
+        (
+            "nv-ann",
+            solo("arena", json!({"maps": 3})),
+            "invalid_attribute",
+            "maps",
+        ),
+        (
+            "nv-ann",
+            solo("arena", json!({"maps": []})),
+            "invalid_attribute",
+            "maps",
+        ),
+        // An equal rule reads one value.
+        (
+            "nv-ann",
+            solo("ruled", json!({"build": ["1.4", "1.5"]})),
+            "invalid_attribute",
+            "build",
+        ),
+        // A hard roles rule: no role it needs, or a party that cannot all play
+        // in one team (two tanks, one tank's place).
+        (
+            "nv-ann",
+            solo("squads", json!({"roles": ["healer"]})),
+            "invalid_attribute",
+            "roles",
+        ),
+        (
+            "nv-lead",
+            json!({"mode": "squads", "players": ["nv-lead", "nv-mate"], "regions": ["eu"],
+                   "rating": 1500, "attributes": {"roles": ["tank"]}}),
+            "attributes_disagree",
+            "roles",
+        ),
+    ];
+    for (who, body, code, attribute) in cases {
+        let (s, b) = create(d, who, body.clone()).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {b}");
+        assert_eq!(b["error"]["code"], code, "{body}: {b}");
+        assert_eq!(b["error"]["attribute"], attribute, "{body}: {b}");
+        assert!(
+            b["error"]["message"].as_str().unwrap().contains(attribute),
+            "{b}"
+        );
+    }
+    // Nothing of a refused ticket was kept: the same players queue when it is
+    // put right, and a rule that turns off in the end needs nothing.
+    let (s, t) = create(d, "nv-ann", solo("arena", json!({"maps": ["dust"]}))).await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    let mut queued = vec![("nv-ann", t["id"].as_str().unwrap().to_string())];
+    let (s, t) = create(
+        d,
+        "nv-lead",
+        json!({"mode": "squads", "regions": ["eu"], "rating": 1500,
+               "players": [{"id": "nv-lead", "attributes": {"roles": ["tank"]}},
+                           {"id": "nv-mate", "attributes": {"roles": ["tank", "damage"]}}]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{t}");
+    queued.push(("nv-lead", t["id"].as_str().unwrap().to_string()));
+    // Out of the way of the tests after this one.
+    for (p, id) in queued {
+        let (s, b) = d
+            .client(p)
+            .send(Method::DELETE, &format!("/v1/tickets/{id}"), None)
+            .await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+    }
+    let mut ids = Vec::new();
+    for (p, build) in [
+        ("nv-n1", json!(7)),
+        ("nv-t1", json!("7")),
+        ("nv-n2", json!(7)),
+        ("nv-t2", json!("7")),
+    ] {
+        let attributes = json!({"build": build, "maps": ["dust"]});
+        ids.push((p, queue(d, "ruled", p, attributes).await));
+    }
+    let view = matched(d, ids[0].0, &ids[0].1).await;
+    let tickets = view["match"]["tickets"].as_array().unwrap();
+    assert_eq!(tickets.len(), 4, "{view}");
+}
+
 /// Queues `player` for `mode` with `attributes`; returns the ticket id.
 async fn queue(d: &Deployment, mode: &str, player: &str, attributes: Value) -> String {
     let (s, t) = create(
@@ -284,6 +385,7 @@ async fn embedded_tickets_carry_attributes() {
     let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
     attributes_are_kept_and_checked(&d).await;
     a_party_agrees_on_hard_equal_attributes(&d).await;
+    tickets_the_rules_could_never_match_are_refused(&d).await;
     rules_shape_the_match(&d).await;
 }
 
@@ -292,6 +394,7 @@ async fn redis_tickets_carry_attributes() {
     let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
     attributes_are_kept_and_checked(&d).await;
     a_party_agrees_on_hard_equal_attributes(&d).await;
+    tickets_the_rules_could_never_match_are_refused(&d).await;
     rules_shape_the_match(&d).await;
     builds_wait_in_lanes_of_their_own(&d).await;
 }

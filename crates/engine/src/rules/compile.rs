@@ -12,6 +12,7 @@ use super::room::Room;
 use super::traits::{Column, Traits};
 use mm_domain::{PlayerId, Value};
 use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -133,11 +134,17 @@ pub struct Compiler {
     missed_blocks: bool,
 }
 
-fn text(v: Option<&Value>) -> &str {
+/// What an `equal` rule reads of a value: a string (a list of one is its
+/// string); a number as its decimal text, so that `142` and `"142"` are one
+/// build and a rule's groups may name it; a longer list as the whole list (the
+/// ingress refuses those); nothing as the empty string.
+pub(super) fn equal_key(v: Option<&Value>) -> Cow<'_, str> {
     match v {
-        Some(Value::Text(t)) => t,
-        Some(Value::List(l)) if l.len() == 1 => &l[0],
-        _ => "",
+        None => Cow::Borrowed(""),
+        Some(Value::Text(t)) => Cow::Borrowed(t),
+        Some(Value::List(l)) if l.len() == 1 => Cow::Borrowed(&l[0]),
+        Some(Value::Number(n)) => Cow::Owned(n.to_string()),
+        Some(Value::List(l)) => Cow::Owned(format!("\u{1f}{}", l.join("\u{1f}"))),
     }
 }
 
@@ -213,8 +220,8 @@ impl Compiler {
                 Kind::Equal => {
                     let mut values = SmallVec::new();
                     for i in 0..players.max(1) {
-                        let v = text(t.value(i, attribute));
-                        let n = number(names, numbers, v, usize::MAX).expect("no cap");
+                        let v = equal_key(t.value(i, attribute));
+                        let n = number(names, numbers, &v, usize::MAX).expect("no cap");
                         if !values.contains(&n) {
                             values.push(n);
                         }

@@ -8,6 +8,7 @@
 //! lane now and then (1 in 16 million a pair), which costs a claim some of its
 //! neighbours, never a wrong match (the engine checks every rule as before).
 
+use super::compile::equal_key;
 use super::{Described, Kind, Params, Rule};
 use mm_domain::{LANES, Value};
 
@@ -49,11 +50,10 @@ fn label(groups: &[Vec<String>], v: Option<&Value>) -> Vec<u8> {
     let mut out = Vec::new();
     match v {
         None => out.push(0),
-        Some(Value::Number(n)) => {
-            out.push(1);
-            out.extend_from_slice(&n.to_bits().to_le_bytes());
+        // As the engine reads it (`equal_key`): a number is its decimal text.
+        Some(v @ (Value::Number(_) | Value::Text(_))) => {
+            text(&mut out, groups, &equal_key(Some(v)))
         }
-        Some(Value::Text(v)) => text(&mut out, groups, v),
         Some(Value::List(l)) if l.len() == 1 => text(&mut out, groups, &l[0]),
         Some(Value::List(l)) => {
             out.push(3);
@@ -201,6 +201,27 @@ groups = [["xbox", "ps"], ["pc"]]
         assert_eq!(xbox, lane(&r, &t(1, &[("platform", "ps")])));
         assert_ne!(xbox, lane(&r, &t(1, &[("platform", "pc")])));
         assert_ne!(xbox, lane(&r, &t(1, &[("platform", "switch")])));
+    }
+
+    #[test]
+    fn a_number_is_in_its_decimal_text_s_lane() {
+        let r = rules(
+            r#"
+[[modes.m.rules]]
+kind = "equal"
+attribute = "build"
+groups = [["142", "141"]]
+"#,
+        );
+        let number = |n: f64| {
+            let mut attrs = Attributes::default();
+            attrs.insert("build", Value::Number(n));
+            T(1, attrs)
+        };
+        let n142 = lane(&r, &number(142.0));
+        assert_eq!(n142, lane(&r, &t(1, &[("build", "142")])));
+        assert_eq!(n142, lane(&r, &number(141.0)), "one group");
+        assert_ne!(n142, lane(&r, &number(143.0)));
     }
 
     #[test]

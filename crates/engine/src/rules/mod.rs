@@ -9,10 +9,12 @@
 //!   ticket may join a candidate match.
 //! - [`roles`]: filling a team's roles from what its players accept.
 //! - [`room`]: whether a growing match can still fill its teams' roles.
+//! - [`never`]: tickets the rules could never match, told apart at the door.
 
 mod compile;
 mod config;
 pub mod lane;
+pub mod never;
 pub mod roles;
 mod room;
 mod traits;

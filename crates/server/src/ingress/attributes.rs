@@ -3,12 +3,16 @@
 //! takes from the token (`from_claims`) refused from the client (`403
 //! attribute_from_token`) and filled from the caller's verified claims, or, for
 //! the other members of a party, from the claims their own token carried when
-//! they joined it. A trusted backend may set them itself.
+//! they joined it. A trusted backend may set them itself. A ticket the mode's
+//! rules could never match (a value of the wrong kind, an attribute a rule that
+//! never turns off needs, players who could never meet a rule together) is a
+//! 400 naming the attribute.
 
 use super::ApiError;
 use axum::http::StatusCode;
 use mm_domain::{AttributeError, Attributes, PlayerId};
-use mm_engine::{Kind, Mode};
+use mm_engine::Mode;
+use mm_engine::rules::never::Why;
 
 /// The 400 of attributes over the limits, naming the attribute.
 pub(crate) fn invalid(e: AttributeError, whose: &str) -> ApiError {
@@ -85,51 +89,60 @@ pub(crate) fn resolve(
     if own.iter().all(Attributes::is_empty) {
         own.clear();
     }
-    hard_rules_agree(mode, &ticket, &own, players)?;
+    matchable(mode, &ticket, &own, players, trusted)?;
     Ok((ticket, own))
 }
 
-/// The players of one ticket never disagree on the attribute of a hard `equal`
-/// rule (values of one group agree): such a ticket could never be matched.
-fn hard_rules_agree(
+/// A ticket the mode's rules could ever match: every value of the kind its
+/// rule reads, every attribute a rule that never turns off needs, and the
+/// players agreeing under each rule at its loosest step (`400` naming the
+/// attribute: `invalid_attribute`, `attribute_required`,
+/// `attributes_disagree`). Such a ticket would otherwise wait for ever.
+fn matchable(
     mode: &Mode,
     ticket: &Attributes,
     own: &[Attributes],
     players: &[PlayerId],
+    trusted: bool,
 ) -> Result<(), ApiError> {
-    for rule in mode
-        .rules
-        .iter()
-        .filter(|r| r.kind == Kind::Equal && r.is_hard())
-    {
-        let value = |i: usize| {
-            own.get(i)
-                .and_then(|a| a.get(&rule.attribute))
-                .or_else(|| ticket.get(&rule.attribute))
-                .and_then(|v| v.as_text())
-                .unwrap_or("")
-        };
-        let groups = match &rule.steps[0].params {
-            mm_engine::Params::Equal { groups } => groups.as_slice(),
-            _ => &[],
-        };
-        let group = |v: &str| {
-            groups
-                .iter()
-                .position(|g| g.iter().any(|x| x == v))
-                .ok_or_else(|| v.to_string())
-        };
-        let first = group(value(0));
-        if let Some(i) = (1..players.len()).find(|&i| group(value(i)) != first) {
-            return Err(ApiError::bad_request(
-                "attributes_disagree",
-                format!(
-                    "players {} and {} disagree on attribute {}, which mode {} requires to be equal within a match",
-                    players[0], players[i], rule.attribute, mode.name
-                ),
-            )
-            .with("attribute", rule.attribute.clone()));
-        }
+    let read = Read {
+        ticket,
+        own,
+        players,
+    };
+    let Some(u) = mm_engine::rules::never::unmatchable(&mode.rules, &read) else {
+        return Ok(());
+    };
+    let code = match u.why {
+        Why::Invalid => "invalid_attribute",
+        Why::Missing => "attribute_required",
+        Why::Apart => "attributes_disagree",
+    };
+    let mut message = format!("mode {}: {}", mode.name, u.message);
+    if u.why == Why::Missing && !trusted && mode.from_claims.contains(&u.attribute) {
+        message.push_str(" (the mode takes it from the player's token, which has no such claim)");
     }
-    Ok(())
+    Err(ApiError::bad_request(code, message).with("attribute", u.attribute))
+}
+
+/// A ticket being created, as the rules read it.
+struct Read<'a> {
+    ticket: &'a Attributes,
+    own: &'a [Attributes],
+    players: &'a [PlayerId],
+}
+
+impl mm_engine::Described for Read<'_> {
+    fn players(&self) -> usize {
+        self.players.len()
+    }
+    fn value(&self, i: usize, attribute: &str) -> Option<&mm_domain::Value> {
+        self.own
+            .get(i)
+            .and_then(|a| a.get(attribute))
+            .or_else(|| self.ticket.get(attribute))
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.players.get(i)
+    }
 }

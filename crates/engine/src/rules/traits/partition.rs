@@ -148,6 +148,26 @@ rules = [
     }
 
     #[test]
+    fn numeric_builds_are_kept_apart_and_meet_their_text() {
+        let number = |n: f64| {
+            let mut t = T::texts(&[("platform", "pc")]);
+            t.0.insert("build", mm_domain::Value::Number(n));
+            t
+        };
+        let tickets = [
+            number(142.0),
+            number(143.0),
+            ticket("142", "pc"),
+            number(142.0),
+        ];
+        let traits = compile(MODE, &tickets);
+        assert_eq!(
+            traits.partition_ids(10_000),
+            Some(vec![Some(0), Some(1), Some(0), Some(0)])
+        );
+    }
+
+    #[test]
     fn a_table_and_a_map_number_alike() {
         let keys = [7usize, 3, 7, 0, 9, 3, 11, 0];
         let mut table = Seen::new(12, 8);
