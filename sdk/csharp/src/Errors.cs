@@ -88,7 +88,8 @@ namespace Matchmaker
         public UnavailableException(int s, string c, string m, JsonObject d, TimeSpan? r) : base(s, c, m, d, r) { }
     }
 
-    /// <summary>The API's error codes a game client is most likely to handle.</summary>
+    /// <summary>The API's error codes a game client is most likely to handle (every one is listed, with
+    /// what it means, in the ErrorCode schema of docs/openapi.json).</summary>
     public static class ErrorCodes
     {
         public const string PlayerBusy = "player_busy";
@@ -112,5 +113,13 @@ namespace Matchmaker
         public const string InvalidToken = "invalid_token";
         public const string StoreUnavailable = "store_unavailable";
         public const string TooManyBlocks = "too_many_blocks";
+        public const string ModeClosed = "mode_closed";
+        public const string PartyTooLarge = "party_too_large";
+        public const string NotPartyMember = "not_party_member";
+        public const string AttributeRequired = "attribute_required";
+        public const string AttributesDisagree = "attributes_disagree";
+        public const string RatingChanged = "rating_changed";
+        public const string RatingsUnavailable = "ratings_unavailable";
+        public const string NotReplicated = "not_replicated";
     }
 }

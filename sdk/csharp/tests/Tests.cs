@@ -329,6 +329,23 @@ namespace Matchmaker.Tests
             return Task.CompletedTask;
         }
 
+        /// <summary>Every code ErrorCodes names is one the API answers with (the ErrorCode schema of docs/openapi.json).</summary>
+        [Test]
+        public static Task ErrorCodesAreTheApis()
+        {
+            var doc = Json.ParseObject(File.ReadAllText(Path.Combine(Services.RepoRoot, "docs/openapi.json")));
+            var known = new HashSet<string>(doc.GetObject("components").GetObject("schemas").GetObject("ErrorCode").GetStrings("enum"));
+            Assert.True(known.Count >= 50, "codes in the document: " + known.Count);
+            var fields = typeof(ErrorCodes).GetFields(BindingFlags.Public | BindingFlags.Static).Where(f => f.IsLiteral).ToList();
+            Assert.True(fields.Count >= 20, "constants: " + fields.Count);
+            foreach (var f in fields)
+            {
+                var code = (string)f.GetRawConstantValue();
+                Assert.True(known.Contains(code), "ErrorCodes." + f.Name + " = " + code + ", which the API does not answer with");
+            }
+            return Task.CompletedTask;
+        }
+
         /// <summary>The property names of a schema, through $ref, allOf and oneOf.</summary>
         static void Collect(JsonObject schemas, JsonObject schema, HashSet<string> into)
         {

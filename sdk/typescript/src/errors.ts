@@ -4,58 +4,15 @@
  * stable `code`, its message, and the error object's extra fields.
  */
 
-/** The API's error codes (`error.code`). New codes may appear; match on the ones you handle. */
-export type ErrorCode =
-  | "already_in_party"
-  | "already_member"
-  | "attribute_from_token"
-  | "attributes_disagree"
-  | "bad_body"
-  | "body_timeout"
-  | "body_too_large"
-  | "forbidden"
-  | "invalid_attribute"
-  | "invalid_latency"
-  | "invalid_player"
-  | "invalid_query"
-  | "invalid_rating"
-  | "invalid_request"
-  | "invalid_token"
-  | "malformed_json"
-  | "match_not_found"
-  | "method_not_allowed"
-  | "missing_player"
-  | "missing_region"
-  | "no_assignment"
-  | "no_party"
-  | "not_in_party"
-  | "not_party_leader"
-  | "not_party_member"
-  | "not_your_match"
-  | "not_your_ticket"
-  | "operator_token"
-  | "party_full"
-  | "party_not_found"
-  | "party_too_large"
-  | "player_busy"
-  | "player_in_match"
-  | "player_not_in_party"
-  | "queue_banned"
-  | "rate_limited"
-  | "rating_not_allowed"
-  | "ratings_unavailable"
-  | "ready_check_closed"
-  | "store_unavailable"
-  | "ticket_matched"
-  | "ticket_not_found"
-  | "too_many_blocks"
-  | "too_many_invites"
-  | "unauthorized"
-  | "unknown_mode"
-  | "unknown_region"
-  | "unsupported_media_type"
-  | "websocket_required"
-  | (string & {});
+import type { components } from "./openapi.js";
+
+/**
+ * The API's error codes (`error.code`): the `ErrorCode` schema of
+ * `docs/openapi.json`, generated with the rest of the types, so the server's
+ * codes and these cannot drift apart. New codes may appear; match on the ones
+ * you handle.
+ */
+export type ErrorCode = components["schemas"]["ErrorCode"] | (string & {});
 
 /** An error answer from the API (or a transport failure, with status 0). */
 export class MatchmakerError extends Error {

@@ -554,11 +554,84 @@ export interface components {
             error: components["schemas"]["ErrorObject"];
         };
         /**
+         * @description The codes an error's `code` may hold (new ones may be added; treat an unknown code by its status):
+         *     - `already_in_party`: 409: the player is in another party; leave it first.
+         *     - `already_member`: 409: the player invited is already in the party.
+         *     - `attribute_from_token`: 403: the mode takes this attribute from the player's token; leave it out (`attribute`).
+         *     - `attribute_required`: 400: a rule of the mode that never turns off needs this attribute, and a ticket without it could never be matched (`attribute`).
+         *     - `attributes_disagree`: 400: the players of one ticket could never meet a rule of the mode together (builds of different groups, no map in common, roles one team cannot hold) (`attribute`).
+         *     - `backfill_not_found`: 404: the match has no open backfill.
+         *     - `backfill_off`: 409: the match's mode does not backfill.
+         *     - `bad_body`: 400: the request body could not be read.
+         *     - `body_timeout`: 408: the request body did not arrive in time.
+         *     - `body_too_large`: 413: the request body is larger than 16 KiB.
+         *     - `dashboard_unavailable`: 503: the operator dashboard cannot read the store now; retry shortly.
+         *     - `forbidden`: 403: a valid caller acting on what is not theirs (another player's ticket, party, ratings, block list or assignment).
+         *     - `invalid_attribute`: 400: an attribute over the limits, or a value the mode's rule cannot use: of the wrong kind, too few values, no role the mode needs (`attribute`).
+         *     - `invalid_latency`: 400: a region's `latency_ms` is above the most the service takes.
+         *     - `invalid_message`: WebSocket: a frame that is not a ready-check answer the session understands.
+         *     - `invalid_player`: 400: a player id that is not valid, listed twice, or one the call cannot take (blocking oneself, kicking oneself).
+         *     - `invalid_query`: 400: a query parameter out of range or malformed.
+         *     - `invalid_rating`: 400: a rating outside the range the service takes.
+         *     - `invalid_request`: 400 or 422: the JSON does not have the expected shape, or its fields do not make sense together (a region listed twice).
+         *     - `invalid_seats`: 400: a backfill's seats do not fit the match.
+         *     - `invalid_token`: 401: a token that does not verify: expired, forged, or for another audience.
+         *     - `malformed_json`: 400: the body is not JSON.
+         *     - `match_not_found`: 404: no such match (or not the caller's to see).
+         *     - `match_not_running`: 409: the match is not being played, so it has no seats to fill.
+         *     - `method_not_allowed`: 405: the method is not allowed on this path.
+         *     - `missing_player`: 400: the ticket lists no player, or a trusted backend named none.
+         *     - `missing_rating`: 400: a player has no rating and the ticket gives none (where ratings come with the ticket).
+         *     - `missing_region`: 400: the ticket lists no region.
+         *     - `mode_closed`: 409: the mode is closed: it takes no new ticket or backfill.
+         *     - `no_assignment`: 404: the player is not in a match.
+         *     - `no_party`: 404: the player is in no party.
+         *     - `no_route`: 404: no such endpoint.
+         *     - `not_in_party`: 403: a ticket names other players, but the caller is in no party.
+         *     - `not_operator`: 403: the operator plane takes only operators' tokens.
+         *     - `not_party_leader`: 403: only the party's leader may do this.
+         *     - `not_party_member`: 403: a party's ticket names a player who is not in the party (`player_id`).
+         *     - `not_replicated`: 503: the ticket was written but not yet replicated; look it up or retry shortly.
+         *     - `not_supported`: WebSocket: the session takes JSON text frames only.
+         *     - `not_your_match`: 403: the match is hosted by another game server.
+         *     - `not_your_ticket`: 403: the ticket is another player's.
+         *     - `operator_token`: 403: an operator token is for the operator plane, not the player API.
+         *     - `party_full`: 409: the party has as many members as it may.
+         *     - `party_not_found`: 404: no such party.
+         *     - `party_too_large`: 400: the party is larger than the mode takes.
+         *     - `player_busy`: 409: a player already has an active ticket (`ticket_id`).
+         *     - `player_in_match`: 409: a player is in a match that is not over (`match_id`).
+         *     - `player_not_in_party`: 404: the player named is not in the party.
+         *     - `player_required`: 400: a service token must name the player it acts for (`X-Player-Id`).
+         *     - `queue_banned`: 403: the player declined or ignored a ready check and may not queue until `banned_until`.
+         *     - `rate_limited`: 429: over a rate limit; retry after `Retry-After` (`retry_after_ms`, `scope`).
+         *     - `rating_changed`: 409: a player's rating changed while the ticket was queued; retry.
+         *     - `rating_not_allowed`: 403: only a trusted backend may send ratings.
+         *     - `ratings_unavailable`: 503: the rating database is unavailable; retry shortly.
+         *     - `ready_check_closed`: 409: the match's ready check is over.
+         *     - `store_unavailable`: 503: the matchmaking store is unavailable; retry shortly.
+         *     - `ticket_matched`: 409: the ticket is already in a match and can no longer be cancelled.
+         *     - `ticket_not_found`: 404: no such ticket (or not the caller's to see).
+         *     - `too_many_blocks`: 409: the player's block list is full.
+         *     - `too_many_invites`: 409: too many invites pending at once, for the party or the player invited.
+         *     - `too_many_streams`: 429: too many dashboard streams open at once.
+         *     - `unauthorized`: 401: no token, or not in the form asked for.
+         *     - `unknown_mode`: 400 (a ticket) or 404 (queue figures, ratings): no such mode.
+         *     - `unknown_region`: 400: none of the ticket's regions is served.
+         *     - `unsupported_media_type`: 415: the body is not sent as `application/json`.
+         *     - `websocket_required`: 400, 405 or 426: the events endpoint takes WebSocket upgrades only.
+         * @enum {string}
+         */
+        ErrorCode: "already_in_party" | "already_member" | "attribute_from_token" | "attribute_required" | "attributes_disagree" | "backfill_not_found" | "backfill_off" | "bad_body" | "body_timeout" | "body_too_large" | "dashboard_unavailable" | "forbidden" | "invalid_attribute" | "invalid_latency" | "invalid_message" | "invalid_player" | "invalid_query" | "invalid_rating" | "invalid_request" | "invalid_seats" | "invalid_token" | "malformed_json" | "match_not_found" | "match_not_running" | "method_not_allowed" | "missing_player" | "missing_rating" | "missing_region" | "mode_closed" | "no_assignment" | "no_party" | "no_route" | "not_in_party" | "not_operator" | "not_party_leader" | "not_party_member" | "not_replicated" | "not_supported" | "not_your_match" | "not_your_ticket" | "operator_token" | "party_full" | "party_not_found" | "party_too_large" | "player_busy" | "player_in_match" | "player_not_in_party" | "player_required" | "queue_banned" | "rate_limited" | "rating_changed" | "rating_not_allowed" | "ratings_unavailable" | "ready_check_closed" | "store_unavailable" | "ticket_matched" | "ticket_not_found" | "too_many_blocks" | "too_many_invites" | "too_many_streams" | "unauthorized" | "unknown_mode" | "unknown_region" | "unsupported_media_type" | "websocket_required";
+        /**
          * @description What went wrong; some codes add fields (`banned_until`, `retry_after_ms`,
          *     `scope`, `match_id`, `party_id`, `player_id`, `ticket_id`).
          */
         ErrorObject: {
-            /** @description A stable machine-readable code, e.g. `player_busy`, `rate_limited`. */
+            /**
+             * @description A stable machine-readable code, e.g. `player_busy`, `rate_limited`: one
+             *     of the `ErrorCode` schema's.
+             */
             code: string;
             /** @description What happened and what to do, for people. */
             message: string;

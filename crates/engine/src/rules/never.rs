@@ -102,10 +102,7 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
         Params::Equal { groups } => {
             let group = |v| {
                 let key = equal_key(v).into_owned();
-                groups
-                    .iter()
-                    .position(|g| g.contains(&key))
-                    .ok_or(key)
+                groups.iter().position(|g| g.contains(&key)).ok_or(key)
             };
             let first = group(t.value(0, a));
             let other = (1..players).find(|&i| group(t.value(i, a)) != first)?;

@@ -18,6 +18,7 @@ mod snapshot;
 
 pub use snapshot::{PoolView, RecentMatch, Snapshot, snapshot};
 
+use crate::ingress::Code;
 use crate::ingress::error::ApiError;
 use crate::ops::Admitted;
 use crate::ops::limits::{STREAM_RETRY, Streams};
@@ -69,7 +70,7 @@ impl Dashboard {
             Err(e) => {
                 warn_store!(e, "dashboard snapshot failed");
                 Err(ApiError::unavailable_as(
-                    "dashboard_unavailable",
+                    Code::DASHBOARD_UNAVAILABLE,
                     "the matchmaking store is unavailable; retry shortly",
                 ))
             }
@@ -118,7 +119,7 @@ async fn events(State(d): State<Dashboard>, Extension(who): Extension<Admitted>)
         Err(scope) => {
             return ApiError::new(
                 axum::http::StatusCode::TOO_MANY_REQUESTS,
-                "too_many_streams",
+                Code::TOO_MANY_STREAMS,
                 format!(
                     "too many dashboards open (per {}); close one or retry later",
                     scope.name()

@@ -9,6 +9,7 @@
 //! 400 naming the attribute.
 
 use super::ApiError;
+use super::Code;
 use axum::http::StatusCode;
 use mm_domain::{AttributeError, Attributes, PlayerId};
 use mm_engine::Mode;
@@ -16,7 +17,7 @@ use mm_engine::rules::never::Why;
 
 /// The 400 of attributes over the limits, naming the attribute.
 pub(crate) fn invalid(e: AttributeError, whose: &str) -> ApiError {
-    let mut err = ApiError::bad_request("invalid_attribute", format!("{whose}: {e}"));
+    let mut err = ApiError::bad_request(Code::INVALID_ATTRIBUTE, format!("{whose}: {e}"));
     if let Some(a) = e.attribute() {
         err = err.with("attribute", a.to_string());
     }
@@ -60,7 +61,7 @@ pub(crate) fn resolve(
             if let Some(name) = mode.from_claims.iter().find(|n| a.get(n).is_some()) {
                 return Err(ApiError::new(
                     StatusCode::FORBIDDEN,
-                    "attribute_from_token",
+                    Code::ATTRIBUTE_FROM_TOKEN,
                     format!(
                         "attribute {name} of mode {} comes from the player's token; leave it out",
                         mode.name
@@ -114,9 +115,9 @@ fn matchable(
         return Ok(());
     };
     let code = match u.why {
-        Why::Invalid => "invalid_attribute",
-        Why::Missing => "attribute_required",
-        Why::Apart => "attributes_disagree",
+        Why::Invalid => Code::INVALID_ATTRIBUTE,
+        Why::Missing => Code::ATTRIBUTE_REQUIRED,
+        Why::Apart => Code::ATTRIBUTES_DISAGREE,
     };
     let mut message = format!("mode {}: {}", mode.name, u.message);
     if u.why == Why::Missing && !trusted && mode.from_claims.contains(&u.attribute) {

@@ -6,6 +6,7 @@
 //! the player it names in `X-Player-Id`. Handlers never take the acting player's
 //! id from anywhere else.
 
+use super::Code;
 use super::{ApiError, AppState};
 use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
@@ -72,11 +73,11 @@ impl FromRequestParts<AppState> for Actor {
             None => None,
             Some(v) => {
                 let text = v.to_str().map_err(|_| {
-                    ApiError::bad_request("invalid_player", "X-Player-Id is not valid text")
+                    ApiError::bad_request(Code::INVALID_PLAYER, "X-Player-Id is not valid text")
                 })?;
                 Some(
                     PlayerId::new(text)
-                        .map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?,
+                        .map_err(|e| ApiError::bad_request(Code::INVALID_PLAYER, e.to_string()))?,
                 )
             }
         };
@@ -85,7 +86,7 @@ impl FromRequestParts<AppState> for Actor {
                 if named.as_ref().is_some_and(|n| *n != p) {
                     return Err(ApiError::new(
                         StatusCode::FORBIDDEN,
-                        "forbidden",
+                        Code::FORBIDDEN,
                         "only a trusted backend may act for another player (X-Player-Id)",
                     ));
                 }
@@ -102,7 +103,7 @@ impl FromRequestParts<AppState> for Actor {
             }),
             Caller::Operator(_) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "operator_token",
+                Code::OPERATOR_TOKEN,
                 "an operator token is for the operator plane (the dashboard), not the player API",
             )),
         }
@@ -116,7 +117,7 @@ impl FromRequestParts<AppState> for Player {
         let actor = Actor::from_request_parts(parts, state).await?;
         actor.player.map(Player).ok_or_else(|| {
             ApiError::bad_request(
-                "player_required",
+                Code::PLAYER_REQUIRED,
                 "a service token acts for the player named in the X-Player-Id header",
             )
         })

@@ -11,6 +11,7 @@
 //! match). The match must be `assigned` (placed on a game server and not
 //! over), and its mode must have `backfill = "manual"` or `"auto"`.
 
+use super::Code;
 use super::extract::ApiJson;
 use super::openapi::Errors;
 use super::{Actor, ApiError, AppState};
@@ -61,7 +62,7 @@ pub struct OpenSeats {
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("match_not_found", "no such match on a game server")
+    ApiError::not_found(Code::MATCH_NOT_FOUND, "no such match on a game server")
 }
 
 /// Refuses callers other than trusted backends.
@@ -71,7 +72,7 @@ fn trusted(actor: &Actor) -> Result<(), ApiError> {
     }
     Err(ApiError::new(
         StatusCode::FORBIDDEN,
-        "forbidden",
+        Code::FORBIDDEN,
         "only a trusted backend (or the match's game server, over gRPC) manages a match's backfill",
     ))
 }
@@ -94,9 +95,9 @@ pub(crate) async fn locate(
 /// Checks `open` against the match's mode ([`crate::backfill::check_seats`]).
 fn check_seats(mode: &mm_engine::Mode, open: &[u32]) -> Result<(), ApiError> {
     crate::backfill::check_seats(mode, open).map_err(|e| match e {
-        SeatsError::Off(_) => ApiError::conflict("backfill_off", e.to_string()),
-        SeatsError::Closed(_) => ApiError::conflict("mode_closed", e.to_string()),
-        SeatsError::Invalid(m) => ApiError::bad_request("invalid_seats", m),
+        SeatsError::Off(_) => ApiError::conflict(Code::BACKFILL_OFF, e.to_string()),
+        SeatsError::Closed(_) => ApiError::conflict(Code::MODE_CLOSED, e.to_string()),
+        SeatsError::Invalid(m) => ApiError::bad_request(Code::INVALID_SEATS, m),
     })
 }
 
@@ -107,7 +108,7 @@ fn outcome(o: BackfillOutcome, id: &MatchId) -> Result<Option<Backfill>, ApiErro
         BackfillOutcome::Closed => Ok(None),
         BackfillOutcome::NoMatch => Err(not_found()),
         BackfillOutcome::NotRunning(status) => Err(ApiError::conflict(
-            "match_not_running",
+            Code::MATCH_NOT_RUNNING,
             format!(
                 "match {id} is {}: only a match being played has seats to fill",
                 status.as_str()
@@ -116,7 +117,7 @@ fn outcome(o: BackfillOutcome, id: &MatchId) -> Result<Option<Backfill>, ApiErro
         .with("status", status.as_str())),
         BackfillOutcome::NotYours => Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "not_your_match",
+            Code::NOT_YOUR_MATCH,
             format!("match {id} is hosted by another game server"),
         )),
     }
@@ -163,7 +164,7 @@ pub async fn get_one(
     let (pool, _) = locate(&*state.store, &id).await?.ok_or_else(not_found)?;
     let b = state.store.backfill(&pool, &id).await?.ok_or_else(|| {
         ApiError::not_found(
-            "backfill_not_found",
+            Code::BACKFILL_NOT_FOUND,
             format!("match {id} has no open backfill"),
         )
     })?;

@@ -10,6 +10,7 @@
 //! ways ([`mm_store::Blocks::kept_apart`]); a block made while a ticket waits
 //! applies from the player's next ticket.
 
+use super::Code;
 use super::openapi::Errors;
 use super::{ApiError, AppState, Player};
 use axum::Json;
@@ -35,17 +36,17 @@ fn own(actor: &PlayerId, id: &str) -> Result<(), ApiError> {
     }
     Err(ApiError::new(
         StatusCode::FORBIDDEN,
-        "forbidden",
+        Code::FORBIDDEN,
         "players can only manage their own block list",
     ))
 }
 
 fn other(actor: &PlayerId, raw: String) -> Result<PlayerId, ApiError> {
-    let p =
-        PlayerId::new(raw).map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?;
+    let p = PlayerId::new(raw)
+        .map_err(|e| ApiError::bad_request(Code::INVALID_PLAYER, e.to_string()))?;
     if p == *actor {
         return Err(ApiError::bad_request(
-            "invalid_player",
+            Code::INVALID_PLAYER,
             "a player cannot block themselves",
         ));
     }
@@ -90,7 +91,7 @@ pub async fn block(
     match state.store.block(&actor, &target).await? {
         Blocked::Done => list(&state, actor).await,
         Blocked::Full => Err(ApiError::conflict(
-            "too_many_blocks",
+            Code::TOO_MANY_BLOCKS,
             format!("a player may block at most {MAX_BLOCKS} players; unblock one first"),
         )),
     }

@@ -9,6 +9,7 @@
 //! that is too large, too slow or broken cannot be read to its end, so that
 //! answer says `Connection: close`.
 
+use super::Code;
 use super::{ApiError, MAX_BODY_BYTES};
 use axum::body::{Body, HttpBody};
 use axum::extract::Request;
@@ -34,13 +35,13 @@ pub async fn layer(req: Request, next: Next) -> Response {
         }
         Ok(Err(e)) if is_too_large(&e) => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+            Code::BODY_TOO_LARGE,
             format!("request body is larger than {MAX_BODY_BYTES} bytes"),
         ),
-        Ok(Err(_)) => ApiError::bad_request("bad_body", "the request body could not be read"),
+        Ok(Err(_)) => ApiError::bad_request(Code::BAD_BODY, "the request body could not be read"),
         Err(_) => ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
+            Code::BODY_TIMEOUT,
             format!(
                 "the request body did not arrive within {} s",
                 BODY_TIMEOUT.as_secs()

@@ -1,6 +1,7 @@
 //! API errors: a status and a JSON body `{"error": {"code", "message", ...}}`, with
 //! extra fields for some codes (e.g. `banned_until`).
 
+use super::Code;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -9,7 +10,7 @@ use mm_store::StoreError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     /// Extra fields of the error object.
     pub details: Option<serde_json::Map<String, serde_json::Value>>,
@@ -18,7 +19,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: Code, message: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -41,38 +42,38 @@ impl ApiError {
         self
     }
 
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn bad_request(code: Code, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn not_found(code: Code, message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, code, message)
     }
 
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn conflict(code: Code, message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, code, message)
     }
 
     /// 401 `unauthorized`: no credential, or not in the form asked for.
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        Self::new(StatusCode::UNAUTHORIZED, Code::UNAUTHORIZED, message)
     }
 
     /// 401 `invalid_token`: a credential that does not verify (RFC 6750).
     pub fn invalid_token(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, INVALID_TOKEN, message)
+        Self::new(StatusCode::UNAUTHORIZED, Code::INVALID_TOKEN, message)
     }
 
     /// 503 with `code`: something the call needs is down for now; the client is
     /// asked to retry after [`STORE_RETRY_AFTER_SECS`].
-    pub fn unavailable_as(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn unavailable_as(code: Code, message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
             .retry_after(STORE_RETRY_AFTER_SECS)
     }
 
     /// 503 `store_unavailable`.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::unavailable_as("store_unavailable", message)
+        Self::unavailable_as(Code::STORE_UNAVAILABLE, message)
     }
 }
 
@@ -80,7 +81,7 @@ impl From<crate::ratings::lookup::LookupError> for ApiError {
     fn from(e: crate::ratings::lookup::LookupError) -> Self {
         tracing::error!(error = %e, "rating lookup failed");
         ApiError::unavailable_as(
-            "ratings_unavailable",
+            Code::RATINGS_UNAVAILABLE,
             "the rating database is unavailable; retry shortly",
         )
     }
@@ -90,14 +91,11 @@ impl From<mm_ratings::RatingError> for ApiError {
     fn from(e: mm_ratings::RatingError) -> Self {
         tracing::error!(error = %e, "rating database error");
         ApiError::unavailable_as(
-            "ratings_unavailable",
+            Code::RATINGS_UNAVAILABLE,
             "the rating database is unavailable; retry shortly",
         )
     }
 }
-
-/// The code of a 401 for a token that does not verify.
-pub const INVALID_TOKEN: &str = "invalid_token";
 
 /// Seconds a client is asked to wait before retrying while the store is down.
 pub const STORE_RETRY_AFTER_SECS: u64 = 1;
@@ -107,7 +105,7 @@ impl From<StoreError> for ApiError {
         if let StoreError::NotReplicated { .. } = e {
             tracing::warn!(error = %e, "a write was not replicated in time");
             return ApiError::unavailable_as(
-                "not_replicated",
+                Code::NOT_REPLICATED,
                 "the ticket was written but not yet replicated; look it up or retry shortly",
             );
         }
@@ -124,7 +122,7 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut error = serde_json::Map::new();
-        error.insert("code".into(), self.code.into());
+        error.insert("code".into(), self.code.as_str().into());
         error.insert("message".into(), self.message.into());
         error.extend(self.details.unwrap_or_default());
         let body = serde_json::json!({ "error": error });
@@ -132,7 +130,7 @@ impl IntoResponse for ApiError {
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,
-                axum::http::HeaderValue::from_static(if self.code == INVALID_TOKEN {
+                axum::http::HeaderValue::from_static(if self.code == Code::INVALID_TOKEN {
                     "Bearer realm=\"matchmaker\", error=\"invalid_token\""
                 } else {
                     "Bearer realm=\"matchmaker\""

@@ -1,6 +1,7 @@
 //! Extractors whose rejections are JSON [`ApiError`]s instead of axum's plain text.
 
 use super::ApiError;
+use super::Code;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
@@ -24,17 +25,17 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 fn json_rejection(r: JsonRejection) -> ApiError {
     let status = r.status();
     let code = match &r {
-        JsonRejection::MissingJsonContentType(_) => "unsupported_media_type",
-        JsonRejection::JsonSyntaxError(_) => "malformed_json",
-        JsonRejection::JsonDataError(_) => "invalid_request",
-        _ if status == StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
-        _ => "bad_body",
+        JsonRejection::MissingJsonContentType(_) => Code::UNSUPPORTED_MEDIA_TYPE,
+        JsonRejection::JsonSyntaxError(_) => Code::MALFORMED_JSON,
+        JsonRejection::JsonDataError(_) => Code::INVALID_REQUEST,
+        _ if status == StatusCode::PAYLOAD_TOO_LARGE => Code::BODY_TOO_LARGE,
+        _ => Code::BAD_BODY,
     };
     let message = match code {
-        "unsupported_media_type" => {
+        Code::UNSUPPORTED_MEDIA_TYPE => {
             "send the body as JSON with Content-Type: application/json".to_string()
         }
-        "body_too_large" => format!(
+        Code::BODY_TOO_LARGE => format!(
             "request body is larger than {} bytes",
             super::MAX_BODY_BYTES
         ),
@@ -53,9 +54,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
         match axum::extract::Query::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Query(v)) => Ok(ApiQuery(v)),
             Err(r @ QueryRejection::FailedToDeserializeQueryString(_)) => {
-                Err(ApiError::bad_request("invalid_query", r.body_text()))
+                Err(ApiError::bad_request(Code::INVALID_QUERY, r.body_text()))
             }
-            Err(r) => Err(ApiError::bad_request("invalid_query", r.body_text())),
+            Err(r) => Err(ApiError::bad_request(Code::INVALID_QUERY, r.body_text())),
         }
     }
 }

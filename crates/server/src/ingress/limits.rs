@@ -13,6 +13,7 @@
 //! the same script that activates the ticket ([`mm_store::Store::enqueue_charged`]),
 //! so the hottest call pays no round trip for it.
 
+use super::Code;
 use super::auth::{self, Authenticated};
 use super::{ApiError, AppState};
 use axum::extract::{ConnectInfo, Request, State};
@@ -186,7 +187,7 @@ pub(crate) fn limited(class: Class, scope: &'static str, wait: Duration) -> ApiE
     let ms = wait.as_millis().max(1) as u64;
     ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,
-        "rate_limited",
+        Code::RATE_LIMITED,
         format!(
             "too many {} calls from this {scope}; retry in {:.1} s",
             class.name(),

@@ -9,6 +9,7 @@
 //! - `GET /v1/players/{id}/assignment` (`id` may be `me`): the caller's match that
 //!   is not over, with the server address once assigned; 404 when there is none.
 
+use super::Code;
 use super::openapi::Errors;
 use super::{ApiError, AppState, Player};
 use crate::saga;
@@ -24,11 +25,11 @@ use serde::Serialize;
 use std::sync::Arc;
 
 fn match_id(raw: String) -> Result<MatchId, ApiError> {
-    MatchId::new(raw).map_err(|_| ApiError::not_found("match_not_found", "no such match"))
+    MatchId::new(raw).map_err(|_| ApiError::not_found(Code::MATCH_NOT_FOUND, "no such match"))
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("match_not_found", "no such match")
+    ApiError::not_found(Code::MATCH_NOT_FOUND, "no such match")
 }
 
 /// The pool of a match the player is (or was) in: their current match, or one in
@@ -119,7 +120,7 @@ pub async fn respond(
     let (pool, record) = read(&**store, actor, id).await?;
     let closed = |status: MatchStatus| {
         ApiError::conflict(
-            "ready_check_closed",
+            Code::READY_CHECK_CLOSED,
             format!(
                 "the ready check of match {id} is over; the match is {}",
                 status.as_str()
@@ -218,11 +219,11 @@ pub async fn assignment(
     if id != "me" && id != actor.as_str() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::FORBIDDEN,
             "players can only read their own assignment",
         ));
     }
-    let none = || ApiError::not_found("no_assignment", "the player is not in a match");
+    let none = || ApiError::not_found(Code::NO_ASSIGNMENT, "the player is not in a match");
     let (pool, mid) = state.store.current_match(&actor).await?.ok_or_else(none)?;
     let (record, _) = state
         .store

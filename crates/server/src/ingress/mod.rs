@@ -7,6 +7,7 @@ mod auth;
 mod backfill;
 mod blocks;
 mod body;
+mod codes;
 mod cors;
 pub(crate) mod error;
 mod extract;
@@ -22,6 +23,7 @@ mod tickets;
 mod ws;
 
 pub use auth::{ACT_FOR, Actor, Authenticator, Caller, DevTokens, Player};
+pub use codes::Code;
 pub use cors::{AllowedOrigins, BadOrigin};
 pub use error::ApiError;
 pub use limits::{Class, Limit, RateLimits};
@@ -307,13 +309,13 @@ async fn ready(
 }
 
 async fn not_found() -> ApiError {
-    ApiError::not_found("no_route", "no such endpoint")
+    ApiError::not_found(Code::NO_ROUTE, "no such endpoint")
 }
 
 async fn method_not_allowed() -> ApiError {
     ApiError::new(
         axum::http::StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        Code::METHOD_NOT_ALLOWED,
         "method not allowed on this endpoint",
     )
 }

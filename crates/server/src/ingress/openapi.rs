@@ -19,7 +19,8 @@ pub struct ErrorBody {
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
 pub struct ErrorObject {
-    /// A stable machine-readable code, e.g. `player_busy`, `rate_limited`.
+    /// A stable machine-readable code, e.g. `player_busy`, `rate_limited`: one
+    /// of the `ErrorCode` schema's.
     pub code: String,
     /// What happened and what to do, for people.
     pub message: String,
@@ -69,12 +70,15 @@ pub enum Errors {
     Unavailable(ErrorBody),
 }
 
-/// Declares the bearer token.
+/// Declares the bearer token, and lists the error codes (`ErrorCode`).
 struct Bearer;
 
 impl Modify for Bearer {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
+        components
+            .schemas
+            .insert("ErrorCode".to_string(), super::codes::schema());
         components.add_security_scheme(
             "bearer",
             SecurityScheme::Http(

@@ -16,6 +16,7 @@
 //! or a party disbanding cancels the live party tickets of the players concerned
 //! (reason `party_changed`).
 
+use super::Code;
 use super::auth::TokenClaims;
 use super::extract::ApiJson;
 use super::openapi::Errors;
@@ -58,7 +59,7 @@ fn edit_nonce() -> String {
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("party_not_found", "no such party")
+    ApiError::not_found(Code::PARTY_NOT_FOUND, "no such party")
 }
 
 fn party_id(raw: String) -> Result<PartyId, ApiError> {
@@ -66,13 +67,14 @@ fn party_id(raw: String) -> Result<PartyId, ApiError> {
 }
 
 fn target(t: Target) -> Result<PlayerId, ApiError> {
-    PlayerId::new(t.player_id).map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))
+    PlayerId::new(t.player_id)
+        .map_err(|e| ApiError::bad_request(Code::INVALID_PLAYER, e.to_string()))
 }
 
 fn not_leader() -> ApiError {
     ApiError::new(
         StatusCode::FORBIDDEN,
-        "not_party_leader",
+        Code::NOT_PARTY_LEADER,
         "only the party's leader may do this",
     )
 }
@@ -102,7 +104,7 @@ pub async fn current(state: &AppState, player: &PlayerId) -> Result<Option<Party
 async fn claim(state: &AppState, player: &PlayerId, id: &PartyId) -> Result<(), ApiError> {
     let in_other = |other: &PartyId| {
         ApiError::conflict(
-            "already_in_party",
+            Code::ALREADY_IN_PARTY,
             format!("player {player} is in party {other}; leave it first"),
         )
         .with("party_id", other.to_string())
@@ -128,7 +130,7 @@ async fn claim(state: &AppState, player: &PlayerId, id: &PartyId) -> Result<(), 
 
 fn too_many_invites(whose: &str) -> ApiError {
     ApiError::conflict(
-        "too_many_invites",
+        Code::TOO_MANY_INVITES,
         format!("{whose} at most {MAX_PENDING_INVITES} invites pending at once"),
     )
 }
@@ -141,7 +143,7 @@ async fn merge(state: &AppState, delta: &Party) -> Result<Party, ApiError> {
     match state.store.merge_party(delta, limits).await? {
         PartyMerge::Merged(p) => Ok(p),
         PartyMerge::Full => Err(ApiError::conflict(
-            "party_full",
+            Code::PARTY_FULL,
             format!("a party has at most {MAX_PARTY} members"),
         )),
         PartyMerge::TooManyInvites => Err(too_many_invites("a party has")),
@@ -269,7 +271,7 @@ pub async fn create(
     attest(&state, &actor, &claims).await?;
     if let Some(p) = current(&state, &actor).await? {
         return Err(ApiError::conflict(
-            "already_in_party",
+            Code::ALREADY_IN_PARTY,
             format!("player {actor} is in party {}; leave it first", p.id),
         )
         .with("party_id", p.id.to_string()));
@@ -323,14 +325,14 @@ pub async fn mine(
     if id != "me" && id != actor.as_str() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::FORBIDDEN,
             "players can only read their own party",
         ));
     }
     current(&state, &actor)
         .await?
         .map(|p| Json(p.view()))
-        .ok_or_else(|| ApiError::not_found("no_party", "the player is in no party"))
+        .ok_or_else(|| ApiError::not_found(Code::NO_PARTY, "the player is in no party"))
 }
 
 /// The party, which the caller leads.
@@ -359,7 +361,7 @@ pub async fn invite(
     let who = target(body)?;
     if party.is_member(&who) {
         return Err(ApiError::conflict(
-            "already_member",
+            Code::ALREADY_MEMBER,
             format!("player {who} is already in the party"),
         ));
     }
@@ -408,7 +410,7 @@ pub async fn join(
     }
     if party.members().len() >= MAX_PARTY {
         return Err(ApiError::conflict(
-            "party_full",
+            Code::PARTY_FULL,
             format!("a party has at most {MAX_PARTY} members"),
         ));
     }
@@ -476,14 +478,14 @@ pub async fn kick(
     let who = target(body)?;
     if who == actor {
         return Err(ApiError::bad_request(
-            "invalid_player",
+            Code::INVALID_PLAYER,
             "to leave your own party, use /leave",
         ));
     }
     if !party.is_member(&who) && !party.is_invited(&who) {
         // 409, not 404: the party (the resource named) exists.
         return Err(ApiError::conflict(
-            "player_not_in_party",
+            Code::PLAYER_NOT_IN_PARTY,
             format!("player {who} is not in the party"),
         ));
     }

@@ -15,6 +15,7 @@
 //! latest matches span less than 15 minutes: the figures then cover the span
 //! they have (`span_s` says how long).
 
+use super::Code;
 use super::openapi::Errors;
 use super::{ApiError, AppState, Player};
 use axum::Json;
@@ -187,7 +188,7 @@ pub async fn get_one(
 ) -> Result<Json<QueueStats>, ApiError> {
     let Some(closed) = state.catalog.mode(&mode).map(|m| m.closed) else {
         return Err(ApiError::not_found(
-            "unknown_mode",
+            Code::UNKNOWN_MODE,
             format!("no mode {mode:?}"),
         ));
     };

@@ -2,6 +2,7 @@
 //! from the rating database as it is now: a player sees their own writes), and
 //! leaderboards (cached for a few seconds; each answer says how old it is).
 
+use super::Code;
 use super::extract::ApiQuery;
 use super::{ApiError, AppState, Player};
 use axum::Json;
@@ -33,7 +34,7 @@ fn own(actor: &PlayerId, id: &str) -> Result<(), ApiError> {
     } else {
         Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::FORBIDDEN,
             "players can only read their own ratings",
         ))
     }
@@ -143,7 +144,7 @@ fn limit(l: Option<usize>, default: usize) -> Result<usize, ApiError> {
     let l = l.unwrap_or(default);
     if !(1..=MAX_LIMIT).contains(&l) {
         return Err(ApiError::bad_request(
-            "invalid_query",
+            Code::INVALID_QUERY,
             format!("limit must be between 1 and {MAX_LIMIT}"),
         ));
     }
@@ -153,7 +154,7 @@ fn limit(l: Option<usize>, default: usize) -> Result<usize, ApiError> {
 fn known_mode<'a>(state: &'a AppState, mode: &str) -> Result<&'a mm_engine::Mode, ApiError> {
     state.catalog.mode(mode).ok_or_else(|| {
         ApiError::not_found(
-            "unknown_mode",
+            Code::UNKNOWN_MODE,
             format!(
                 "unknown mode {mode:?}; known modes: {}",
                 state.catalog.modes().names().collect::<Vec<_>>().join(", ")
@@ -250,7 +251,7 @@ pub async fn leaderboard(
     if let Some(around) = &q.around {
         if around != "me" && around != actor.as_str() {
             return Err(ApiError::bad_request(
-                "invalid_query",
+                Code::INVALID_QUERY,
                 "around takes `me` (leaderboards center on the caller only)",
             ));
         }

@@ -1,5 +1,6 @@
 //! Ticket endpoints: create, read, cancel, and a player's matches.
 
+use super::Code;
 use super::attributes;
 use super::extract::{ApiJson, ApiQuery};
 use super::limits::{Class, TicketCharge};
@@ -63,7 +64,7 @@ pub struct CreateTicket {
 fn check_rating(r: f64, who: &str) -> Result<f64, ApiError> {
     if !(MIN_RATING..=MAX_RATING).contains(&r) {
         return Err(ApiError::bad_request(
-            "invalid_rating",
+            Code::INVALID_RATING,
             format!("rating of {who} must be between {MIN_RATING} and {MAX_RATING}"),
         ));
     }
@@ -80,7 +81,7 @@ impl CreateTicket {
     ) -> Result<(Ticket, bool, attributes::Sent), ApiError> {
         let Some(mode) = state.catalog.mode(&self.mode) else {
             return Err(ApiError::bad_request(
-                "unknown_mode",
+                Code::UNKNOWN_MODE,
                 format!(
                     "unknown mode {:?}; known modes: {}",
                     self.mode,
@@ -90,14 +91,14 @@ impl CreateTicket {
         };
         if mode.closed {
             return Err(ApiError::conflict(
-                "mode_closed",
+                Code::MODE_CLOSED,
                 format!("mode {:?} is closed: it takes no new tickets", self.mode),
             ));
         }
         let specs = match (self.players, &actor.player) {
             (Some(specs), _) if specs.is_empty() => {
                 return Err(ApiError::bad_request(
-                    "missing_player",
+                    Code::MISSING_PLAYER,
                     "players must list at least one player (leave it out to queue the authenticated player alone)",
                 ));
             }
@@ -105,14 +106,14 @@ impl CreateTicket {
             (None, Some(me)) => vec![PlayerSpec::Id(me.as_str().to_owned())],
             (None, None) => {
                 return Err(ApiError::bad_request(
-                    "missing_player",
+                    Code::MISSING_PLAYER,
                     "players must list the ticket's players: a trusted backend acts for no player of its own",
                 ));
             }
         };
         if specs.len() > mode.max_party {
             return Err(ApiError::bad_request(
-                "party_too_large",
+                Code::PARTY_TOO_LARGE,
                 format!(
                     "mode {} accepts parties of at most {} players, got {}",
                     mode.name,
@@ -134,7 +135,7 @@ impl CreateTicket {
         if from_client && !state.client_ratings && !actor.trusted() {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "rating_not_allowed",
+                Code::RATING_NOT_ALLOWED,
                 "ratings come from the rating service: leave rating out (only a trusted backend may send ratings; ALLOW_CLIENT_RATINGS=true allows them for tests and imports)",
             ));
         }
@@ -155,10 +156,10 @@ impl CreateTicket {
             };
             sent.players.push(own);
             let id = PlayerId::new(id)
-                .map_err(|e| ApiError::bad_request("invalid_player", e.to_string()))?;
+                .map_err(|e| ApiError::bad_request(Code::INVALID_PLAYER, e.to_string()))?;
             if players.contains(&id) {
                 return Err(ApiError::bad_request(
-                    "invalid_player",
+                    Code::INVALID_PLAYER,
                     format!("player {id} is listed twice"),
                 ));
             }
@@ -168,7 +169,7 @@ impl CreateTicket {
                 (None, false) => 0.0,
                 (None, true) => default_rating.ok_or_else(|| {
                     ApiError::bad_request(
-                        "missing_rating",
+                        Code::MISSING_RATING,
                         format!("player {id} has no rating and the ticket gives none"),
                     )
                 })?,
@@ -183,7 +184,7 @@ impl CreateTicket {
             Some(_) => {
                 return Err(ApiError::new(
                     StatusCode::FORBIDDEN,
-                    "not_your_ticket",
+                    Code::NOT_YOUR_TICKET,
                     "a ticket's players must include the authenticated player",
                 ));
             }
@@ -206,7 +207,7 @@ impl CreateTicket {
         if let Some(r) = self.region {
             if !regions.is_empty() {
                 return Err(ApiError::bad_request(
-                    "invalid_request",
+                    Code::INVALID_REQUEST,
                     "give either region or regions, not both",
                 ));
             }
@@ -217,26 +218,26 @@ impl CreateTicket {
         }
         if regions.is_empty() {
             return Err(ApiError::bad_request(
-                "missing_region",
+                Code::MISSING_REGION,
                 "regions must list at least one region",
             ));
         }
         if regions.len() > MAX_REGIONS {
             return Err(ApiError::bad_request(
-                "invalid_request",
+                Code::INVALID_REQUEST,
                 format!("at most {MAX_REGIONS} regions"),
             ));
         }
         for (i, r) in regions.iter().enumerate() {
             if regions[..i].iter().any(|x| x.region == r.region) {
                 return Err(ApiError::bad_request(
-                    "invalid_request",
+                    Code::INVALID_REQUEST,
                     format!("region {:?} is listed twice", r.region),
                 ));
             }
             if r.latency_ms.is_some_and(|l| l > MAX_LATENCY_MS) {
                 return Err(ApiError::bad_request(
-                    "invalid_latency",
+                    Code::INVALID_LATENCY,
                     format!("latency_ms must be at most {MAX_LATENCY_MS}"),
                 ));
             }
@@ -247,7 +248,7 @@ impl CreateTicket {
         // older client's ticket away.
         if !regions.iter().any(|r| state.catalog.has_region(&r.region)) {
             return Err(ApiError::bad_request(
-                "unknown_region",
+                Code::UNKNOWN_REGION,
                 format!(
                     "no region served here among {}; served regions: {}",
                     regions
@@ -452,7 +453,7 @@ pub async fn create(
     let catalog = state.catalog.clone();
     let mode = catalog
         .mode(&ticket.mode)
-        .ok_or_else(|| ApiError::bad_request("unknown_mode", "unknown mode"))?;
+        .ok_or_else(|| ApiError::bad_request(Code::UNKNOWN_MODE, "unknown mode"))?;
     // Members' token claims, kept when they joined the party, for the
     // attributes the mode takes from tokens.
     let mut attested = Vec::new();
@@ -493,7 +494,7 @@ pub async fn create(
         }
         EnqueueOutcome::PlayerBusy(player, current) => {
             return Err(ApiError::conflict(
-                "player_busy",
+                Code::PLAYER_BUSY,
                 format!(
                     "player {player} already has an active ticket {current}; cancel it or wait for it to finish"
                 ),
@@ -502,14 +503,14 @@ pub async fn create(
         }
         EnqueueOutcome::InMatch(player, mid) => {
             return Err(ApiError::conflict(
-                "player_in_match",
+                Code::PLAYER_IN_MATCH,
                 format!("player {player} is in match {mid}, which is not over"),
             )
             .with("match_id", mid.to_string()));
         }
         EnqueueOutcome::StaleRating(player) => {
             return Err(ApiError::conflict(
-                "rating_changed",
+                Code::RATING_CHANGED,
                 format!("the rating of player {player} changed while the ticket was queued; retry"),
             ));
         }
@@ -517,7 +518,7 @@ pub async fn create(
             let secs = until.saturating_sub(now_ms()).div_ceil(1000).max(1);
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "queue_banned",
+                Code::QUEUE_BANNED,
                 format!(
                     "player {player} declined or ignored a ready check and may not queue for {secs} more seconds (until {until} ms since the epoch)"
                 ),
@@ -560,19 +561,19 @@ async fn party_ticket(
     let forbidden = |code, message: String| ApiError::new(StatusCode::FORBIDDEN, code, message);
     let Some(party) = super::parties::current(state, actor).await? else {
         return Err(forbidden(
-            "not_in_party",
+            Code::NOT_IN_PARTY,
             "a ticket may name other players only if they are in your party (POST /v1/parties, then invite them)".into(),
         ));
     };
     if party.leader != *actor {
         return Err(forbidden(
-            "not_party_leader",
+            Code::NOT_PARTY_LEADER,
             format!("only the party's leader ({}) queues it", party.leader),
         ));
     }
     if let Some(outsider) = players.iter().find(|p| !party.is_member(p)) {
         return Err(forbidden(
-            "not_party_member",
+            Code::NOT_PARTY_MEMBER,
             format!("player {outsider} is not in your party"),
         )
         .with("player_id", outsider.to_string()));
@@ -595,7 +596,7 @@ pub async fn announce_cancelled(
 }
 
 fn ticket_id(raw: String) -> Result<TicketId, ApiError> {
-    TicketId::new(raw).map_err(|_| ApiError::not_found("ticket_not_found", "no such ticket"))
+    TicketId::new(raw).map_err(|_| ApiError::not_found(Code::TICKET_NOT_FOUND, "no such ticket"))
 }
 
 /// The caller's ticket, or 404 (also for other players' tickets).
@@ -609,7 +610,7 @@ async fn read(
         .ticket(actor, id)
         .await?
         .map(Json)
-        .ok_or_else(|| ApiError::not_found("ticket_not_found", "no such ticket"))
+        .ok_or_else(|| ApiError::not_found(Code::TICKET_NOT_FOUND, "no such ticket"))
 }
 
 /// `GET /v1/tickets/{id}`.
@@ -649,12 +650,15 @@ pub async fn cancel(
         CancelOutcome::AlreadyCancelled => {}
         CancelOutcome::Matched(mid) => {
             return Err(ApiError::conflict(
-                "ticket_matched",
+                Code::TICKET_MATCHED,
                 format!("ticket is already in match {mid}"),
             ));
         }
         CancelOutcome::NotFound => {
-            return Err(ApiError::not_found("ticket_not_found", "no such ticket"));
+            return Err(ApiError::not_found(
+                Code::TICKET_NOT_FOUND,
+                "no such ticket",
+            ));
         }
     }
     read(&state, &actor, &id).await
@@ -687,14 +691,14 @@ pub async fn player_matches(
     if id != "me" && id != actor.as_str() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::FORBIDDEN,
             "players can only list their own matches",
         ));
     }
     let limit = q.limit.unwrap_or(20);
     if !(1..=mm_store::HISTORY_LEN).contains(&limit) {
         return Err(ApiError::bad_request(
-            "invalid_query",
+            Code::INVALID_QUERY,
             format!("limit must be between 1 and {}", mm_store::HISTORY_LEN),
         ));
     }

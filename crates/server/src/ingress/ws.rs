@@ -14,6 +14,7 @@
 //! `{"type": "error", "error": {"code": "rate_limited", ...}}` and is closed with
 //! 1008 (policy violation).
 
+use super::Code;
 use super::limits::{self, Class, ClientAddr};
 use super::{ApiError, AppState, Player, matches};
 use crate::saga;
@@ -57,7 +58,7 @@ pub async fn upgrade(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let upgrade = upgrade
-        .map_err(|r| ApiError::new(r.status(), "websocket_required", r.body_text()))?
+        .map_err(|r| ApiError::new(r.status(), Code::WEBSOCKET_REQUIRED, r.body_text()))?
         .read_buffer_size(READ_BUFFER)
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE);
@@ -134,12 +135,12 @@ async fn presence(store: &Arc<dyn Store>, player: &PlayerId, connected: bool) {
 
 /// Handles one text frame from the client; returns the reply.
 async fn handle(store: &Arc<dyn Store>, player: &PlayerId, text: &str) -> serde_json::Value {
-    let error = |code: &str, message: String| serde_json::json!({"type": "error", "error": {"code": code, "message": message}});
+    let error = |code: Code, message: String| serde_json::json!({"type": "error", "error": {"code": code.as_str(), "message": message}});
     let msg: Incoming = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) => {
             return error(
-                "invalid_message",
+                Code::INVALID_MESSAGE,
                 format!(
                     "expected {{\"type\": \"match.accept\" | \"match.decline\", \"match_id\": ...}}: {e}"
                 ),
@@ -151,7 +152,7 @@ async fn handle(store: &Arc<dyn Store>, player: &PlayerId, text: &str) -> serde_
         Incoming::Decline { match_id } => (match_id, Answer::Declined),
     };
     let Ok(id) = MatchId::new(raw) else {
-        return error("match_not_found", "no such match".into());
+        return error(Code::MATCH_NOT_FOUND, "no such match".into());
     };
     match matches::respond(store, player, &id, answer).await {
         Ok(record) => serde_json::json!({
@@ -213,7 +214,7 @@ async fn session(
                 Some(Ok(msg @ (Message::Text(_) | Message::Binary(_)))) => {
                     if let Err(e) = Box::pin(limits::check(state, Class::Messages, Some(player), addr)).await {
                         let wait = e.details.as_ref().and_then(|d| d.get("retry_after_ms")).cloned();
-                        let reply = serde_json::json!({"type": "error", "error": {"code": e.code, "message": e.message, "retry_after_ms": wait}});
+                        let reply = serde_json::json!({"type": "error", "error": {"code": e.code.as_str(), "message": e.message, "retry_after_ms": wait}});
                         let _ = socket.send(Message::Text(reply.to_string().into())).await;
                         let frame = CloseFrame { code: close_code::POLICY, reason: "rate limited".into() };
                         let _ = socket.send(Message::Close(Some(frame))).await;
@@ -221,7 +222,7 @@ async fn session(
                     }
                     let reply = match msg {
                         Message::Text(text) => Box::pin(handle(store, player, text.as_str())).await,
-                        _ => serde_json::json!({"type": "error", "error": {"code": "not_supported", "message": "send JSON text frames"}}),
+                        _ => serde_json::json!({"type": "error", "error": {"code": Code::NOT_SUPPORTED.as_str(), "message": "send JSON text frames"}}),
                     };
                     if socket.send(Message::Text(reply.to_string().into())).await.is_err() {
                         return true;

@@ -18,6 +18,7 @@ pub mod limits;
 
 pub use auth::{COOKIE, OperatorAuth, Refusal, cookie_safe};
 
+use crate::ingress::Code;
 use crate::ingress::{ApiError, TrustedProxies};
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
@@ -128,7 +129,7 @@ async fn admit(State(gate): State<Gate>, mut req: Request, next: Next) -> Respon
         let ms = wait.as_millis().max(1) as u64;
         return ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
+            Code::RATE_LIMITED,
             "too many operator-plane calls from this address; retry shortly",
         )
         .with("scope", "address")
@@ -154,7 +155,7 @@ async fn admit(State(gate): State<Gate>, mut req: Request, next: Next) -> Respon
         Err(Refusal::NotOperator) => {
             return ApiError::new(
                 StatusCode::FORBIDDEN,
-                "not_operator",
+                Code::NOT_OPERATOR,
                 "this token is not an operator's (role operator)",
             )
             .into_response();
