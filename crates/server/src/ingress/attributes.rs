@@ -11,7 +11,7 @@
 use super::ApiError;
 use super::Code;
 use axum::http::StatusCode;
-use mm_domain::{AttributeError, Attributes, PlayerId};
+use mm_domain::{AttributeError, Attributes, PlayerId, Ticket};
 use mm_engine::Mode;
 use mm_engine::rules::never::Why;
 
@@ -90,7 +90,6 @@ pub(crate) fn resolve(
     if own.iter().all(Attributes::is_empty) {
         own.clear();
     }
-    matchable(mode, &ticket, &own, players, trusted)?;
     Ok((ticket, own))
 }
 
@@ -99,19 +98,8 @@ pub(crate) fn resolve(
 /// players agreeing under each rule at its loosest step (`400` naming the
 /// attribute: `invalid_attribute`, `attribute_required`,
 /// `attributes_disagree`). Such a ticket would otherwise wait for ever.
-fn matchable(
-    mode: &Mode,
-    ticket: &Attributes,
-    own: &[Attributes],
-    players: &[PlayerId],
-    trusted: bool,
-) -> Result<(), ApiError> {
-    let read = Read {
-        ticket,
-        own,
-        players,
-    };
-    let Some(u) = mm_engine::rules::never::unmatchable(&mode.rules, &read) else {
+pub(crate) fn matchable(mode: &Mode, ticket: &Ticket, trusted: bool) -> Result<(), ApiError> {
+    let Some(u) = mm_engine::rules::never::unmatchable(&mode.rules, ticket) else {
         return Ok(());
     };
     let code = match u.why {
@@ -124,26 +112,4 @@ fn matchable(
         message.push_str(" (the mode takes it from the player's token, which has no such claim)");
     }
     Err(ApiError::bad_request(code, message).with("attribute", u.attribute))
-}
-
-/// A ticket being created, as the rules read it.
-struct Read<'a> {
-    ticket: &'a Attributes,
-    own: &'a [Attributes],
-    players: &'a [PlayerId],
-}
-
-impl mm_engine::Described for Read<'_> {
-    fn players(&self) -> usize {
-        self.players.len()
-    }
-    fn value(&self, i: usize, attribute: &str) -> Option<&mm_domain::Value> {
-        self.own
-            .get(i)
-            .and_then(|a| a.get(attribute))
-            .or_else(|| self.ticket.get(attribute))
-    }
-    fn player(&self, i: usize) -> Option<&PlayerId> {
-        self.players.get(i)
-    }
 }

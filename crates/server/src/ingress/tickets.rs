@@ -476,6 +476,7 @@ pub async fn create(
     )?;
     ticket.attributes = attrs;
     ticket.player_attributes = own;
+    attributes::matchable(mode, &ticket, actor.trusted())?;
     // Kept apart for good by the mode's hard rules (builds), in a lane of its
     // own in the queues.
     ticket.lane = mode.lane(&ticket);
