@@ -18,13 +18,16 @@
 //! wait) less the roles its remaining players hold ([`Backfill::held_roles`]).
 //! [`fill_roles`] then names each filler's role. With a `party_balance` rule,
 //! a party joins a team only if the teams' largest parties stay within the
-//! rule's gap (or no further apart than they already are).
+//! rule's gap (or no further apart than they already are). Under an
+//! `intersect` rule a filler must list the value the match chose (its map),
+//! not just share some value with its players.
 
 use crate::Mode;
 use crate::engine::Entry;
 use crate::rules::roles::{Need, assign};
 use crate::rules::{Grown, RolesAt, Traits};
 use mm_domain::Millis;
+use std::collections::BTreeMap;
 
 /// A running match's open seats, as the engine reads them.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +44,10 @@ pub struct Backfill {
     /// Per team, its largest party still playing (empty: not known, and party
     /// balance is not checked).
     pub parties: Vec<usize>,
+    /// What the match chose under its `intersect` rules (attribute -> value:
+    /// the map it is played on). A filler must list it while the rule is in
+    /// force: sharing another value with the players is not enough.
+    pub chosen: BTreeMap<String, String>,
 }
 
 impl Backfill {
@@ -127,6 +134,9 @@ pub fn fill_with(
     for (_, _, i) in candidates {
         let e = &entries[i];
         let wait = backfill_wait.max(now.saturating_sub(e.enqueued_at));
+        if ruled && !traits.lists_chosen(i, wait, &backfill.chosen) {
+            continue;
+        }
         let roles = if ruled { traits.roles_at(wait) } else { None };
         let gap = if ruled { traits.party_gap(wait) } else { None };
         let fits = |team: usize| {

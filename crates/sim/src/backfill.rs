@@ -213,6 +213,7 @@ impl Running {
                 opened_at: live.seats.iter().flatten().copied().min().unwrap_or(now),
                 held_roles: Vec::new(),
                 parties: Vec::new(),
+                chosen: Default::default(),
             };
             let average = request.average();
             let traits = rules(tickets, &live.tickets);

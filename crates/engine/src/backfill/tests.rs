@@ -18,6 +18,7 @@ fn one_seat() -> Backfill {
         opened_at: 0,
         held_roles: Vec::new(),
         parties: Vec::new(),
+        chosen: Default::default(),
     }
 }
 
@@ -59,6 +60,7 @@ fn a_party_is_never_split_and_goes_where_it_fits() {
         opened_at: 0,
         held_roles: Vec::new(),
         parties: Vec::new(),
+        chosen: Default::default(),
     };
     let duo = Entry {
         size: 2,
@@ -82,6 +84,7 @@ fn fillers_go_where_the_team_averages_stay_closest() {
         opened_at: 0,
         held_roles: Vec::new(),
         parties: Vec::new(),
+        chosen: Default::default(),
     };
     let entries = [Entry::solo(1540.0, 0), Entry::solo(1460.0, 0)];
     let placed = fill(&five(), &b, &entries, 10_000);
@@ -106,6 +109,7 @@ fn a_full_or_empty_match_takes_nobody() {
         opened_at: 0,
         held_roles: Vec::new(),
         parties: Vec::new(),
+        chosen: Default::default(),
     };
     assert!(fill(&five(), &empty, &entries, 1_000).is_empty());
 }
@@ -268,6 +272,7 @@ fn a_party_joins_only_if_the_teams_stay_alike() {
         opened_at: 0,
         held_roles: Vec::new(),
         parties: vec![1, 1],
+        chosen: Default::default(),
     };
     let four = Entry {
         size: 4,
@@ -283,6 +288,7 @@ fn a_party_joins_only_if_the_teams_stay_alike() {
     // Make-ups not known: the four-stack goes.
     let unknown = Backfill {
         parties: Vec::new(),
+        chosen: Default::default(),
         ..b
     };
     assert_eq!(
@@ -306,6 +312,7 @@ proptest! {
             opened_at: opened,
             held_roles: Vec::new(),
             parties: Vec::new(),
+            chosen: Default::default(),
         };
         let now = 60_000;
         let entries: Vec<Entry> = pool
@@ -335,4 +342,69 @@ proptest! {
             }
         }
     }
+}
+
+/// A row listing maps: its players, their list.
+struct Maps(Vec<PlayerId>, Value);
+
+impl Described for Maps {
+    fn players(&self) -> usize {
+        self.0.len()
+    }
+    fn value(&self, _: usize, attribute: &str) -> Option<&Value> {
+        (attribute == "maps").then_some(&self.1)
+    }
+    fn player(&self, i: usize) -> Option<&PlayerId> {
+        self.0.get(i)
+    }
+}
+
+fn maps(players: &[&str], listed: &[&str]) -> Maps {
+    Maps(
+        players.iter().map(|p| PlayerId::new(*p).unwrap()).collect(),
+        Value::List(listed.iter().map(|m| m.to_string()).collect()),
+    )
+}
+
+#[test]
+fn a_filler_must_list_the_map_the_match_is_played_on() {
+    let mut m = five();
+    m.rules = Modes::load(
+        Some(
+            r#"
+[modes.5v5]
+teams = 2
+team_size = 5
+rules = [{ kind = "intersect", attribute = "maps", relax = [{ after = "30s", off = true }] }]
+"#,
+        ),
+        crate::WindowPolicy::default(),
+    )
+    .unwrap()
+    .get("5v5")
+    .unwrap()
+    .rules
+    .clone();
+    // The match's players all listed dust and harbor; it is played on dust.
+    let rows = [
+        maps(&["hal"], &["harbor"]),
+        maps(&["dot"], &["canal", "dust"]),
+        maps(&["ann", "bob", "cid"], &["dust", "harbor"]),
+    ];
+    let traits = Traits::new(&m.rules, &rows);
+    let mut b = one_seat();
+    b.chosen.insert("maps".into(), "dust".into());
+    let entries = [Entry::solo(1500.0, 0), Entry::solo(1510.0, 0)];
+    // hal shares harbor with the players, but the game is on dust.
+    assert_eq!(fill_with(&m, &b, &entries, &traits, 1_000), vec![(1, 0)]);
+    // dot far outside every window: hal alone.
+    let only_hal = [Entry::solo(1500.0, 0), Entry::solo(3000.0, 0)];
+    assert!(fill_with(&m, &b, &only_hal, &traits, 1_000).is_empty());
+    // Once the rule is off (the backfill waited 30 s), anyone may take it.
+    assert_eq!(fill_with(&m, &b, &only_hal, &traits, 31_000), vec![(0, 0)]);
+    // Without a choice recorded, sharing a value is enough.
+    assert_eq!(
+        fill_with(&m, &one_seat(), &only_hal, &traits, 1_000),
+        vec![(0, 0)]
+    );
 }

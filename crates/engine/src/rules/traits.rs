@@ -178,6 +178,33 @@ impl Traits {
         &self.blocked[self.blocks_start[e] as usize..self.blocks_start[e + 1] as usize]
     }
 
+    /// Whether every player of entry `e` lists the value a running match
+    /// chose (`chosen`: attribute -> value) under each `intersect` rule still
+    /// in force at `wait`: a filler joins the map being played, not just one
+    /// its players share.
+    pub fn lists_chosen(
+        &self,
+        e: usize,
+        wait: Millis,
+        chosen: &std::collections::BTreeMap<String, String>,
+    ) -> bool {
+        self.rules.iter().all(|(rule, column)| match column {
+            Column::Intersect { sets, names, .. } => {
+                let Some(value) = chosen.get(&rule.attribute) else {
+                    return true;
+                };
+                if rule.steps[rule.step(wait)].params == Params::Off {
+                    return true;
+                }
+                names
+                    .iter()
+                    .position(|n| **n == **value)
+                    .is_some_and(|b| sets[e] >> b & 1 == 1)
+            }
+            _ => true,
+        })
+    }
+
     /// The roles rule at `wait`, with its compiled sets (`None`: no such rule,
     /// or off).
     pub(crate) fn roles_at(&self, wait: Millis) -> Option<RolesAt<'_>> {

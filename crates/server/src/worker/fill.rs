@@ -174,6 +174,8 @@ async fn fills(
             opened_at: b.opened_at,
             held_roles,
             parties,
+            // A filler plays on the map the match chose.
+            chosen: m.decided.chosen.clone(),
         };
         let entries: Vec<Entry> = free
             .iter()
