@@ -36,8 +36,20 @@ pub struct Unmatchable {
     pub message: String,
 }
 
+/// What the ingress refuses of ticket `t`: a value of the wrong kind for a
+/// rule that reads it, whatever the step (a client's mistake), or else the
+/// first rule it could never meet ([`unmatchable`]).
+pub fn refused(rules: &[Rule], t: &impl Described) -> Option<Unmatchable> {
+    rules
+        .iter()
+        .find_map(|rule| wrong_kind(rule, t))
+        .or_else(|| unmatchable(rules, t))
+}
+
 /// The first of `rules` that ticket `t` could never meet, at the rule's
-/// loosest step (a relax step only loosens the one before it).
+/// loosest step (a relax step only loosens the one before it), its values
+/// read as the engine reads them (a string where a `distance` rule reads a
+/// number counts as none).
 pub fn unmatchable(rules: &[Rule], t: &impl Described) -> Option<Unmatchable> {
     rules.iter().find_map(|rule| check(rule, t))
 }
@@ -49,19 +61,10 @@ fn who(t: &impl Described, i: usize) -> String {
     }
 }
 
-fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
+/// A value of ticket `t` of a kind `rule` does not read.
+fn wrong_kind(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
     let a = rule.attribute.as_str();
-    let kind = rule.kind.name();
-    let fault = |why, message: String| {
-        Some(Unmatchable {
-            attribute: a.to_string(),
-            why,
-            message,
-        })
-    };
-    let players = t.players().max(1);
-    let values = (0..players).map(|i| t.value(i, a));
-    // The kind of each value, whatever the step.
+    let values = (0..t.players().max(1)).map(|i| t.value(i, a));
     let wrong = match rule.kind {
         Kind::Equal => values
             .clone()
@@ -77,17 +80,31 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
             .map(|i| (i, "a number")),
         Kind::PartyBalance => None,
     };
-    if let Some((i, wanted)) = wrong {
-        return fault(
-            Why::Invalid,
-            format!(
-                "attribute {a} of {} must be {wanted}: the mode's {kind} rule reads it",
-                who(t, i)
-            ),
-        );
-    }
+    let (i, wanted) = wrong?;
+    Some(Unmatchable {
+        attribute: a.to_string(),
+        why: Why::Invalid,
+        message: format!(
+            "attribute {a} of {} must be {wanted}: the mode's {} rule reads it",
+            who(t, i),
+            rule.kind.name()
+        ),
+    })
+}
+
+fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
+    let a = rule.attribute.as_str();
+    let kind = rule.kind.name();
+    let fault = |why, message: String| {
+        Some(Unmatchable {
+            attribute: a.to_string(),
+            why,
+            message,
+        })
+    };
+    let players = t.players().max(1);
+    let values = (0..players).map(|i| t.value(i, a));
     let loosest = &rule.steps.last().expect("a rule has a first step").params;
-    let missing = values.clone().position(|v| v.is_none());
     let required = |i: usize| {
         fault(
             Why::Missing,
@@ -116,7 +133,10 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
             )
         }
         Params::Intersect { min } => {
-            if let Some(i) = missing {
+            let listless = values
+                .clone()
+                .position(|v| v.and_then(Value::as_list).is_none());
+            if let Some(i) = listless {
                 return required(i);
             }
             let mut shared: Vec<&str> = Vec::new();
@@ -153,7 +173,10 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
             )
         }
         Params::Distance { max } => {
-            if let Some(i) = missing {
+            let numberless = values
+                .clone()
+                .position(|v| v.and_then(Value::as_number).is_none());
+            if let Some(i) = numberless {
                 return required(i);
             }
             let numbers = values.filter_map(|v| v.and_then(Value::as_number));
@@ -300,7 +323,7 @@ mod tests {
     }
 
     fn why(rules: &[Rule], t: &T) -> Option<(String, Why)> {
-        unmatchable(rules, t).map(|u| (u.attribute, u.why))
+        refused(rules, t).map(|u| (u.attribute, u.why))
     }
 
     #[test]
@@ -328,12 +351,25 @@ mod tests {
             why(&r, &ticket(json!({"level": "37"}), &[])),
             Some(("level".into(), Why::Invalid))
         );
-        let u = unmatchable(
+        let u = refused(
             &r,
             &ticket(json!({}), &[json!({}), json!({"level": ["x"]})]),
         )
         .unwrap();
         assert!(u.message.contains("player p1"), "{}", u.message);
+        // Not that the engine could never match them: each rule turns off.
+        for bad in [
+            json!({"build": ["1", "2"]}),
+            json!({"maps": 3}),
+            json!({"level": "37"}),
+        ] {
+            assert_eq!(unmatchable(&r, &ticket(bad, &[])), None);
+        }
+        // Under a hard distance, a string is no number: never matched.
+        let hard =
+            rules(r#"rules = [{ kind = "distance", attribute = "level", max_distance = 5.0 }]"#);
+        let u = unmatchable(&hard, &ticket(json!({"level": "37"}), &[])).unwrap();
+        assert_eq!(u.why, Why::Missing);
     }
 
     #[test]
@@ -355,7 +391,7 @@ mod tests {
             Some(("level".into(), Why::Missing))
         );
         // One member without it is enough.
-        let u = unmatchable(
+        let u = refused(
             &hard,
             &ticket(json!({"maps": ["dust"]}), &[json!({"level": 1}), json!({})]),
         )
@@ -437,7 +473,7 @@ mod tests {
             None,
             "no list: any role"
         );
-        let u = unmatchable(&hard, &solo(json!(["tnak"]))).unwrap();
+        let u = refused(&hard, &solo(json!(["tnak"]))).unwrap();
         assert_eq!((u.attribute.as_str(), u.why), ("roles", Why::Invalid));
         assert!(
             u.message.contains("(damage, healer, tank)"),

@@ -99,7 +99,7 @@ pub(crate) fn resolve(
 /// attribute: `invalid_attribute`, `attribute_required`,
 /// `attributes_disagree`). Such a ticket would otherwise wait for ever.
 pub(crate) fn matchable(mode: &Mode, ticket: &Ticket, trusted: bool) -> Result<(), ApiError> {
-    let Some(u) = mm_engine::rules::never::unmatchable(&mode.rules, ticket) else {
+    let Some(u) = mm_engine::rules::never::refused(&mode.rules, ticket) else {
         return Ok(());
     };
     let code = match u.why {
