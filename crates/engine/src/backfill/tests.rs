@@ -184,26 +184,36 @@ rules = [{ kind = "equal", attribute = "build" }]
     assert_eq!(placed, vec![(3, 0)]);
 }
 
-/// A row for a roles rule: one player and the roles they accept.
-struct Roles(Vec<PlayerId>, Value);
+/// A row whose players list the same values of one attribute (roles they
+/// accept, maps they would play).
+struct Listed(&'static str, Vec<PlayerId>, Value);
 
-impl Described for Roles {
+impl Described for Listed {
     fn players(&self) -> usize {
-        self.0.len()
+        self.1.len()
     }
     fn value(&self, _: usize, attribute: &str) -> Option<&Value> {
-        (attribute == "roles").then_some(&self.1)
+        (attribute == self.0).then_some(&self.2)
     }
     fn player(&self, i: usize) -> Option<&PlayerId> {
-        self.0.get(i)
+        self.1.get(i)
     }
 }
 
-fn roles(players: &[&str], accepted: &[&str]) -> Roles {
-    Roles(
+fn listed(attribute: &'static str, players: &[&str], values: &[&str]) -> Listed {
+    Listed(
+        attribute,
         players.iter().map(|n| PlayerId::new(*n).unwrap()).collect(),
-        Value::List(accepted.iter().map(|r| r.to_string()).collect()),
+        Value::List(values.iter().map(|r| r.to_string()).collect()),
     )
+}
+
+fn roles(players: &[&str], accepted: &[&str]) -> Listed {
+    listed("roles", players, accepted)
+}
+
+fn maps(players: &[&str], listed_maps: &[&str]) -> Listed {
+    listed("maps", players, listed_maps)
 }
 
 #[test]
@@ -342,28 +352,6 @@ proptest! {
             }
         }
     }
-}
-
-/// A row listing maps: its players, their list.
-struct Maps(Vec<PlayerId>, Value);
-
-impl Described for Maps {
-    fn players(&self) -> usize {
-        self.0.len()
-    }
-    fn value(&self, _: usize, attribute: &str) -> Option<&Value> {
-        (attribute == "maps").then_some(&self.1)
-    }
-    fn player(&self, i: usize) -> Option<&PlayerId> {
-        self.0.get(i)
-    }
-}
-
-fn maps(players: &[&str], listed: &[&str]) -> Maps {
-    Maps(
-        players.iter().map(|p| PlayerId::new(*p).unwrap()).collect(),
-        Value::List(listed.iter().map(|m| m.to_string()).collect()),
-    )
 }
 
 #[test]
