@@ -9,14 +9,14 @@
 //! Our strategies fill; the seed-000 baseline has no backfill. A mode's
 //! attribute rules hold between fillers and every ticket the match has had (a
 //! leaver's attributes still count: the simulator does not track which
-//! party member left).
+//! party member left), and a filler must list the map the match chose.
 
 use crate::report::{gap_of, pct};
 use mm_engine::{Backfill, Entry, Mode, Traits, fill_with};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// How players leave running matches.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,6 +40,9 @@ struct Live {
     seats: Vec<Vec<u64>>,
     /// The tickets it has had, fillers included.
     tickets: Vec<usize>,
+    /// What it chose under its mode's `intersect` rules (its map): a filler
+    /// must list it.
+    chosen: BTreeMap<String, String>,
 }
 
 /// What backfill did in a run.
@@ -98,6 +101,7 @@ impl Running {
         pool: usize,
         teams: &[Vec<(f64, usize)>],
         tickets: Vec<usize>,
+        chosen: BTreeMap<String, String>,
         at: u64,
     ) -> usize {
         let id = self.live.len();
@@ -119,6 +123,7 @@ impl Running {
             seats: vec![Vec::new(); ratings.len()],
             teams: ratings,
             tickets,
+            chosen,
         });
         id
     }
@@ -213,7 +218,7 @@ impl Running {
                 opened_at: live.seats.iter().flatten().copied().min().unwrap_or(now),
                 held_roles: Vec::new(),
                 parties: Vec::new(),
-                chosen: Default::default(),
+                chosen: live.chosen.clone(),
             };
             let average = request.average();
             let traits = rules(tickets, &live.tickets);

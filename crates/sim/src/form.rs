@@ -4,6 +4,15 @@
 
 use crate::run::SimTicket;
 use mm_engine::{BatchConfig, Candidate, Compiler, Entry, Mode, form_matches, propose_with};
+use std::collections::BTreeMap;
+
+/// A match a strategy formed: its teams (tickets), and what it chose under
+/// its mode's `intersect` rules (attribute -> value: its map; seed 000 chooses
+/// nothing).
+pub(crate) struct Formed {
+    pub teams: Vec<Vec<usize>>,
+    pub chosen: BTreeMap<String, String>,
+}
 
 pub(crate) fn ours(
     mode: &Mode,
@@ -12,16 +21,22 @@ pub(crate) fn ours(
     pool: &[usize],
     region: usize,
     now: u64,
-) -> Vec<Vec<Vec<usize>>> {
+) -> Vec<Formed> {
     let entries = entries(tickets, pool, region);
     let traits = compiler.traits(pool.iter().map(|&t| &tickets[t].compiled));
     propose_with(mode, &entries, &traits, now)
         .into_iter()
-        .map(|p| {
-            p.by_team()
+        .map(|p| Formed {
+            chosen: p
+                .chosen
+                .iter()
+                .map(|(a, v)| (a.to_string(), v.to_string()))
+                .collect(),
+            teams: p
+                .by_team()
                 .into_iter()
                 .map(|team| team.into_iter().map(|i| pool[i]).collect())
-                .collect()
+                .collect(),
         })
         .collect()
 }
@@ -52,7 +67,7 @@ pub(crate) fn seed000(
     tickets: &[SimTicket],
     claimed: &[usize],
     now: u64,
-) -> Vec<Vec<Vec<usize>>> {
+) -> Vec<Formed> {
     let players = mode.max_players();
     let cfg = BatchConfig {
         min_players: players,
@@ -76,7 +91,10 @@ pub(crate) fn seed000(
             for (k, t) in members.into_iter().enumerate() {
                 teams[k % mode.teams].push(t);
             }
-            teams
+            Formed {
+                teams,
+                chosen: BTreeMap::new(),
+            }
         })
         .collect()
 }

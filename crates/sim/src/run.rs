@@ -11,14 +11,14 @@
 
 use crate::backfill::{Leaving, Running};
 use crate::estimates::Estimates;
-use crate::form::{entries, ours, seed000};
+use crate::form::{Formed, entries, ours, seed000};
 use crate::report::{Outcome, Report};
 use crate::stream::{Arrival, StreamSpec, generate};
 use mm_domain::{Attributes, Value};
 use mm_engine::{Compiled, Compiler, Described, Mode, Modes, RegionChoice, Traits, plan};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// When a strategy's matchers run, as the service schedules its consumers and
@@ -532,8 +532,8 @@ impl Sim<'_> {
         m.formed += self.backfill(p, now, end);
         let matches = self.form(p, now, &mut m.rng, &mut m.claims);
         m.formed += matches.len();
-        for teams in matches {
-            self.commit(p, &teams, now, end);
+        for formed in matches {
+            self.commit(p, &formed.teams, formed.chosen, now, end);
         }
         m.busy_until = end;
         m.step += 1;
@@ -559,7 +559,7 @@ impl Sim<'_> {
         now: u64,
         rng: &mut StdRng,
         claims: &mut HashMap<usize, usize>,
-    ) -> Vec<Vec<Vec<usize>>> {
+    ) -> Vec<Formed> {
         let (mode, region) = (self.modes[p / self.regions], p % self.regions);
         let queue = &self.queues[p];
         let n = queue.len();
@@ -657,7 +657,14 @@ impl Sim<'_> {
     }
 
     /// Records a match and withdraws its groups' other tickets.
-    fn commit(&mut self, pool: usize, teams: &[Vec<usize>], now: u64, at: u64) {
+    fn commit(
+        &mut self,
+        pool: usize,
+        teams: &[Vec<usize>],
+        chosen: BTreeMap<String, String>,
+        now: u64,
+        at: u64,
+    ) {
         self.judge(pool, teams, now);
         for team in teams {
             for &t in team {
@@ -687,7 +694,7 @@ impl Sim<'_> {
                 })
                 .collect();
             let members = teams.iter().flatten().copied().collect();
-            let live = running.start(pool, &players, members, at);
+            let live = running.start(pool, &players, members, chosen, at);
             debug_assert_eq!(live, id, "running matches are numbered as recorded");
         }
     }

@@ -217,7 +217,7 @@ fn without_backfill_leaving_changes_no_match() {
 #[test]
 fn backfill_under_rules_fills_seats() {
     // The rules scenario's attributes: fillers must share the match's build,
-    // platform (before crossplay) and a map with it (the engine's fill_with;
+    // platform (before crossplay) and list the map it chose (the engine's fill_with;
     // see mm_engine::backfill's tests), and some are found.
     let mut s = short("rules", 60);
     s.leaving = Some(Leaving {
