@@ -360,13 +360,20 @@ async fn misfits(store: &dyn Store, fit: &Fit, after: mm_domain::Millis) -> usiz
             return 0;
         }
     };
+    // Each ticket judged once, then ended by reason.
+    let (mut too_large, mut unmatchable) = (Vec::new(), Vec::new());
+    for t in tickets {
+        match fit.misfit(&t) {
+            Some(reasons::PARTY_TOO_LARGE) => too_large.push(t),
+            Some(_) => unmatchable.push(t),
+            None => {}
+        }
+    }
     let mut ended = 0;
-    for reason in [reasons::PARTY_TOO_LARGE, reasons::UNMATCHABLE] {
-        let these: Vec<mm_domain::Ticket> = tickets
-            .iter()
-            .filter(|t| fit.misfit(t) == Some(reason))
-            .cloned()
-            .collect();
+    for (reason, these) in [
+        (reasons::PARTY_TOO_LARGE, too_large),
+        (reasons::UNMATCHABLE, unmatchable),
+    ] {
         if these.is_empty() {
             continue;
         }

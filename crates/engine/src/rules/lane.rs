@@ -50,18 +50,16 @@ fn label(groups: &[Vec<String>], v: Option<&Value>) -> Vec<u8> {
     let mut out = Vec::new();
     match v {
         None => out.push(0),
-        // As the engine reads it (`equal_key`): a number is its decimal text.
-        Some(v @ (Value::Number(_) | Value::Text(_))) => {
-            text(&mut out, groups, &equal_key(Some(v)))
-        }
-        Some(Value::List(l)) if l.len() == 1 => text(&mut out, groups, &l[0]),
-        Some(Value::List(l)) => {
+        Some(Value::List(l)) if l.len() != 1 => {
             out.push(3);
             for v in l {
                 out.extend_from_slice(v.as_bytes());
                 out.push(0xff);
             }
         }
+        // As the engine reads it (`equal_key`): a list of one is its string,
+        // a number its decimal text.
+        Some(v) => text(&mut out, groups, &equal_key(Some(v))),
     }
     out
 }

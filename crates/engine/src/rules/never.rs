@@ -194,10 +194,10 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
                 ),
             )
         }
-        Params::Roles { need, any } => {
-            let need: Vec<Need> = need
+        Params::Roles { any, .. } => {
+            let roles: Vec<&(String, usize)> = need_of(loosest).collect();
+            let need: Vec<Need> = roles
                 .iter()
-                .take(MAX_ROLES)
                 .enumerate()
                 .map(|(bit, (r, count))| Need {
                     bit,
@@ -205,7 +205,7 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
                     any: any.contains(r),
                 })
                 .collect();
-            let names: Vec<&str> = need_of(loosest).map(|(r, _)| r.as_str()).collect();
+            let names: Vec<&str> = roles.iter().map(|(r, _)| r.as_str()).collect();
             let slots: usize = need.iter().map(|n| n.count).sum();
             let every = u16::MAX;
             let mut masks: Vec<u16> = Vec::with_capacity(slots);
@@ -215,7 +215,6 @@ fn check(rule: &Rule, t: &impl Described) -> Option<Unmatchable> {
                     Some(list) => list
                         .iter()
                         .filter_map(|r| names.iter().position(|n| n == r))
-                        .filter(|&b| b < MAX_ROLES)
                         .fold(0u16, |s, b| s | 1 << b),
                 };
                 let playable = need.iter().any(|n| n.any || mask >> n.bit & 1 == 1);
