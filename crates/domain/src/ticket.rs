@@ -91,7 +91,8 @@ pub struct Ticket {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub player_attributes: Vec<Attributes>,
     /// Players whom a player of this ticket blocked, or who blocked one of them,
-    /// as the store had it when the ticket was queued: never in its match.
+    /// as the store had it when the ticket was queued, and those of blocks made
+    /// while it waits (the store adds them): never in its match.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<PlayerId>,
     /// Where the ticket waits in its queues: tickets that a mode's hard rules

@@ -4,15 +4,34 @@
 //! are sets in the players' own slots (`mm:{u:PLAYER}:blocks`,
 //! `...:blocked_by`): blocking writes the blocker's list (checking its size in
 //! one script) and then the other's reverse set.
+//!
+//! A block made while either player waits reaches their waiting tickets too
+//! ([`Blocks::keep_apart_waiting`]): each ticket's stored copy gains the other
+//! player, and a ticket a worker or a pool's leader holds is taken from it, so
+//! that a match formed from the copy without the block cannot commit, and is
+//! read again with the block. A ticket still on its way into its pools when
+//! the block is made (activated, not yet queued) is waited for briefly.
 
 use crate::StoreError;
 use async_trait::async_trait;
 use mm_domain::PlayerId;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// Most players one player may block.
 pub const MAX_BLOCKS: usize = 200;
+
+/// How often a block looks again for a waiting ticket that was activated but
+/// not yet queued in its pools (its creation is between two store calls), and
+/// how long it waits between looks: a creation takes a few milliseconds, so a
+/// ticket still not queued after this long was given back.
+const ON_ITS_WAY_LOOKS: u32 = 20;
+const ON_ITS_WAY_PAUSE: Duration = Duration::from_millis(25);
+
+/// A live ticket in none of its pools counts as on its way there for this
+/// long after its activation (ms); later, it was given back or forgotten.
+pub(crate) const ON_ITS_WAY_MS: u64 = 3_000;
 
 /// The answer to a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +56,70 @@ pub trait Blocks {
     /// Everyone `players` may not meet: whom any of them blocked and who
     /// blocked any of them, sorted, without duplicates.
     async fn kept_apart(&self, players: &[PlayerId]) -> Result<Vec<PlayerId>, StoreError>;
+
+    /// Adds `others` to what each of `player`'s waiting tickets is kept apart
+    /// from, in every pool the ticket waits in, and takes each such ticket
+    /// from the worker or leader holding it (a match formed from its copy
+    /// without them does not commit; the ticket is read again, in the queue,
+    /// keeping its place and wait). A ticket that ended is rewritten too
+    /// (one whose match ends before play goes back to the queue with it).
+    /// Returns false if one of the player's live tickets is in none of its
+    /// pools yet, activated within [`ON_ITS_WAY_MS`] (its creation is between
+    /// activating and queueing it): the caller looks again.
+    async fn add_blocks_to_waiting(
+        &self,
+        player: &PlayerId,
+        others: &[PlayerId],
+    ) -> Result<bool, StoreError>;
+
+    /// A block of `b` by `a` (or of `a` by `b`) just made, on the two
+    /// players' waiting tickets ([`Blocks::add_blocks_to_waiting`] both ways),
+    /// looking again for a while at a ticket still on its way into its pools.
+    async fn keep_apart_waiting<'a>(
+        &self,
+        a: &'a PlayerId,
+        b: &'a PlayerId,
+    ) -> Result<(), StoreError> {
+        let (mut a_done, mut b_done) = (false, false);
+        for look in 0..ON_ITS_WAY_LOOKS {
+            if look > 0 {
+                tokio::time::sleep(ON_ITS_WAY_PAUSE).await;
+            }
+            let add = |done: bool, player: &'a PlayerId, other: &'a PlayerId| async move {
+                if done {
+                    return Ok(true);
+                }
+                self.add_blocks_to_waiting(player, std::slice::from_ref(other))
+                    .await
+            };
+            let (x, y) = tokio::join!(add(a_done, a, b), add(b_done, b, a));
+            (a_done, b_done) = (x?, y?);
+            if a_done && b_done {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `ticket`'s copy kept apart from `others` too (none of its own players);
+/// `None` if it is already.
+pub(crate) fn with_blocks(
+    ticket: &mm_domain::Ticket,
+    others: &[PlayerId],
+) -> Option<mm_domain::Ticket> {
+    let new: Vec<&PlayerId> = others
+        .iter()
+        .filter(|o| !ticket.players.contains(o) && !ticket.blocks.contains(o))
+        .collect();
+    if new.is_empty() {
+        return None;
+    }
+    let mut t = ticket.clone();
+    t.blocks.extend(new.into_iter().cloned());
+    t.blocks.sort();
+    t.blocks.dedup();
+    Some(t)
 }
 
 /// One player's lists: whom they blocked, and who blocked them.

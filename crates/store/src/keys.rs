@@ -4,7 +4,7 @@
 //! | key | type | holds |
 //! |---|---|---|
 //! | `mm:{p:MODE:REGION}:q` | zset | queued ticket ids, scored by rating (a pool leader's stay until their match commits) |
-//! | `mm:{p:..}:t` | hash | ticket id -> ticket JSON (immutable) |
+//! | `mm:{p:..}:t` | hash | ticket id -> ticket JSON (rewritten only to add a block made while it waits: `late_block.lua`) |
 //! | `mm:{p:..}:st` | hash | ticket id -> state: `q` new, `r` requeued, `s` held (by a claim worker, or read by the pool's leader and still in the queue), `c` cancelled, `m:MATCH` matched, `w:REASON` withdrawn |
 //! | `mm:{p:..}:w:WORKER` | zset | tickets the worker holds, scored by rating |
 //! | `mm:{p:..}:leases` | zset | worker id -> lease expiry (ms, Redis clock) |

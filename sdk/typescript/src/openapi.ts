@@ -268,7 +268,11 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** `PUT /v1/players/{id}/blocks/{player_id}`. */
+        /**
+         * `PUT /v1/players/{id}/blocks/{player_id}`.
+         * @description Answered once the two players' waiting tickets, if any, carry the block:
+         *     no match formed after the answer holds both.
+         */
         put: operations["block"];
         post?: never;
         /** `DELETE /v1/players/{id}/blocks/{player_id}`. */

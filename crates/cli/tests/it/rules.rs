@@ -633,6 +633,48 @@ async fn blocked_players_never_meet(d: &Deployment) {
         .send(Method::DELETE, "/v1/players/me/blocks/bl-bob", None)
         .await;
     assert_eq!((s, &b["blocks"]), (StatusCode::OK, &json!([])), "{b}");
+    a_block_made_while_both_wait_keeps_them_apart(d).await;
+}
+
+/// Three players wait for a 2v2 (held by a worker or the pool's leader) when
+/// one blocks another: the fourth who comes makes no match of the four, the
+/// fifth makes one with one of the two.
+async fn a_block_made_while_both_wait_keeps_them_apart(d: &Deployment) {
+    let attributes = json!({"build": "lb", "maps": ["dust"]});
+    let mut waiting = Vec::new();
+    for p in ["lb-ann", "lb-bob", "lb-cy"] {
+        waiting.push((p, queue(d, "ruled", p, attributes.clone()).await));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (s, b) = d
+        .client("lb-bob")
+        .send(Method::PUT, "/v1/players/me/blocks/lb-ann", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let dan = queue(d, "ruled", "lb-dan", attributes.clone()).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    waiting.push(("lb-dan", dan));
+    for (p, t) in &waiting {
+        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
+        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
+    }
+    let eve = queue(d, "ruled", "lb-eve", attributes).await;
+    let view = matched(d, "lb-eve", &eve).await;
+    let players = view["match"]["tickets"].to_string();
+    assert!(
+        players.contains("lb-ann") != players.contains("lb-bob"),
+        "{view}"
+    );
+    // The one left waits on, still kept apart; it goes.
+    for (p, t) in &waiting[..2] {
+        if !players.contains(p) {
+            let (s, b) = d
+                .client(p)
+                .send(Method::DELETE, &format!("/v1/tickets/{t}"), None)
+                .await;
+            assert!(s.is_success(), "{b}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,8 +7,10 @@
 //! - `GET /v1/players/{id}/blocks`: the caller's list.
 //!
 //! `id` is `me` or the caller. A new ticket carries its players' blocks both
-//! ways ([`mm_store::Blocks::kept_apart`]); a block made while a ticket waits
-//! applies from the player's next ticket.
+//! ways ([`mm_store::Blocks::kept_apart`]); a block made while either player
+//! waits reaches their waiting tickets before it is answered
+//! ([`mm_store::Blocks::keep_apart_waiting`]): no match formed after the
+//! answer holds both. An unblock applies from the players' next tickets.
 
 use super::Code;
 use super::openapi::Errors;
@@ -76,6 +78,9 @@ pub async fn get_list(
 }
 
 /// `PUT /v1/players/{id}/blocks/{player_id}`.
+///
+/// Answered once the two players' waiting tickets, if any, carry the block:
+/// no match formed after the answer holds both.
 #[utoipa::path(put, path = "/v1/players/{id}/blocks/{player_id}", tag = "players",
     params(("id" = String, Path, description = "`me` or the caller's id"),
            ("player_id" = String, Path, description = "The player to block")),
@@ -89,7 +94,10 @@ pub async fn block(
     own(&actor, &id)?;
     let target = other(&actor, target)?;
     match state.store.block(&actor, &target).await? {
-        Blocked::Done => list(&state, actor).await,
+        Blocked::Done => {
+            state.store.keep_apart_waiting(&actor, &target).await?;
+            list(&state, actor).await
+        }
         Blocked::Full => Err(ApiError::conflict(
             Code::TOO_MANY_BLOCKS,
             format!("a player may block at most {MAX_BLOCKS} players; unblock one first"),

@@ -34,7 +34,8 @@ pub(crate) struct Kept {
     /// The held tickets' players and the players they block, together.
     named: usize,
     /// The held tickets' ids: a ticket handed over again (queued again after
-    /// it was withdrawn, before the leader heard it was) is held once.
+    /// it was withdrawn, before the leader heard it was; read again after a
+    /// block) is held once, its newest copy.
     ids: HashSet<TicketId>,
 }
 
@@ -92,14 +93,40 @@ impl Kept {
         self.tickets.iter().map(|c| c.ticket.id.clone()).collect()
     }
 
-    /// Adds `claimed`, but for tickets held already.
+    /// Adds `claimed`; a ticket held already takes the place of the copy
+    /// held (it was read again: queued again after it was withdrawn, before
+    /// the leader heard it was, or given a block while it waited).
     pub(crate) fn extend(&mut self, claimed: Vec<Claimed>) {
         for c in claimed {
             if self.ids.insert(c.ticket.id.clone()) {
                 self.named += named(&c);
                 self.tickets.push(c);
+            } else {
+                self.replace(c);
             }
         }
+    }
+
+    /// Puts `c` in the place of the held copy of its ticket, its row read
+    /// again (all rows, if its blocks need players numbered and the
+    /// numbering has none).
+    fn replace(&mut self, c: Claimed) {
+        let Some(at) = self.tickets.iter().position(|t| t.ticket.id == c.ticket.id) else {
+            return;
+        };
+        self.named = self.named - named(&self.tickets[at]) + named(&c);
+        if at < self.rows.len() {
+            match self.compiler.as_mut() {
+                Some(compiler) if c.ticket.blocks.is_empty() || compiler.sees_people() => {
+                    self.rows[at] = compiler.compile(&c.ticket);
+                }
+                _ => {
+                    self.compiler = None;
+                    self.rows.clear();
+                }
+            }
+        }
+        self.tickets[at] = c;
     }
 
     /// Adds `claimed` and reads them for `mode`'s rules at once: a leader
@@ -251,6 +278,46 @@ rules = [{ kind = "intersect", attribute = "maps" }]
         assert_eq!(ids(&kept), ["t1", "t3", "t2"]);
         let (a, b) = both(&mut kept, mode, usize::MAX);
         assert_eq!(a, b);
+    }
+
+    /// A ticket read again with a block made while it waited takes its held
+    /// copy's place and row: read with players numbered when the numbering
+    /// had none, in place when it had.
+    #[test]
+    fn a_ticket_read_again_with_a_block_replaces_its_copy() {
+        let modes = Modes::load(Some(MODES), Default::default()).unwrap();
+        let mode = modes.get("duel").unwrap();
+        let mut kept = Kept::default();
+        kept.extend_read(
+            vec![
+                ticket(1, &["dust"], &[]),
+                ticket(2, &["dust"], &[]),
+                ticket(3, &["dust"], &[]),
+            ],
+            mode,
+        );
+        // p1 blocked p2 while all three waited: both read again.
+        kept.extend(vec![
+            ticket(2, &["dust"], &["p1"]),
+            ticket(1, &["dust"], &["p2"]),
+        ]);
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept.from(3).len(), 0, "no new ticket");
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 1);
+        assert!(
+            !a[0].members.contains(&0) || !a[0].members.contains(&1),
+            "{a:?}"
+        );
+        assert!(kept.compiler.as_ref().unwrap().sees_people());
+        // p3 blocked p1 and p2: its row is read again in place, and nobody meets.
+        kept.extend(vec![ticket(3, &["dust"], &["p1", "p2"])]);
+        assert_eq!(kept.rows.len(), 3);
+        let (a, b) = both(&mut kept, mode, usize::MAX);
+        assert_eq!(a, b);
+        assert!(a.is_empty(), "{a:?}");
+        assert_eq!(kept.named, 3 + 4);
     }
 
     #[test]

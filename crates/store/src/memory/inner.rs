@@ -141,12 +141,74 @@ impl Inner {
             let player = self.player_mut(p, now);
             player.active.insert(ticket.mode.clone(), ticket.id.clone());
             player.tickets.insert(ticket.id.clone(), pools.clone());
+            player.queuing.insert(ticket.id.clone(), now);
         }
         Ok(marks)
     }
 
+    /// Adds `others` to the blocks of `player`'s live tickets in every pool
+    /// (same as `late_block.lua`): a held one is taken from its holder and
+    /// requeued. Returns the pools a ticket was taken in, and false if a live
+    /// ticket is in none of its pools yet, activated within
+    /// [`crate::blocks::ON_ITS_WAY_MS`].
+    pub(super) fn add_blocks(
+        &mut self,
+        player: &PlayerId,
+        others: &[PlayerId],
+        now: Millis,
+    ) -> (Vec<Pool>, bool) {
+        let Some(state) = self.players.get(player) else {
+            return (Vec::new(), true);
+        };
+        let on_its_way = |id: &TicketId| {
+            state
+                .queuing
+                .get(id)
+                .is_some_and(|at| now.saturating_sub(*at) < crate::blocks::ON_ITS_WAY_MS)
+        };
+        let live: Vec<(TicketId, Vec<Pool>, bool)> = state
+            .active
+            .values()
+            .map(|id| {
+                let pools = state.tickets.get(id).cloned().unwrap_or_default();
+                (id.clone(), pools, on_its_way(id))
+            })
+            .collect();
+        let (mut taken, mut all_queued) = (Vec::new(), true);
+        for (id, pools, on_its_way) in live {
+            let mut found = false;
+            for pool in pools {
+                let ps = self.pool(&pool);
+                let Some(ticket) = ps.tickets.get_mut(&id) else {
+                    continue;
+                };
+                found = true;
+                let Some(new) = crate::blocks::with_blocks(ticket, others) else {
+                    continue;
+                };
+                *ticket = new;
+                if ps.state.get(&id) != Some(&State::Held) {
+                    continue;
+                }
+                let holder = ps.held.iter_mut().find_map(|(_, held)| held.remove(&id));
+                if let Some(score) = holder {
+                    ps.state.insert(id.clone(), State::Requeued);
+                    ps.queue.insert((Score(score), id.clone()));
+                    taken.push(pool);
+                }
+            }
+            all_queued &= found || !on_its_way;
+        }
+        (taken, all_queued)
+    }
+
     /// Queues an activated ticket in each of its pools (same as `enqueue.lua`).
     pub(super) fn enqueue_entries(&mut self, ticket: &Ticket) {
+        for p in &ticket.players {
+            if let Some(player) = self.players.get_mut(p) {
+                player.queuing.remove(&ticket.id);
+            }
+        }
         for pool in &ticket.pools() {
             let ps = self.pool(pool);
             if !ps.tickets.contains_key(&ticket.id) {

@@ -124,6 +124,9 @@ struct PlayerState {
     active: HashMap<String, TicketId>,
     /// Every ticket of the player's -> the pools it waits in.
     tickets: HashMap<TicketId, Vec<Pool>>,
+    /// Tickets activated and not queued yet (their creation is between the
+    /// two) -> when they were activated.
+    queuing: HashMap<TicketId, Millis>,
     /// Newest first; each match shared with its other players.
     history: Vec<Arc<Match>>,
     /// The match the player is in while it is not over.
@@ -284,6 +287,7 @@ impl Store for MemoryStore {
         for p in &ticket.players {
             if let Some(state) = inner.players.get_mut(p) {
                 state.tickets.remove(&ticket.id);
+                state.queuing.remove(&ticket.id);
                 if state.active.get(&ticket.mode) == Some(&ticket.id) {
                     state.active.remove(&ticket.mode);
                 }

@@ -135,4 +135,16 @@ impl crate::Blocks for MemoryStore {
     async fn kept_apart(&self, players: &[PlayerId]) -> Result<Vec<PlayerId>, StoreError> {
         Ok(self.blocks.kept_apart(players))
     }
+
+    async fn add_blocks_to_waiting(
+        &self,
+        player: &PlayerId,
+        others: &[PlayerId],
+    ) -> Result<bool, StoreError> {
+        let (taken, all_queued) = self.lock().add_blocks(player, others, mm_domain::now_ms());
+        for pool in taken {
+            self.wakes.wake(&pool.name());
+        }
+        Ok(all_queued)
+    }
 }

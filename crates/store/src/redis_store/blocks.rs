@@ -1,19 +1,94 @@
 //! [`Blocks`] on Redis: a player's block list and its reverse, sets in the
-//! player's own slot (`block.lua` bounds the list).
+//! player's own slot (`block.lua` bounds the list). A block reaches the
+//! players' waiting tickets through `late_block.lua`, in each pool they wait in.
 
 use super::RedisStore;
 use crate::StoreError;
-use crate::blocks::{Blocked, Blocks, MAX_BLOCKS};
-use crate::keys::PlayerKeys;
+use crate::blocks::{Blocked, Blocks, MAX_BLOCKS, ON_ITS_WAY_MS};
+use crate::keys::{PlayerKeys, PoolKeys};
 use async_trait::async_trait;
 use futures_util::future::try_join_all;
-use mm_domain::PlayerId;
+use mm_domain::{PlayerId, Pool, Ticket};
 use std::collections::BTreeSet;
 
 fn ids(raw: Vec<String>) -> Result<Vec<PlayerId>, StoreError> {
     raw.into_iter()
         .map(|p| PlayerId::new(p).map_err(|e| StoreError::Corrupt(e.to_string())))
         .collect()
+}
+
+/// Times a ticket's copy is read again after another writer changed it
+/// between the read and the rewrite (another block of the same player's).
+const REWRITES: usize = 8;
+
+impl RedisStore {
+    /// Adds `others` to ticket `id`'s blocks in `pool` (`late_block.lua`):
+    /// false if the pool has no data for it.
+    async fn add_blocks_in(
+        &self,
+        pool: &Pool,
+        id: &str,
+        others: &[PlayerId],
+    ) -> Result<bool, StoreError> {
+        let keys = PoolKeys::new(pool);
+        for _ in 0..REWRITES {
+            let read: Option<String> = redis::cmd("HGET")
+                .arg(&keys.tickets)
+                .arg(id)
+                .query_async(&mut self.conn())
+                .await?;
+            let Some(read) = read else {
+                return Ok(false);
+            };
+            let ticket: Ticket = serde_json::from_str(&read)?;
+            let Some(new) = crate::blocks::with_blocks(&ticket, others) else {
+                return Ok(true);
+            };
+            let done: String = self
+                .scripts
+                .late_block
+                .key(&keys.tickets)
+                .key(&keys.state)
+                .key(&keys.queue)
+                .key(&keys.leases)
+                .key(&keys.leader)
+                .key(&keys.arrivals)
+                .key(&keys.armed)
+                .arg(id)
+                .arg(&read)
+                .arg(serde_json::to_string(&new)?)
+                .arg(keys.held(""))
+                .arg(crate::keys::WAKE_CHANNEL)
+                .arg(pool.name())
+                .invoke_async(&mut self.conn())
+                .await?;
+            match done.as_str() {
+                "changed" => continue,
+                "gone" => return Ok(false),
+                _ => return Ok(true),
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "ticket {id} in {}: rewritten under every one of {REWRITES} blocks",
+            pool.name()
+        )))
+    }
+
+    /// Whether `player`'s ticket `id` was activated within [`ON_ITS_WAY_MS`]
+    /// (the activation time its index entry carries, on Redis's clock, read
+    /// against this process's: a few milliseconds apart).
+    async fn on_its_way(&self, player: &PlayerId, id: &str) -> Result<bool, StoreError> {
+        let entry: Option<String> = redis::cmd("HGET")
+            .arg(PlayerKeys::new(player).tickets)
+            .arg(id)
+            .query_async(&mut self.conn())
+            .await?;
+        let at = entry
+            .as_deref()
+            .and_then(|e| e.rsplit_once(",@"))
+            .and_then(|(_, ms)| ms.parse::<u64>().ok());
+        Ok(at.is_some_and(|at| mm_domain::now_ms().saturating_sub(at) < ON_ITS_WAY_MS))
+    }
 }
 
 #[async_trait]
@@ -76,5 +151,29 @@ impl Blocks for RedisStore {
         });
         let all: BTreeSet<String> = try_join_all(reads).await?.into_iter().flatten().collect();
         ids(all.into_iter().collect())
+    }
+
+    async fn add_blocks_to_waiting(
+        &self,
+        player: &PlayerId,
+        others: &[PlayerId],
+    ) -> Result<bool, StoreError> {
+        let live: Vec<String> = redis::cmd("HVALS")
+            .arg(PlayerKeys::new(player).active)
+            .query_async(&mut self.conn())
+            .await?;
+        let mut all_queued = true;
+        for entry in &live {
+            let Some((id, pools)) = entry.split_once('|') else {
+                continue;
+            };
+            let pools: Vec<Pool> = pools.split(',').filter_map(Pool::parse).collect();
+            let found =
+                try_join_all(pools.iter().map(|p| self.add_blocks_in(p, id, others))).await?;
+            if !found.contains(&true) {
+                all_queued &= !self.on_its_way(player, id).await?;
+            }
+        }
+        Ok(all_queued)
     }
 }

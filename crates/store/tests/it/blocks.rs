@@ -1,12 +1,17 @@
 //! Block lists on the memory store, Redis and a Redis Cluster: a block is kept
 //! with the blocker and seen from both sides, bounded at 200, idempotent, and
 //! undone by an unblock; a new ticket carries its players' (Redis on one node
-//! reads them, activates and queues a solo ticket in one call).
+//! reads them, activates and queues a solo ticket in one call); a block made
+//! while both wait reaches their tickets, held by a claim worker or a pool's
+//! leader, and a match formed from the copies without it does not commit.
 
 use crate::Harness;
 use crate::lifecycle::{pool, ticket};
+use crate::several::make_match;
 use mm_domain::PlayerId;
-use mm_store::{Blocked, EnqueueOutcome, MAX_BLOCKS, Rate, RateKey, Store};
+use mm_store::{
+    Blocked, Claimed, EnqueueOutcome, LockName, MAX_BLOCKS, Rate, RateKey, Store, TokenLock,
+};
 use std::time::Duration;
 
 fn p(s: &str) -> PlayerId {
@@ -124,7 +129,139 @@ async fn a_new_ticket_carries_its_players_blocks(h: Harness) {
     assert_eq!(queued(s).await.len(), 1);
 }
 
+/// Each claimed ticket's first player and whom the ticket is kept apart from.
+fn apart(claimed: &[Claimed]) -> Vec<(String, Vec<PlayerId>)> {
+    let mut out: Vec<_> = claimed
+        .iter()
+        .map(|c| (c.ticket.players[0].to_string(), c.ticket.blocks.clone()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Hal and ivy wait, held by a claim worker, when hal blocks ivy: the
+/// worker's match of the two (formed before) does not commit, both are back
+/// in the queue with the block, and jay's ticket is untouched.
+async fn a_block_reaches_tickets_a_worker_holds(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let mut tickets = Vec::new();
+    for who in ["hal", "ivy", "jay"] {
+        let mut t = ticket(&[who], 0);
+        assert_eq!(
+            s.enqueue_new(&mut t, None).await.unwrap(),
+            EnqueueOutcome::Queued
+        );
+        tickets.push(t);
+    }
+    let lease = Duration::from_secs(30);
+    let held = s.claim("w", &pool(), 10, 0.0, lease).await.unwrap();
+    assert_eq!(held.len(), 3);
+    let before = make_match(
+        &pool(),
+        &[&held[0].ticket, &held[1].ticket, &held[2].ticket],
+    );
+    assert_eq!(s.block(&p("hal"), &p("ivy")).await.unwrap(), Blocked::Done);
+    s.keep_apart_waiting(&p("hal"), &p("ivy")).await.unwrap();
+    let done = s.complete("w", &pool(), &[before], lease).await.unwrap();
+    assert!(
+        done.is_empty(),
+        "a match of hal and ivy committed: {done:?}"
+    );
+    s.release("w", &pool(), None).await.unwrap();
+    let again = s.claim("w", &pool(), 10, 0.0, lease).await.unwrap();
+    assert_eq!(
+        apart(&again),
+        vec![
+            ("hal".into(), vec![p("ivy")]),
+            ("ivy".into(), vec![p("hal")]),
+            ("jay".into(), vec![]),
+        ]
+    );
+    // A block already there changes nothing; the tickets read as before.
+    s.keep_apart_waiting(&p("ivy"), &p("hal")).await.unwrap();
+    let m = make_match(&pool(), &[&again[0].ticket, &again[2].ticket]);
+    let done = s
+        .complete("w", &pool(), std::slice::from_ref(&m), lease)
+        .await
+        .unwrap();
+    assert_eq!(done, vec![m.id]);
+}
+
+/// The same with a pool's leader holding them: its match of the two does not
+/// commit, and its next read hands both over again, with the block.
+async fn a_block_reaches_tickets_a_leader_holds(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    for who in ["kim", "lou"] {
+        let mut t = ticket(&[who], 0);
+        assert_eq!(
+            s.enqueue_new(&mut t, None).await.unwrap(),
+            EnqueueOutcome::Queued
+        );
+    }
+    let lease = Duration::from_secs(30);
+    let lock = TokenLock::new(LockName::pool_leader(&pool()), lease);
+    let fence = lock.acquire(s).await.unwrap().expect("a free pool");
+    s.adopt("lead", &pool(), fence).await.unwrap();
+    let held = s
+        .lead_claim("lead", &pool(), fence, 100, lease)
+        .await
+        .unwrap();
+    assert_eq!(apart(&held).len(), 2);
+    let before = make_match(&pool(), &[&held[0].ticket, &held[1].ticket]);
+    assert_eq!(s.block(&p("lou"), &p("kim")).await.unwrap(), Blocked::Done);
+    s.keep_apart_waiting(&p("lou"), &p("kim")).await.unwrap();
+    let done = s
+        .lead_complete("lead", &pool(), fence, &[before], lease)
+        .await
+        .unwrap();
+    assert!(
+        done.is_empty(),
+        "a match of kim and lou committed: {done:?}"
+    );
+    let again = s
+        .lead_claim("lead", &pool(), fence, 100, lease)
+        .await
+        .unwrap();
+    assert_eq!(
+        apart(&again),
+        vec![
+            ("kim".into(), vec![p("lou")]),
+            ("lou".into(), vec![p("kim")])
+        ]
+    );
+    assert!(again.iter().all(|c| !c.first_claim));
+    let d = s.depths(&pool()).await.unwrap();
+    assert_eq!(d.queued + d.processing, 2, "both still waiting");
+}
+
+/// A block made while a ticket is being created (activated, its block lists
+/// read, not yet queued) waits for it to be queued, then reaches it; a player
+/// whose only ticket ended is not waited for.
+async fn a_block_waits_for_a_ticket_on_its_way(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let t = ticket(&["max"], 0);
+    assert!(s.activate(&t).await.unwrap().is_ok());
+    assert_eq!(s.block(&p("nat"), &p("max")).await.unwrap(), Blocked::Done);
+    let queueing = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.enqueue_entries(&t).await.unwrap();
+    };
+    let (nat, max) = (p("nat"), p("max"));
+    let (blocked, ()) = tokio::join!(s.keep_apart_waiting(&nat, &max), queueing);
+    blocked.unwrap();
+    assert_eq!(queued(s).await, vec![(t.id.to_string(), vec![p("nat")])]);
+    assert_eq!(
+        s.cancel(&p("max"), &t.id).await.unwrap(),
+        mm_store::CancelOutcome::Cancelled
+    );
+    s.keep_apart_waiting(&p("max"), &p("oz")).await.unwrap();
+    assert!(queued(s).await.is_empty());
+}
+
 crate::every_deployment!(
     blocks_are_seen_both_ways_and_bounded,
-    a_new_ticket_carries_its_players_blocks
+    a_block_waits_for_a_ticket_on_its_way,
+    a_new_ticket_carries_its_players_blocks,
+    a_block_reaches_tickets_a_worker_holds,
+    a_block_reaches_tickets_a_leader_holds
 );
