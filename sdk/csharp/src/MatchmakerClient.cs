@@ -267,16 +267,19 @@ namespace Matchmaker
 
         // Blocks
 
+        /// <summary>The caller's block list (at most 200 players).</summary>
         public async Task<BlockList> GetBlocksAsync(CancellationToken ct = default(CancellationToken))
         {
             return new BlockList(await Get("/v1/players/me/blocks", ct).ConfigureAwait(false));
         }
 
+        /// <summary>Blocks a player: never in one match with the caller, tickets already waiting included once this completes.</summary>
         public async Task<BlockList> BlockAsync(string playerId, CancellationToken ct = default(CancellationToken))
         {
             return new BlockList(await SendAsync(HttpMethod.Put, "/v1/players/me/blocks/" + Esc(playerId), null, false, ct).ConfigureAwait(false));
         }
 
+        /// <summary>Unblocks a player; applies from the two players' next tickets.</summary>
         public async Task<BlockList> UnblockAsync(string playerId, CancellationToken ct = default(CancellationToken))
         {
             return new BlockList(await SendAsync(HttpMethod.Delete, "/v1/players/me/blocks/" + Esc(playerId), null, false, ct).ConfigureAwait(false));
