@@ -5,6 +5,7 @@ mod auth;
 mod backfill;
 mod bad_input;
 mod bench;
+mod blocks;
 mod browser;
 mod cli;
 mod closing;

@@ -274,7 +274,7 @@ async fn tickets_the_rules_could_never_match_are_refused(d: &Deployment) {
 }
 
 /// Queues `player` for `mode` with `attributes`; returns the ticket id.
-async fn queue(d: &Deployment, mode: &str, player: &str, attributes: Value) -> String {
+pub(crate) async fn queue(d: &Deployment, mode: &str, player: &str, attributes: Value) -> String {
     let (s, t) = create(
         d,
         player,
