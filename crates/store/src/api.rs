@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 /// Charges one call to `charge`; the wait when it is over the limit.
-async fn over<S: Limits + ?Sized>(
+pub(crate) async fn over<S: Limits + ?Sized>(
     store: &S,
     charge: Option<&RateCheck>,
 ) -> Result<Option<Duration>, StoreError> {
@@ -39,6 +39,16 @@ pub(crate) async fn charge_apart<S: Store + ?Sized>(
         return Ok(Err(EnqueueOutcome::Limited(wait)));
     }
     store.activate(ticket).await
+}
+
+/// What an activation found of a ticket's players ([`Store::activate_apart`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activated {
+    /// Each player's freshness mark for the mode ([`Store::activate`]).
+    pub marks: Vec<u64>,
+    /// Whom the players blocked or were blocked by, sorted, each once
+    /// ([`Blocks::kept_apart`]).
+    pub blocks: Vec<PlayerId>,
 }
 
 /// A ticket a worker claimed.
@@ -178,6 +188,35 @@ pub trait Store:
         charge: Option<&RateCheck>,
     ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
         charge_apart(self, ticket, charge).await
+    }
+
+    /// [`Store::activate_charged`] and [`Blocks::kept_apart`] of the ticket's
+    /// players together: what a new ticket needs before it is queued. If the
+    /// block lists cannot be read, the activation is given back and the error
+    /// returned. Redis reads them in the players' activation scripts (the lists
+    /// live in the players' slots), with no call of their own.
+    async fn activate_apart(
+        &self,
+        ticket: &Ticket,
+        charge: Option<&RateCheck>,
+    ) -> Result<Result<Activated, EnqueueOutcome>, StoreError> {
+        let (blocks, activated) = tokio::join!(
+            self.kept_apart(&ticket.players),
+            self.activate_charged(ticket, charge)
+        );
+        let marks = match activated? {
+            Ok(marks) => marks,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        match blocks {
+            Ok(blocks) => Ok(Ok(Activated { marks, blocks })),
+            Err(e) => {
+                if let Err(undo) = self.deactivate(ticket).await {
+                    tracing::warn!(error = %undo, "could not give back a ticket's activation");
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The second half of [`Store::enqueue`]: queues an activated ticket in every

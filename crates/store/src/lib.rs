@@ -45,8 +45,8 @@ mod scripts;
 mod wake;
 
 pub use api::{
-    CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES, Store,
-    searching,
+    Activated, CancelOutcome, Claimed, Depths, EnqueueOutcome, MATCHED_ELSEWHERE, RECENT_MATCHES,
+    Store, searching,
 };
 pub use backfill::{
     Backfill, BackfillOutcome, Backfills, FillMark, JoinOutcome, MAX_BACKFILL_TEAMS, UnjoinOutcome,

@@ -323,7 +323,8 @@ fn fill(mode: &Mode, ticket: &mut Ticket, stored: &[Option<mm_ratings::Stored>],
 }
 
 /// Queues a ticket rated by the rating service, with its players' block lists
-/// (read as the store activates them, or with the ticket's queueing).
+/// (read as the store activates them, [`mm_store::Store::activate_apart`], or
+/// with the ticket's queueing).
 ///
 /// With every player's rating cached, the ticket is queued with them and the store
 /// refuses it if a newer rating was applied since (the player's freshness mark is
@@ -349,15 +350,13 @@ async fn enqueue_rated(
         return Ok(state.store.enqueue(ticket).await?);
     }
     if state.complete_marks {
-        let (blocks, activated) = tokio::join!(
-            state.store.kept_apart(&ticket.players),
-            state.store.activate_charged(ticket, charge)
-        );
-        let marks = match activated? {
-            Ok(marks) => marks,
+        let marks = match state.store.activate_apart(ticket, charge).await? {
+            Ok(activated) => {
+                ticket.blocks = activated.blocks;
+                activated.marks
+            }
             Err(refused) => return Ok(refused),
         };
-        ticket.blocks = given_back_unless(state, ticket, blocks).await?;
         if marks.iter().all(|m| *m == 0) {
             fill(mode, ticket, &vec![None; ticket.players.len()], true);
             state.store.enqueue_entries(ticket).await?;
@@ -366,35 +365,18 @@ async fn enqueue_rated(
         let read = state.ratings.skills(&mode.name, &ticket.players).await;
         return finish(state, mode, ticket, read, &marks).await;
     }
-    let (read, blocks, activated) = tokio::join!(
+    let (read, activated) = tokio::join!(
         state.ratings.skills(&mode.name, &ticket.players),
-        state.store.kept_apart(&ticket.players),
-        state.store.activate_charged(ticket, charge)
+        state.store.activate_apart(ticket, charge)
     );
     let marks = match activated? {
-        Ok(marks) => marks,
+        Ok(activated) => {
+            ticket.blocks = activated.blocks;
+            activated.marks
+        }
         Err(refused) => return Ok(refused),
     };
-    ticket.blocks = given_back_unless(state, ticket, blocks).await?;
     finish(state, mode, ticket, read, &marks).await
-}
-
-/// The block lists read beside an activation of `ticket`; if the read failed,
-/// the activation is given back and the error returned.
-async fn given_back_unless(
-    state: &AppState,
-    ticket: &Ticket,
-    blocks: Result<Vec<mm_domain::PlayerId>, mm_store::StoreError>,
-) -> Result<Vec<mm_domain::PlayerId>, ApiError> {
-    match blocks {
-        Ok(blocks) => Ok(blocks),
-        Err(e) => {
-            if let Err(undo) = state.store.deactivate(ticket).await {
-                tracing::warn!(error = %undo, "could not give back a ticket's activation");
-            }
-            Err(e.into())
-        }
-    }
 }
 
 /// Queues an activated ticket with the ratings `read`, read again past any batch

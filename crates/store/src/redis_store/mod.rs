@@ -31,7 +31,7 @@ pub use replicas::RedisPrimary;
 use crate::api::{Entry, State, combine, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys, WAKE_CHANNEL};
 use crate::scripts::Scripts;
-use crate::{Blocks, CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
+use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
 use async_trait::async_trait;
 use conn::Conn;
 use create::Created;
@@ -73,8 +73,9 @@ fn checked_version(ticket: &Ticket, player: &PlayerId) -> String {
 
 /// What [`RedisStore::activate_player`] found.
 enum Activation {
-    /// Activated; the player's freshness mark for the mode.
-    Done(u64),
+    /// Activated; the player's freshness mark for the mode, and whom they
+    /// blocked or were blocked by.
+    Done(u64, Vec<PlayerId>),
     Busy(TicketId),
     InMatch(MatchId),
     Banned(Millis),
@@ -406,8 +407,14 @@ impl Store for RedisStore {
             }
             Created::Refused => None,
             Created::NotSolo => {
-                ticket.blocks = self.kept_apart(&ticket.players).await?;
-                charge
+                return match self.activate_apart(ticket, charge).await? {
+                    Err(refused) => Ok(refused),
+                    Ok(activated) => {
+                        ticket.blocks = activated.blocks;
+                        self.enqueue_entries(ticket).await?;
+                        Ok(EnqueueOutcome::Queued)
+                    }
+                };
             }
         };
         self.enqueue_charged(ticket, charge).await
@@ -437,6 +444,14 @@ impl Store for RedisStore {
         ticket: &Ticket,
         charge: Option<&crate::RateCheck>,
     ) -> Result<Result<Vec<u64>, EnqueueOutcome>, StoreError> {
+        Ok(self.activate_apart(ticket, charge).await?.map(|a| a.marks))
+    }
+
+    async fn activate_apart(
+        &self,
+        ticket: &Ticket,
+        charge: Option<&crate::RateCheck>,
+    ) -> Result<Result<crate::Activated, EnqueueOutcome>, StoreError> {
         // The limiter belongs to one of the players, who goes first: the charge is
         // made in that player's activation script, before anything else.
         let charged = match charge {
@@ -447,12 +462,14 @@ impl Store for RedisStore {
                     ..
                 },
                 _,
-            )) => match ticket.players.iter().position(|q| q == p) {
-                Some(i) => Some(i),
-                None => return crate::api::charge_apart(self, ticket, charge).await,
-            },
-            Some(_) => return crate::api::charge_apart(self, ticket, charge).await,
+            )) => ticket.players.iter().position(|q| q == p),
+            Some(_) => None,
         };
+        if charged.is_none()
+            && let Some(wait) = crate::api::over(self, charge).await?
+        {
+            return Ok(Err(EnqueueOutcome::Limited(wait)));
+        }
         let names = ticket
             .pools()
             .iter()
@@ -466,13 +483,15 @@ impl Store for RedisStore {
         // Every player of the ticket takes it as their live ticket for the mode, one
         // after the other; if one is refused, the ones already taken are given back.
         let mut marks = vec![0; n];
+        let mut blocks = std::collections::BTreeSet::new();
         let mut taken = Vec::with_capacity(n);
         for i in order {
             let player = &ticket.players[i];
             let charge = charge.filter(|_| Some(i) == charged);
             let refused = match self.activate_player(player, ticket, &names, charge).await? {
-                Activation::Done(mark) => {
+                Activation::Done(mark, apart) => {
                     marks[i] = mark;
+                    blocks.extend(apart);
                     taken.push(player.clone());
                     continue;
                 }
@@ -485,7 +504,10 @@ impl Store for RedisStore {
             self.deactivate_players(ticket, &taken).await?;
             return Ok(Err(refused));
         }
-        Ok(Ok(marks))
+        Ok(Ok(crate::Activated {
+            marks,
+            blocks: blocks.into_iter().collect(),
+        }))
     }
 
     async fn enqueue_entries(&self, ticket: &Ticket) -> Result<(), StoreError> {

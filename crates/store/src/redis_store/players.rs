@@ -11,6 +11,7 @@ impl RedisStore {
     /// Each retry follows a ticket or match that finished, so a few tries always
     /// suffice unless the player is racing themselves.
     /// With `charge` (a limiter of the player's), the first try is charged to it.
+    /// Done, it gives the players this one may never meet (read in the same call).
     pub(super) async fn activate_player(
         &self,
         player: &PlayerId,
@@ -26,6 +27,8 @@ impl RedisStore {
                 .key(&pk.ban)
                 .key(&pk.in_match)
                 .key(&pk.marks)
+                .key(&pk.blocks)
+                .key(&pk.blocked_by)
                 .arg(ticket.id.as_str())
                 .arg(&ticket.mode)
                 .arg(pools)
@@ -40,8 +43,14 @@ impl RedisStore {
             }
             // Acknowledged only once replicated, when replicas are waited for.
             let current: String = self.invoke_durable(&call).await?;
-            if let Some(mark) = current.strip_prefix('=') {
-                return Ok(Activation::Done(mark.parse().unwrap_or(0)));
+            if let Some(done) = current.strip_prefix('=') {
+                let (mark, apart) = done.split_once('|').unwrap_or((done, ""));
+                let apart = apart
+                    .split(',')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| PlayerId::new(p).map_err(|e| StoreError::Corrupt(e.to_string())))
+                    .collect::<Result<_, _>>()?;
+                return Ok(Activation::Done(mark.parse().unwrap_or(0), apart));
             }
             if let Some(wait) = current.strip_prefix("!rate|") {
                 let us = wait.parse().unwrap_or(1);

@@ -258,8 +258,39 @@ async fn a_block_waits_for_a_ticket_on_its_way(h: Harness) {
     assert!(queued(s).await.is_empty());
 }
 
+/// An activation reads what the ticket's players may never meet: for a
+/// party, every member's block list and who blocked each, once each, sorted
+/// (Redis reads them in the members' activation scripts).
+async fn an_activation_reads_the_block_lists(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    for (who, whom) in [
+        ("pam", "zed"),
+        ("quin", "abe"),
+        ("abe", "pam"),
+        ("pam", "abe"),
+    ] {
+        assert_eq!(s.block(&p(who), &p(whom)).await.unwrap(), Blocked::Done);
+    }
+    let t = ticket(&["pam", "quin"], 0);
+    let activated = s.activate_apart(&t, None).await.unwrap().unwrap();
+    assert_eq!(activated.marks, vec![0, 0]);
+    assert_eq!(activated.blocks, vec![p("abe"), p("zed")]);
+    s.enqueue_entries(&t).await.unwrap();
+    // A second ticket of pam's, the first queued: refused.
+    let again = ticket(&["pam"], 0);
+    assert!(matches!(
+        s.activate_apart(&again, None).await.unwrap(),
+        Err(EnqueueOutcome::PlayerBusy(_, id)) if id == t.id
+    ));
+    // A player nobody blocked reads none.
+    let lone = ticket(&["rex"], 0);
+    let activated = s.activate_apart(&lone, None).await.unwrap().unwrap();
+    assert!(activated.blocks.is_empty());
+}
+
 crate::every_deployment!(
     blocks_are_seen_both_ways_and_bounded,
+    an_activation_reads_the_block_lists,
     a_block_waits_for_a_ticket_on_its_way,
     a_new_ticket_carries_its_players_blocks,
     a_block_reaches_tickets_a_worker_holds,
