@@ -1,11 +1,13 @@
-//! Block lists under load, through real deployments: players queue for a 2v2
+//! Block lists through real deployments: kept, listed, bounded to the
+//! caller's own; two players of whom one blocked the other never meet, nor
+//! do two who wait when the block is made. Under load: players queue for a 2v2
 //! again and again while they block each other at random, most blocks
 //! between players who wait (held by a worker or the pool's leader, or in a
 //! match being formed). No match formed after a block was answered holds the
 //! two players.
 
 use crate::Deployment;
-use crate::rules::ruled_modes;
+use crate::rules::{matched, queue, ruled_modes};
 use rand::{Rng, SeedableRng};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -189,4 +191,102 @@ async fn redis_leader_blocks_under_load() {
     ])
     .await;
     blocked_players_never_meet_under_load(&d).await;
+}
+
+/// Block lists through the API: kept, listed, bounded to the caller's own; two
+/// players of whom one blocked the other are never matched, while a third
+/// player is.
+pub(crate) async fn blocked_players_never_meet(d: &Deployment) {
+    let ann = d.client("bl-ann");
+    let (s, b) = ann
+        .send(Method::PUT, "/v1/players/me/blocks/bl-bob", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["blocks"], json!(["bl-bob"]), "{b}");
+    let (s, b) = ann.get("/v1/players/me/blocks").await;
+    assert_eq!(
+        (s, &b["blocks"]),
+        (StatusCode::OK, &json!(["bl-bob"])),
+        "{b}"
+    );
+    // Not someone else's list, not oneself.
+    let (s, _) = d.client("bl-bob").get("/v1/players/bl-ann/blocks").await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, b) = ann
+        .send(Method::PUT, "/v1/players/me/blocks/bl-ann", None)
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
+    // Bob queues first, then Ann: they never meet. Cy joins: Ann or Bob meets Cy.
+    let bob_t = queue(d, "arena", "bl-bob", json!({"maps": ["dust"]})).await;
+    let ann_t = queue(d, "arena", "bl-ann", json!({"maps": ["dust"]})).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for (p, t) in [("bl-bob", &bob_t), ("bl-ann", &ann_t)] {
+        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
+        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
+    }
+    let cy_t = queue(d, "arena", "bl-cy", json!({"maps": ["dust"]})).await;
+    let view = matched(d, "bl-cy", &cy_t).await;
+    let players = view["match"]["tickets"].to_string();
+    assert!(
+        players.contains("bl-ann") != players.contains("bl-bob"),
+        "{view}"
+    );
+    let (s, b) = ann
+        .send(Method::DELETE, "/v1/players/me/blocks/bl-bob", None)
+        .await;
+    assert_eq!((s, &b["blocks"]), (StatusCode::OK, &json!([])), "{b}");
+    a_block_made_while_both_wait_keeps_them_apart(d).await;
+}
+
+/// Three players wait for a 2v2 (held by a worker or the pool's leader) when
+/// one blocks another: the fourth who comes makes no match of the four, the
+/// fifth makes one with one of the two.
+async fn a_block_made_while_both_wait_keeps_them_apart(d: &Deployment) {
+    let attributes = json!({"build": "lb", "maps": ["dust"]});
+    let mut waiting = Vec::new();
+    for p in ["lb-ann", "lb-bob", "lb-cy"] {
+        waiting.push((p, queue(d, "ruled", p, attributes.clone()).await));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (s, b) = d
+        .client("lb-bob")
+        .send(Method::PUT, "/v1/players/me/blocks/lb-ann", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let dan = queue(d, "ruled", "lb-dan", attributes.clone()).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    waiting.push(("lb-dan", dan));
+    for (p, t) in &waiting {
+        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
+        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
+    }
+    let eve = queue(d, "ruled", "lb-eve", attributes).await;
+    let view = matched(d, "lb-eve", &eve).await;
+    let players = view["match"]["tickets"].to_string();
+    assert!(
+        players.contains("lb-ann") != players.contains("lb-bob"),
+        "{view}"
+    );
+    // The one left waits on, still kept apart; it goes.
+    for (p, t) in &waiting[..2] {
+        if !players.contains(p) {
+            let (s, b) = d
+                .client(p)
+                .send(Method::DELETE, &format!("/v1/tickets/{t}"), None)
+                .await;
+            assert!(s.is_success(), "{b}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_block_lists() {
+    let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
+    blocked_players_never_meet(&d).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_block_lists() {
+    let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
+    blocked_players_never_meet(&d).await;
 }

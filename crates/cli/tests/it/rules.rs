@@ -287,7 +287,7 @@ pub(crate) async fn queue(d: &Deployment, mode: &str, player: &str, attributes: 
 }
 
 /// Waits for `player`'s ticket `id` to be matched; returns the match view.
-async fn matched(d: &Deployment, player: &str, id: &str) -> Value {
+pub(crate) async fn matched(d: &Deployment, player: &str, id: &str) -> Value {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let (_, v) = d.client(player).get(&format!("/v1/tickets/{id}")).await;
@@ -591,104 +591,6 @@ async fn the_game_server_gets_the_chosen_map() {
     );
 }
 
-/// Block lists through the API: kept, listed, bounded to the caller's own; two
-/// players of whom one blocked the other are never matched, while a third
-/// player is.
-async fn blocked_players_never_meet(d: &Deployment) {
-    let ann = d.client("bl-ann");
-    let (s, b) = ann
-        .send(Method::PUT, "/v1/players/me/blocks/bl-bob", None)
-        .await;
-    assert_eq!(s, StatusCode::OK, "{b}");
-    assert_eq!(b["blocks"], json!(["bl-bob"]), "{b}");
-    let (s, b) = ann.get("/v1/players/me/blocks").await;
-    assert_eq!(
-        (s, &b["blocks"]),
-        (StatusCode::OK, &json!(["bl-bob"])),
-        "{b}"
-    );
-    // Not someone else's list, not oneself.
-    let (s, _) = d.client("bl-bob").get("/v1/players/bl-ann/blocks").await;
-    assert_eq!(s, StatusCode::FORBIDDEN);
-    let (s, b) = ann
-        .send(Method::PUT, "/v1/players/me/blocks/bl-ann", None)
-        .await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "{b}");
-    // Bob queues first, then Ann: they never meet. Cy joins: Ann or Bob meets Cy.
-    let bob_t = queue(d, "arena", "bl-bob", json!({"maps": ["dust"]})).await;
-    let ann_t = queue(d, "arena", "bl-ann", json!({"maps": ["dust"]})).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    for (p, t) in [("bl-bob", &bob_t), ("bl-ann", &ann_t)] {
-        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
-        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
-    }
-    let cy_t = queue(d, "arena", "bl-cy", json!({"maps": ["dust"]})).await;
-    let view = matched(d, "bl-cy", &cy_t).await;
-    let players = view["match"]["tickets"].to_string();
-    assert!(
-        players.contains("bl-ann") != players.contains("bl-bob"),
-        "{view}"
-    );
-    let (s, b) = ann
-        .send(Method::DELETE, "/v1/players/me/blocks/bl-bob", None)
-        .await;
-    assert_eq!((s, &b["blocks"]), (StatusCode::OK, &json!([])), "{b}");
-    a_block_made_while_both_wait_keeps_them_apart(d).await;
-}
-
-/// Three players wait for a 2v2 (held by a worker or the pool's leader) when
-/// one blocks another: the fourth who comes makes no match of the four, the
-/// fifth makes one with one of the two.
-async fn a_block_made_while_both_wait_keeps_them_apart(d: &Deployment) {
-    let attributes = json!({"build": "lb", "maps": ["dust"]});
-    let mut waiting = Vec::new();
-    for p in ["lb-ann", "lb-bob", "lb-cy"] {
-        waiting.push((p, queue(d, "ruled", p, attributes.clone()).await));
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (s, b) = d
-        .client("lb-bob")
-        .send(Method::PUT, "/v1/players/me/blocks/lb-ann", None)
-        .await;
-    assert_eq!(s, StatusCode::OK, "{b}");
-    let dan = queue(d, "ruled", "lb-dan", attributes.clone()).await;
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    waiting.push(("lb-dan", dan));
-    for (p, t) in &waiting {
-        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
-        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
-    }
-    let eve = queue(d, "ruled", "lb-eve", attributes).await;
-    let view = matched(d, "lb-eve", &eve).await;
-    let players = view["match"]["tickets"].to_string();
-    assert!(
-        players.contains("lb-ann") != players.contains("lb-bob"),
-        "{view}"
-    );
-    // The one left waits on, still kept apart; it goes.
-    for (p, t) in &waiting[..2] {
-        if !players.contains(p) {
-            let (s, b) = d
-                .client(p)
-                .send(Method::DELETE, &format!("/v1/tickets/{t}"), None)
-                .await;
-            assert!(s.is_success(), "{b}");
-        }
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn embedded_block_lists() {
-    let d = Deployment::embedded_with(&[("MODES_FILE", &ruled_modes())]).await;
-    blocked_players_never_meet(&d).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn redis_block_lists() {
-    let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
-    blocked_players_never_meet(&d).await;
-}
-
 /// A pool leader keeps what the rules read of its tickets from cycle to
 /// cycle: two players who blocked each other wait held across cycles, read
 /// once, and a third read later (in the same numbering) meets one of them;
@@ -700,7 +602,7 @@ async fn redis_leader_rules_and_block_lists() {
         ("worker", "COORDINATION", "leader"),
     ])
     .await;
-    blocked_players_never_meet(&d).await;
+    crate::blocks::blocked_players_never_meet(&d).await;
     rules_shape_the_match(&d).await;
 }
 
