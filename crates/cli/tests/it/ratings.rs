@@ -334,7 +334,9 @@ async fn postgres_down_mid_stream_loses_nothing_and_applies_nothing_twice() {
         ("*", "RATING_BATCH", "4"),
     ])
     .await;
-    let _gs = game_server(&d, "gs-outage", "300ms").await;
+    // Games last a second: long enough for the database to be stopped while
+    // the third round plays, however busy the machine.
+    let _gs = game_server(&d, "gs-outage", "1s").await;
     const PLAYERS: usize = 8;
     const ROUNDS: usize = 6;
     let players: Vec<String> = (0..PLAYERS).map(|i| format!("o{i}")).collect();
@@ -343,8 +345,12 @@ async fn postgres_down_mid_stream_loses_nothing_and_applies_nothing_twice() {
         sockets.push(Events::open(&d, p).await);
     }
     // Each player plays ROUNDS matches back to back. Once the third round is
-    // queued the database goes away for two seconds: its results come in while it
-    // is down, and the next round queues meanwhile on the last applied ratings.
+    // queued the database goes away (stopped before its games end): their
+    // results come in while it is down, and it comes back a second after they
+    // were seen waiting, while the next round queues on the last applied
+    // ratings. (It used to be down for two seconds from when it was told to
+    // stop: on a busy machine the round's results were applied before it
+    // stopped, or after it came back.)
     let mut completed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut outage = None;
     for round in 0..ROUNDS {
@@ -353,11 +359,9 @@ async fn postgres_down_mid_stream_loses_nothing_and_applies_nothing_twice() {
         }
         if round == 2 {
             let pg = pg.clone();
-            outage = Some(std::thread::spawn(move || {
-                pg.stop();
-                std::thread::sleep(Duration::from_secs(2));
-                pg.restart();
-            }));
+            tokio::task::spawn_blocking(move || pg.stop())
+                .await
+                .unwrap();
         }
         for (p, w) in players.iter().zip(sockets.iter_mut()) {
             // This round's match: events may come twice (a saga step that two
@@ -377,6 +381,11 @@ async fn postgres_down_mid_stream_loses_nothing_and_applies_nothing_twice() {
                 pending_results(&d).await > 0,
                 "no result waited for the database"
             );
+            let pg = pg.clone();
+            outage = Some(std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_secs(1));
+                pg.restart();
+            }));
         }
     }
     outage.unwrap().join().unwrap();
