@@ -11,6 +11,16 @@ fn five() -> Mode {
 }
 
 /// A 5v5 whose team 0 lost one player: four at 1500 against five at 1500.
+/// The 5v5 of a modes file whose `rules` key is `rules` (a TOML array).
+fn five_ruled(rules: &str) -> Mode {
+    let toml = format!("[modes.5v5]\nteams = 2\nteam_size = 5\nrules = {rules}\n");
+    Modes::load(Some(&toml), crate::WindowPolicy::default())
+        .unwrap()
+        .get("5v5")
+        .unwrap()
+        .clone()
+}
+
 fn one_seat() -> Backfill {
     Backfill {
         teams: vec![vec![1500.0; 4], vec![1500.0; 5]],
@@ -147,22 +157,7 @@ fn row(players: &[&str], build: &str, blocks: &[&str]) -> Row {
 
 #[test]
 fn rules_and_block_lists_hold_against_the_match() {
-    let rules: Vec<Rule> = Modes::load(
-        Some(
-            r#"
-[modes.5v5]
-teams = 2
-team_size = 5
-rules = [{ kind = "equal", attribute = "build" }]
-"#,
-        ),
-        crate::WindowPolicy::default(),
-    )
-    .unwrap()
-    .get("5v5")
-    .unwrap()
-    .rules
-    .clone();
+    let rules: Vec<Rule> = five_ruled(r#"[{ kind = "equal", attribute = "build" }]"#).rules;
     let mut m = five();
     m.rules = rules.clone();
     let entries = [
@@ -218,21 +213,9 @@ fn maps(players: &[&str], listed_maps: &[&str]) -> Listed {
 
 #[test]
 fn a_filler_takes_a_role_its_team_misses() {
-    let mut m = Modes::load(
-        Some(
-            r#"
-[modes.5v5]
-teams = 2
-team_size = 5
-rules = [{ kind = "roles", attribute = "roles", need = { tank = 1, healer = 1, damage = 3 } }]
-"#,
-        ),
-        crate::WindowPolicy::default(),
-    )
-    .unwrap()
-    .get("5v5")
-    .unwrap()
-    .clone();
+    let mut m = five_ruled(
+        r#"[{ kind = "roles", attribute = "roles", need = { tank = 1, healer = 1, damage = 3 } }]"#,
+    );
     m.rules.truncate(1);
     // Team 0's tank left: a healer and three damage remain.
     let mut b = one_seat();
@@ -357,22 +340,10 @@ proptest! {
 #[test]
 fn a_filler_must_list_the_map_the_match_is_played_on() {
     let mut m = five();
-    m.rules = Modes::load(
-        Some(
-            r#"
-[modes.5v5]
-teams = 2
-team_size = 5
-rules = [{ kind = "intersect", attribute = "maps", relax = [{ after = "30s", off = true }] }]
-"#,
-        ),
-        crate::WindowPolicy::default(),
+    m.rules = five_ruled(
+        r#"[{ kind = "intersect", attribute = "maps", relax = [{ after = "30s", off = true }] }]"#,
     )
-    .unwrap()
-    .get("5v5")
-    .unwrap()
-    .rules
-    .clone();
+    .rules;
     // The match's players all listed dust and harbor; it is played on dust.
     let rows = [
         maps(&["hal"], &["harbor"]),
