@@ -265,6 +265,12 @@ pub fn indexed_pools(value: &str) -> impl Iterator<Item = &str> {
         .filter(|p| !p.is_empty() && !p.starts_with('@'))
 }
 
+/// When the ticket of a ticket-index field (see [`indexed_pools`]) was
+/// activated (ms, Redis's clock); `None` for a field written without it.
+pub fn indexed_at(value: &str) -> Option<mm_domain::Millis> {
+    value.rsplit_once(",@").and_then(|(_, ms)| ms.parse().ok())
+}
+
 /// One of `player`'s keys, `mm:{u:PLAYER}` and `suffix` (a
 /// [`player_suffix`]), in one allocation: a script that takes a few keys of
 /// each of a hundred players builds those, not all of [`PlayerKeys`].

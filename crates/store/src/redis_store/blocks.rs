@@ -83,10 +83,7 @@ impl RedisStore {
             .arg(id)
             .query_async(&mut self.conn())
             .await?;
-        let at = entry
-            .as_deref()
-            .and_then(|e| e.rsplit_once(",@"))
-            .and_then(|(_, ms)| ms.parse::<u64>().ok());
+        let at = entry.as_deref().and_then(crate::keys::indexed_at);
         Ok(at.is_some_and(|at| mm_domain::now_ms().saturating_sub(at) < ON_ITS_WAY_MS))
     }
 }
