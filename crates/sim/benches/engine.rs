@@ -71,7 +71,7 @@ fn engine(c: &mut Criterion) {
         let entries = pool(n, mix, 42);
         let formed = propose(mode, &entries, NOW);
         eprintln!(
-            "{name}: {} tickets, {} matches, {} tickets matched, digest {:016x}",
+            "{name}: {} tickets, {} matches, {} tickets matched, digest {}",
             n,
             formed.len(),
             formed.iter().map(|p| p.members.len()).sum::<usize>(),
@@ -164,7 +164,7 @@ fn rules(c: &mut Criterion) {
     let formed = |props: &[mm_engine::Proposal]| {
         let players = players_in(props, &entries);
         format!(
-            "{} matches, {players} players, digest {:016x}",
+            "{} matches, {players} players, digest {}",
             props.len(),
             digest(props)
         )
@@ -237,18 +237,32 @@ fn reading(c: &mut Criterion, ruled: &Mode, drawn: &[Drawn]) {
 
 /// A fingerprint of a cycle's proposals (members, teams, what the rules
 /// decided), in their order: two builds that form the same matches print the
-/// same digest.
-fn digest(props: &[mm_engine::Proposal]) -> u64 {
+/// same digest. Where the rules assigned roles, the same without the roles
+/// follows in brackets: players given other roles in the same matches.
+fn digest(props: &[mm_engine::Proposal]) -> String {
     use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let (mut all, mut matches) = (
+        std::collections::hash_map::DefaultHasher::new(),
+        std::collections::hash_map::DefaultHasher::new(),
+    );
     for p in props {
-        p.members.hash(&mut h);
-        p.teams.hash(&mut h);
-        p.chosen.hash(&mut h);
-        p.steps.hash(&mut h);
-        p.roles.hash(&mut h);
+        for h in [&mut all, &mut matches] {
+            p.members.hash(h);
+            p.teams.hash(h);
+            p.chosen.hash(h);
+            p.steps.hash(h);
+        }
+        p.roles.hash(&mut all);
     }
-    h.finish()
+    if props.iter().all(|p| p.roles.is_empty()) {
+        format!("{:016x}", all.finish())
+    } else {
+        format!(
+            "{:016x}, without roles {:016x}",
+            all.finish(),
+            matches.finish()
+        )
+    }
 }
 
 /// How many players the proposals `props` over `entries` match.
@@ -305,8 +319,8 @@ fn backlog(
     let ruled_props = propose_with(ruled, &fresh, &traits, NOW);
     eprintln!(
         "a backlog of {} fresh tickets, one cycle: without rules matches {:.1}% of its \
-         players (digest {:016x}); with the rules scenario's rules and roomy roles {:.1}% \
-         (digest {:016x})",
+         players (digest {}); with the rules scenario's rules and roomy roles {:.1}% \
+         (digest {})",
         entries.len(),
         share(&plain_props),
         digest(&plain_props),
