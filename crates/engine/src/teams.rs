@@ -82,17 +82,18 @@ pub fn balance(units: &[Unit], teams: usize, team_size: usize) -> Option<Vec<usi
 }
 
 /// [`balance`] under a constraint on the whole split: the best-balanced split
-/// that `ok` accepts (given the team of each unit). Two teams of up to
-/// [`EXACT_LIMIT`] units try every split, best first, skipping those whose
-/// teams do not reach `floors` (a condition `ok` must imply: it only saves
-/// asking `ok`); larger shapes try the greedy split and then any exact
-/// packing.
+/// that `ok` accepts (given the team of each unit, and whether the split is
+/// known to reach `floors`). Two teams of up to [`EXACT_LIMIT`] units try
+/// every split, best first, skipping those whose teams do not reach `floors`
+/// (a condition `ok` must imply: it only saves asking `ok`, and `ok` need
+/// not check it again when told the split reaches them); larger shapes try
+/// the greedy split and then any exact packing, the floors unchecked.
 pub fn balance_with(
     units: &[Unit],
     teams: usize,
     team_size: usize,
     floors: Option<Floors<'_>>,
-    ok: &mut dyn FnMut(&[usize]) -> bool,
+    ok: &mut dyn FnMut(&[usize], bool) -> bool,
 ) -> Option<Vec<usize>> {
     let total: usize = units.iter().map(|u| u.size).sum();
     if teams == 0 || total != teams * team_size || units.iter().any(|u| u.size > team_size) {
@@ -106,7 +107,8 @@ pub fn balance_with(
         let floors = floors.filter(|f| f.counts.len() == units.len() && team_size < 128);
         let (_, fairest) = fairest_two(units, team_size, Order::ExcludeFirst, floors)?;
         let mut assign = assign_of(units.len(), fairest);
-        if ok(&assign) {
+        let floored = floors.is_some();
+        if ok(&assign, floored) {
             return Some(assign);
         }
         let mut splits = all_two(units, team_size);
@@ -119,7 +121,7 @@ pub fn balance_with(
             for (i, a) in assign.iter_mut().enumerate() {
                 *a = usize::from(mask >> i & 1 == 0);
             }
-            if ok(&assign) {
+            if ok(&assign, floored) {
                 return Some(assign);
             }
         }
@@ -128,12 +130,12 @@ pub fn balance_with(
     let mut tried = Vec::new();
     if let Some(mut a) = greedy(units, teams, team_size) {
         improve(units, teams, &mut a);
-        if ok(&a) {
+        if ok(&a, false) {
             return Some(a);
         }
         tried = a;
     }
-    pack(units, teams, team_size).filter(|a| *a != tried && ok(a))
+    pack(units, teams, team_size).filter(|a| *a != tried && ok(a, false))
 }
 
 /// Every split of `units` into two full teams (unit 0 on team 0), each with
@@ -277,9 +279,12 @@ enum Order {
 /// remaining units cannot fill team 0, or cannot bring its gap below the
 /// smallest found so far (team 0's places left are filled by players rated
 /// between the least and the most of the units left: a bound on its final
-/// rating). A branch is cut only when none of its splits can be fairer than
-/// the best so far, and those come later in `order`, so the split returned is
-/// the one a search of every split would return.
+/// rating), or (with floors, for a match whose lanes stay below 128) whose
+/// team 0 already holds too much of a lane for team 1 to reach its floor, or
+/// cannot reach its own with all the units left. A branch is cut only when
+/// none of its splits can be fairer than the best so far or reach the floors,
+/// and those come later in `order`, so the split returned is the one a search
+/// of every split would return.
 fn fairest_two(
     units: &[Unit],
     team_size: usize,
@@ -294,6 +299,8 @@ fn fairest_two(
         floors: Option<Floors<'a>>,
         /// The floors' counts of all units.
         total_counts: u64,
+        /// The floors' counts of units `i..`, per `i`.
+        rest_counts: [u64; EXACT_LIMIT + 1],
         /// Players in units `i..`, per `i`.
         rest: [usize; EXACT_LIMIT + 1],
         /// The least and the most rating of the units `i..`, per `i`.
@@ -304,8 +311,24 @@ fn fairest_two(
     }
     impl Search<'_> {
         /// Depth-first over units `i..`, with team 0 holding `size` players of
-        /// total rating `weight` and floor counts `counts` (members in `mask`).
-        fn dfs(&mut self, i: usize, size: usize, weight: f64, counts: u64, mask: u32) {
+        /// total rating `weight` and floor counts `counts` (members in `mask`);
+        /// `CUT`: branches that cannot reach the floors are cut (the floors
+        /// given, the match's lanes below 128).
+        fn dfs<const CUT: bool>(
+            &mut self,
+            i: usize,
+            size: usize,
+            weight: f64,
+            counts: u64,
+            mask: u32,
+        ) {
+            if CUT
+                && let Some(f) = self.floors
+                && !(Floors::reaches(self.total_counts - counts, f.floor)
+                    && Floors::reaches(counts + self.rest_counts[i], f.floor))
+            {
+                return;
+            }
             if size == self.team_size {
                 let d = (2.0 * weight - self.total_weight).abs() / self.team_size as f64;
                 if self.best.is_none_or(|(b, _)| d < b)
@@ -341,11 +364,11 @@ fn fairest_two(
             let u = self.units[i];
             let fits = size + u.size <= self.team_size;
             if self.order == Order::ExcludeFirst {
-                self.dfs(i + 1, size, weight, counts, mask);
+                self.dfs::<CUT>(i + 1, size, weight, counts, mask);
             }
             if fits {
                 let more = self.floors.map_or(0, |f| f.counts[i]);
-                self.dfs(
+                self.dfs::<CUT>(
                     i + 1,
                     size + u.size,
                     weight + u.rating * u.size as f64,
@@ -354,24 +377,27 @@ fn fairest_two(
                 );
             }
             if self.order == Order::IncludeFirst {
-                self.dfs(i + 1, size, weight, counts, mask);
+                self.dfs::<CUT>(i + 1, size, weight, counts, mask);
             }
         }
     }
     let mut rest = [0; EXACT_LIMIT + 1];
     let mut low = [f64::INFINITY; EXACT_LIMIT + 1];
     let mut high = [f64::NEG_INFINITY; EXACT_LIMIT + 1];
+    let mut rest_counts = [0; EXACT_LIMIT + 1];
     for (i, u) in units.iter().enumerate().rev() {
         rest[i] = rest[i + 1] + u.size;
         low[i] = low[i + 1].min(u.rating);
         high[i] = high[i + 1].max(u.rating);
+        rest_counts[i] = rest_counts[i + 1] + floors.map_or(0, |f| f.counts[i]);
     }
     let mut search = Search {
         units,
         team_size,
         order,
         floors,
-        total_counts: floors.map_or(0, |f| f.total()),
+        total_counts: rest_counts[0],
+        rest_counts,
         rest,
         low,
         high,
@@ -379,13 +405,14 @@ fn fairest_two(
         best: None,
     };
     let counts = floors.map_or(0, |f| f.counts[0]);
-    search.dfs(
-        1,
-        units[0].size,
-        units[0].rating * units[0].size as f64,
-        counts,
-        1,
-    );
+    let (size, weight) = (units[0].size, units[0].rating * units[0].size as f64);
+    // The lanes' sums over the whole match below 128: no lane of team 1 plus
+    // the units not yet placed borrows when tested.
+    if floors.is_some() && 2 * team_size < 128 {
+        search.dfs::<true>(1, size, weight, counts, 1);
+    } else {
+        search.dfs::<false>(1, size, weight, counts, 1);
+    }
     search.best
 }
 
@@ -683,15 +710,20 @@ mod tests {
                     .map(|(_, c)| c >> (8 * k) & 0xFF)
                     .sum()
             };
+            let reach = |assign: &[usize]| {
+                (0..2).all(|t| lane(assign, t, 0) >= floor.0 && lane(assign, t, 1) >= floor.1)
+            };
             // The closure: the floors, and refusing some splits besides.
             let passes = |assign: &[usize]| {
                 let team0: u32 = assign.iter().enumerate().map(|(i, &t)| u32::from(t == 0) << i).sum();
-                (0..2).all(|t| lane(assign, t, 0) >= floor.0 && lane(assign, t, 1) >= floor.1)
-                    && (refuse == 0 || !team0.is_multiple_of(refuse + 1))
+                reach(assign) && (refuse == 0 || !team0.is_multiple_of(refuse + 1))
             };
             let asked = std::cell::Cell::new(0);
-            let mut ok = |assign: &[usize]| {
+            // A split said to reach the floors that does not.
+            let misled = std::cell::Cell::new(false);
+            let mut ok = |assign: &[usize], floored: bool| {
                 asked.set(asked.get() + 1);
+                misled.set(misled.get() || floored && !reach(assign));
                 passes(assign)
             };
             let with = balance_with(&units, 2, 5, Some(floors), &mut ok);
@@ -707,6 +739,7 @@ mod tests {
             prop_assert_eq!(&with, &expected);
             prop_assert_eq!(&without, &expected);
             prop_assert!(with_asked <= asked.get());
+            prop_assert!(!misled.get());
         }
 
         /// Cutting the branches that cannot be fairer changes nothing: the

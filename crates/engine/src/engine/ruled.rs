@@ -116,25 +116,37 @@ impl Snapshot<'_> {
                 counts: &counts,
                 floor,
             });
-            teams::balance_with(units, teams, self.mode.team_size, floors, &mut |assign| {
-                if let Some(gap) = gap
-                    && !parties_alike(units, assign, teams, gap)
-                {
-                    return false;
-                }
-                match &roles {
-                    None => true,
-                    // Most splits fail the roles: tell them by counting first.
-                    Some(_) if !self.teams_may_fill_roles(members, assign, teams, wait) => false,
-                    Some(r) => match fill_roles(r.need, members, assign, teams, r) {
-                        Some(per_player) => {
-                            picked = Some(per_player);
-                            true
+            teams::balance_with(
+                units,
+                teams,
+                self.mode.team_size,
+                floors,
+                &mut |assign, floored| {
+                    if let Some(gap) = gap
+                        && !parties_alike(units, assign, teams, gap)
+                    {
+                        return false;
+                    }
+                    match &roles {
+                        None => true,
+                        // Most splits fail the roles: tell them by counting first
+                        // (the floors count the same, when the split reached them).
+                        Some(_)
+                            if !floored
+                                && !self.teams_may_fill_roles(members, assign, teams, wait) =>
+                        {
+                            false
                         }
-                        None => false,
-                    },
-                }
-            })?
+                        Some(r) => match fill_roles(r.need, members, assign, teams, r) {
+                            Some(per_player) => {
+                                picked = Some(per_player);
+                                true
+                            }
+                            None => false,
+                        },
+                    }
+                },
+            )?
         };
         Some(Split {
             team_of,

@@ -45,6 +45,10 @@ pub(crate) struct Room {
     /// The same counts in sixteen lanes, when they fit (three needed roles
     /// at most); boxed, as its tables are far bigger than the rest.
     lanes: Option<Box<Lanes>>,
+    /// Per step, what one player of each set of needed roles counts for
+    /// [`Room::floor`] (see [`Room::counts`]), where the step has at most
+    /// eight sets of roles to count; `None` where it has more or is off.
+    packed: Vec<Option<Box<[u64]>>>,
 }
 
 /// The room check's counts in [`LANES`] lanes, for a rule of at most three
@@ -184,11 +188,23 @@ impl Room {
                 })
             })
             .collect();
+        let packed = demands
+            .iter()
+            .map(|step| {
+                let demands = step.as_ref().filter(|d| d.len() <= 8)?;
+                Some(
+                    (0..1u32 << bits)
+                        .map(|m| Self::packed_counts(demands, &[m as u8]))
+                        .collect(),
+                )
+            })
+            .collect();
         Some(Room {
             number,
             bits,
             lanes: Lanes::new(bits, &demands).map(Box::new),
             demands,
+            packed,
         })
     }
 
@@ -291,11 +307,21 @@ impl Room {
     }
 
     /// One ticket's counts for [`Room::floor`] at `step`, its players'
-    /// `masks` (fewer than 128 players).
+    /// `masks` (fewer than 128 players): a look-up per player (the team split
+    /// asks it of every member of every match it splits).
     pub(crate) fn counts(&self, step: usize, masks: &[u8]) -> u64 {
-        let Some(Some(demands)) = self.demands.get(step) else {
-            return 0;
-        };
+        if let Some(Some(per)) = self.packed.get(step) {
+            return masks.iter().map(|&m| per[usize::from(m)]).sum();
+        }
+        match self.demands.get(step) {
+            Some(Some(demands)) => Self::packed_counts(demands, masks),
+            _ => 0,
+        }
+    }
+
+    /// [`Room::counts`] counted: for the `k`th set of `demands`, in lane `k`,
+    /// how many of the players of `masks` accept one of its roles.
+    fn packed_counts(demands: &[(u8, u16)], masks: &[u8]) -> u64 {
         demands.iter().enumerate().fold(0, |out, (k, &(s, _))| {
             let n = masks.iter().filter(|&&m| m & s != 0).count() as u64;
             out | n << (8 * k)
