@@ -1,7 +1,11 @@
 //! Filling a team's roles: each player lists the roles they accept, the team
 //! needs so many of each, and every player gets exactly one. A small bipartite
-//! matching (players to the team's role slots; Kuhn's augmenting paths), checked
-//! against brute force by a property test.
+//! matching of players to the team's needs, each need taking as many players
+//! as it counts (Kuhn's augmenting paths over the needs, a need with room
+//! taken before any player is moved), checked against brute force by a
+//! property test.
+
+use smallvec::{SmallVec, smallvec};
 
 /// One role a team needs: its bit in the players' sets, how many players, and
 /// whether anyone may fill it (relaxed to "any").
@@ -12,6 +16,13 @@ pub struct Need {
     pub any: bool,
 }
 
+impl Need {
+    /// Whether a player who accepts the roles of `set` may fill it.
+    fn takes(&self, set: u16) -> bool {
+        self.any || set >> self.bit & 1 == 1
+    }
+}
+
 /// The role (index into `need`) of each player, or `None` when the players
 /// cannot fill the needs exactly (as many players as slots, each slot taken by
 /// a player who accepts it).
@@ -20,99 +31,74 @@ pub fn assign(players: &[u16], need: &[Need]) -> Option<Vec<usize>> {
     assign_into(players, need, &mut role).then_some(role)
 }
 
-/// Most slots [`assign_into`] matches without allocating (a team's places:
-/// any shipped shape has far fewer).
-const SMALL: usize = 32;
+/// A player not yet given a role.
+const NONE: usize = usize::MAX;
 
 /// [`assign`], writing each player's role into `role` (as long as `players`):
 /// false (and `role` unspecified) when the needs cannot be filled exactly.
-/// Without allocating for teams of up to [`SMALL`] places: the team split
-/// asks this of many candidate teams.
+/// Without allocating for up to sixteen needs (a rule names at most
+/// [`crate::rules::MAX_ROLES`]): the team split asks this of every match it
+/// takes.
 pub fn assign_into(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
     let total: usize = need.iter().map(|n| n.count).sum();
-    if total > SMALL {
-        return assign_large(players, need, role);
-    }
-    let (mut slots, mut taken, mut seen) = ([0; SMALL], [FREE; SMALL], [0u64; 1]);
-    matched(
-        players,
-        need,
-        &mut slots[..total],
-        &mut taken[..total],
-        &mut seen,
-        role,
-    )
-}
-
-/// [`assign_into`] with its buffers on the heap, for teams of more than
-/// [`SMALL`] places.
-fn assign_large(players: &[u16], need: &[Need], role: &mut [usize]) -> bool {
-    let total: usize = need.iter().map(|n| n.count).sum();
-    let mut seen = vec![0u64; total.div_ceil(64)];
-    matched(
-        players,
-        need,
-        &mut vec![0; total],
-        &mut vec![FREE; total],
-        &mut seen,
-        role,
-    )
-}
-
-/// A slot no player holds.
-const FREE: usize = usize::MAX;
-
-/// Kuhn's matching of `players` to the slots of `need`, in the buffers given:
-/// `slots` (one per slot: which need it is of), `taken` (all [`FREE`]: the
-/// player holding each slot) and `seen` (a bit per slot).
-fn matched(
-    players: &[u16],
-    need: &[Need],
-    slots: &mut [usize],
-    taken: &mut [usize],
-    seen: &mut [u64],
-    role: &mut [usize],
-) -> bool {
-    if slots.len() != players.len() || role.len() != players.len() {
+    if total != players.len() || role.len() != players.len() {
         return false;
     }
-    let mut k = 0;
-    for (j, n) in need.iter().enumerate() {
-        slots[k..k + n.count].fill(j);
-        k += n.count;
-    }
-    // An augmenting path from player `p`, `seen` the slots visited.
-    fn augment(
-        p: usize,
-        players: &[u16],
-        need: &[Need],
-        slots: &[usize],
-        taken: &mut [usize],
-        seen: &mut [u64],
-    ) -> bool {
-        for s in 0..slots.len() {
-            let n = need[slots[s]];
-            if seen[s / 64] >> (s % 64) & 1 == 1 || !(n.any || players[p] >> n.bit & 1 == 1) {
+    let mut left: SmallVec<[usize; 16]> = need.iter().map(|n| n.count).collect();
+    let mut seen: SmallVec<[bool; 16]> = smallvec![false; need.len()];
+    role.fill(NONE);
+    let mut search = Search {
+        players,
+        need,
+        left: &mut left,
+        seen: &mut seen,
+        role,
+    };
+    (0..players.len()).all(|p| {
+        search.seen.fill(false);
+        search.augment(p)
+    })
+}
+
+/// One matching in progress: the players' sets, the needs, each need's
+/// places still free, the needs visited by the current search, and each
+/// player's need so far ([`NONE`] for none).
+struct Search<'a> {
+    players: &'a [u16],
+    need: &'a [Need],
+    left: &'a mut [usize],
+    seen: &'a mut [bool],
+    role: &'a mut [usize],
+}
+
+impl Search<'_> {
+    /// Gives player `p` a need: one with a place free, or one whose holder
+    /// can move to another (an augmenting path); false, and nothing changed,
+    /// when neither.
+    fn augment(&mut self, p: usize) -> bool {
+        let set = self.players[p];
+        for (j, n) in self.need.iter().enumerate() {
+            if self.left[j] > 0 && n.takes(set) {
+                self.left[j] -= 1;
+                self.role[p] = j;
+                return true;
+            }
+        }
+        for (j, n) in self.need.iter().enumerate() {
+            if self.seen[j] || !n.takes(set) {
                 continue;
             }
-            seen[s / 64] |= 1 << (s % 64);
-            if taken[s] == FREE || augment(taken[s], players, need, slots, taken, seen) {
-                taken[s] = p;
-                return true;
+            self.seen[j] = true;
+            for q in 0..self.players.len() {
+                // `q` moves to another need and `p` takes its place in `j`.
+                if q != p && self.role[q] == j && self.augment(q) {
+                    self.role[p] = j;
+                    return true;
+                }
             }
         }
         false
     }
-    for p in 0..players.len() {
-        seen.fill(0);
-        if !augment(p, players, need, slots, taken, seen) {
-            return false;
-        }
-    }
-    for (s, &p) in taken.iter().enumerate() {
-        role[p] = slots[s];
-    }
-    true
 }
 
 #[cfg(test)]
@@ -182,7 +168,7 @@ mod tests {
     }
 
     #[test]
-    fn a_team_larger_than_the_small_path_is_matched_the_same_way() {
+    fn a_large_team_is_matched() {
         // 40 places: 10 tanks, 30 damage; every fourth player takes tank.
         let (t, d) = (1u16 << TANK, 1u16 << DAMAGE);
         let players: Vec<u16> = (0..40)
@@ -211,9 +197,6 @@ mod tests {
                 .collect();
             let got = assign(&players, &need);
             prop_assert_eq!(got.is_some(), brute(&players, &need));
-            // The path for big teams agrees.
-            let mut large = vec![0; players.len()];
-            prop_assert_eq!(assign_large(&players, &need, &mut large), got.is_some());
             if let Some(roles) = got {
                 for (p, &r) in roles.iter().enumerate() {
                     prop_assert!(need[r].any || players[p] >> need[r].bit & 1 == 1);
