@@ -87,10 +87,24 @@ impl Snapshot<'_> {
 
     /// Whether the party at position `c` (a solo always) can take places of
     /// one team under the roles at `steps`, whoever else joins its team.
+    /// Worked out once per party and step of the roles rule ([`PartyFit`]):
+    /// a party is asked again by every growth that passes it.
     pub(super) fn party_has_places(&self, c: usize, steps: &Steps) -> bool {
-        !self.tracks
-            || self.at[c].size() == 1
-            || self.traits.party_roles_fit(c, steps, self.mode.team_size)
+        if !self.tracks || self.at[c].size() == 1 {
+            return true;
+        }
+        let Some(step) = self.traits.room_step(steps) else {
+            return true;
+        };
+        let team_size = self.mode.team_size;
+        match self.party_fit.get(c) {
+            Some(memo) => memo.get(step).unwrap_or_else(|| {
+                let fits = self.traits.party_roles_fit_at(c, step, team_size);
+                memo.set(step, fits);
+                fits
+            }),
+            None => self.traits.party_roles_fit_at(c, step, team_size),
+        }
     }
 
     /// Splits group `g` into teams (balanced, roles filled, parties alike);
@@ -194,6 +208,28 @@ impl Snapshot<'_> {
                 .chosen(&g.members, wait, seed(self.orders(&g.members))),
             steps: self.traits.steps(wait),
             roles,
+        }
+    }
+}
+
+/// Whether a party fits one team's roles ([`Snapshot::party_has_places`]),
+/// kept for the roles rule's first eight steps: two bits a step, whether it
+/// is known and whether the party fits.
+#[derive(Debug, Default, Clone)]
+pub(super) struct PartyFit(std::cell::Cell<u16>);
+
+impl PartyFit {
+    /// What is known at `step`.
+    fn get(&self, step: usize) -> Option<bool> {
+        let bits = self.0.get();
+        (step < 8 && bits >> (2 * step) & 1 == 1).then(|| bits >> (2 * step + 1) & 1 == 1)
+    }
+
+    /// Keeps `fits` at `step` (nothing past the eighth step).
+    fn set(&self, step: usize, fits: bool) {
+        if step < 8 {
+            let bits = self.0.get() | 1 << (2 * step) | u16::from(fits) << (2 * step + 1);
+            self.0.set(bits);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! above a start while the match stays fair, [`Snapshot::formable`] says whether
 //! it may start as it is (taking it is [`super::balance`]).
 
-use super::ruled::Split;
+use super::ruled::{PartyFit, Split};
 use super::seek::Seek;
 use super::walk::{Free, FreeAbove, Recording, Replay, Upward};
 use super::{Entry, GiveUp, Parts, SKIP_LIMIT};
@@ -168,6 +168,9 @@ pub(super) struct Snapshot<'a> {
     pub(super) units: Vec<Unit>,
     /// The positions a growth walked, reused (see [`Snapshot::grow_along`]).
     pub(super) seen: Vec<usize>,
+    /// Per position, whether its party fits a team's roles, as far as asked
+    /// (empty when no candidate match keeps rule state).
+    pub(super) party_fit: Vec<PartyFit>,
 }
 
 impl<'a> Snapshot<'a> {
@@ -267,6 +270,11 @@ impl<'a> Snapshot<'a> {
             seek,
             units: Vec::new(),
             seen: Vec::new(),
+            party_fit: if traits.tracks() {
+                vec![PartyFit::default(); n]
+            } else {
+                Vec::new()
+            },
         })
     }
 

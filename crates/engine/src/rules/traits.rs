@@ -104,6 +104,9 @@ pub struct Traits {
     /// each (see [`Traits::step_table`]).
     steps: Vec<Steps>,
     ops: Vec<plan::Ops>,
+    /// The number of the roles rule that keeps the room check, if any (see
+    /// [`Traits::room_rule`]): asked of nearly every candidate.
+    room: Option<usize>,
 }
 
 impl Traits {

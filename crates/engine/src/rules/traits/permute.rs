@@ -29,6 +29,7 @@ impl Traits {
             plan: Default::default(),
             steps: Vec::new(),
             ops: Vec::new(),
+            room: None,
         };
         permuted.make_plan();
         permuted

@@ -116,6 +116,10 @@ impl Traits {
             list: checks.into_iter().map(|(c, _)| c).collect(),
         };
         (self.steps, self.ops) = self.step_table();
+        self.room = self
+            .rules
+            .iter()
+            .position(|(_, column)| matches!(column, Column::Roles { room: Some(_), .. }));
     }
 
     /// The checks at `steps` (each rule at its step there), from the plan.

@@ -79,33 +79,42 @@ impl Traits {
     }
 
     /// The roles rule that keeps the room check, if there is one (a mode has
-    /// at most one roles rule: see `config.rs`).
+    /// at most one roles rule: see `config.rs`; its number is kept by
+    /// [`Traits::make_plan`]).
     fn room_rule(&self) -> Option<RoomRule<'_>> {
-        self.rules
-            .iter()
-            .enumerate()
-            .find_map(|(k, (rule, column))| match column {
+        let k = self.room?;
+        match &self.rules[k] {
+            (
+                rule,
                 Column::Roles {
                     start,
                     room: Some((room, masks)),
                     ..
-                } => Some(RoomRule {
-                    k,
-                    rule,
-                    start,
-                    room,
-                    masks,
-                }),
-                _ => None,
-            })
+                },
+            ) => Some(RoomRule {
+                k,
+                rule,
+                start,
+                room,
+                masks,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The step of the roles rule that keeps the room check at `steps`; `None`
+    /// without one (then every party fits a team's roles).
+    pub(crate) fn room_step(&self, steps: &Steps) -> Option<usize> {
+        self.room_rule().map(|r| steps.of(r.k, r.rule))
     }
 
     /// Whether entry `e`'s players, a party on one team of `team_size`, can
-    /// each take a different place of it at `steps` (see
-    /// [`Room::party_fits`]); true without a roles rule keeping the check.
-    pub(crate) fn party_roles_fit(&self, e: usize, steps: &Steps, team_size: usize) -> bool {
+    /// each take a different place of it at the roles rule's step `step` (as
+    /// [`Traits::room_step`] gives it; see [`Room::party_fits`]); true without
+    /// a roles rule keeping the check.
+    pub(crate) fn party_roles_fit_at(&self, e: usize, step: usize, team_size: usize) -> bool {
         self.room_rule()
-            .is_none_or(|r| r.room.party_fits(steps.of(r.k, r.rule), r.of(e), team_size))
+            .is_none_or(|r| r.room.party_fits(step, r.of(e), team_size))
     }
 
     /// With a roles rule's room check: a set of needed roles (as in
