@@ -403,7 +403,7 @@ impl Compiler {
                         })
                         .collect();
                     let room = Room::new(names.len(), &needs).map(|room| {
-                        let masks = sets.iter().map(|&set| room.mask(set)).collect();
+                        let masks = room.masks(&sets);
                         (room, masks)
                     });
                     Column::Roles {

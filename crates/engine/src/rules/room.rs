@@ -222,6 +222,23 @@ impl Room {
         out
     }
 
+    /// [`Room::mask`] of each of `sets` (every player of a pool, each cycle):
+    /// looked up in a table of every set of the rule's roles when they are
+    /// at most twelve.
+    pub(crate) fn masks(&self, sets: &[u16]) -> Vec<u8> {
+        let roles = self.number.len();
+        if roles > 12 {
+            return sets.iter().map(|&set| self.mask(set)).collect();
+        }
+        let table: Vec<u8> = (0..1u16 << roles).map(|set| self.mask(set)).collect();
+        sets.iter()
+            .map(|&set| match table.get(usize::from(set)) {
+                Some(&mask) => mask,
+                None => self.mask(set),
+            })
+            .collect()
+    }
+
     /// Fresh counts for an empty match: for each set of needed roles, the
     /// players who accept one of them (`1 << bits` counts), then for each
     /// needed role, the tickets with a player who accepts it (`bits` more).
@@ -538,6 +555,18 @@ mod tests {
             let reaches = (0..8).all(|k| sum >> (8 * k) & 0xFF >= floor >> (8 * k) & 0xFF);
             proptest::prop_assert_eq!(reaches, room.team_fits(step, masks.iter().copied()));
         }
+    }
+
+    #[test]
+    fn masks_are_looked_up_as_counted() {
+        let room = five();
+        // Every set of the three roles, and sets naming a role past them.
+        let sets: Vec<u16> = (0..16).collect();
+        let masks = room.masks(&sets);
+        for (&set, &mask) in sets.iter().zip(&masks) {
+            assert_eq!(mask, room.mask(set), "set {set:b}");
+        }
+        assert_ne!(masks[0b111], 0);
     }
 
     #[test]
