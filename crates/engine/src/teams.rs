@@ -279,12 +279,9 @@ enum Order {
 /// remaining units cannot fill team 0, or cannot bring its gap below the
 /// smallest found so far (team 0's places left are filled by players rated
 /// between the least and the most of the units left: a bound on its final
-/// rating), or (with floors, for a match whose lanes stay below 128) whose
-/// team 0 already holds too much of a lane for team 1 to reach its floor, or
-/// cannot reach its own with all the units left. A branch is cut only when
-/// none of its splits can be fairer than the best so far or reach the floors,
-/// and those come later in `order`, so the split returned is the one a search
-/// of every split would return.
+/// rating). A branch is cut only when none of its splits can be fairer than
+/// the best so far, and those come later in `order`, so the split returned is
+/// the one a search of every split would return.
 fn fairest_two(
     units: &[Unit],
     team_size: usize,
@@ -299,8 +296,6 @@ fn fairest_two(
         floors: Option<Floors<'a>>,
         /// The floors' counts of all units.
         total_counts: u64,
-        /// The floors' counts of units `i..`, per `i`.
-        rest_counts: [u64; EXACT_LIMIT + 1],
         /// Players in units `i..`, per `i`.
         rest: [usize; EXACT_LIMIT + 1],
         /// The least and the most rating of the units `i..`, per `i`.
@@ -311,24 +306,8 @@ fn fairest_two(
     }
     impl Search<'_> {
         /// Depth-first over units `i..`, with team 0 holding `size` players of
-        /// total rating `weight` and floor counts `counts` (members in `mask`);
-        /// `CUT`: branches that cannot reach the floors are cut (the floors
-        /// given, the match's lanes below 128).
-        fn dfs<const CUT: bool>(
-            &mut self,
-            i: usize,
-            size: usize,
-            weight: f64,
-            counts: u64,
-            mask: u32,
-        ) {
-            if CUT
-                && let Some(f) = self.floors
-                && !(Floors::reaches(self.total_counts - counts, f.floor)
-                    && Floors::reaches(counts + self.rest_counts[i], f.floor))
-            {
-                return;
-            }
+        /// total rating `weight` and floor counts `counts` (members in `mask`).
+        fn dfs(&mut self, i: usize, size: usize, weight: f64, counts: u64, mask: u32) {
             if size == self.team_size {
                 let d = (2.0 * weight - self.total_weight).abs() / self.team_size as f64;
                 if self.best.is_none_or(|(b, _)| d < b)
@@ -364,11 +343,11 @@ fn fairest_two(
             let u = self.units[i];
             let fits = size + u.size <= self.team_size;
             if self.order == Order::ExcludeFirst {
-                self.dfs::<CUT>(i + 1, size, weight, counts, mask);
+                self.dfs(i + 1, size, weight, counts, mask);
             }
             if fits {
                 let more = self.floors.map_or(0, |f| f.counts[i]);
-                self.dfs::<CUT>(
+                self.dfs(
                     i + 1,
                     size + u.size,
                     weight + u.rating * u.size as f64,
@@ -377,27 +356,24 @@ fn fairest_two(
                 );
             }
             if self.order == Order::IncludeFirst {
-                self.dfs::<CUT>(i + 1, size, weight, counts, mask);
+                self.dfs(i + 1, size, weight, counts, mask);
             }
         }
     }
     let mut rest = [0; EXACT_LIMIT + 1];
     let mut low = [f64::INFINITY; EXACT_LIMIT + 1];
     let mut high = [f64::NEG_INFINITY; EXACT_LIMIT + 1];
-    let mut rest_counts = [0; EXACT_LIMIT + 1];
     for (i, u) in units.iter().enumerate().rev() {
         rest[i] = rest[i + 1] + u.size;
         low[i] = low[i + 1].min(u.rating);
         high[i] = high[i + 1].max(u.rating);
-        rest_counts[i] = rest_counts[i + 1] + floors.map_or(0, |f| f.counts[i]);
     }
     let mut search = Search {
         units,
         team_size,
         order,
         floors,
-        total_counts: rest_counts[0],
-        rest_counts,
+        total_counts: floors.map_or(0, |f| f.total()),
         rest,
         low,
         high,
@@ -405,14 +381,13 @@ fn fairest_two(
         best: None,
     };
     let counts = floors.map_or(0, |f| f.counts[0]);
-    let (size, weight) = (units[0].size, units[0].rating * units[0].size as f64);
-    // The lanes' sums over the whole match below 128: no lane of team 1 plus
-    // the units not yet placed borrows when tested.
-    if floors.is_some() && 2 * team_size < 128 {
-        search.dfs::<true>(1, size, weight, counts, 1);
-    } else {
-        search.dfs::<false>(1, size, weight, counts, 1);
-    }
+    search.dfs(
+        1,
+        units[0].size,
+        units[0].rating * units[0].size as f64,
+        counts,
+        1,
+    );
     search.best
 }
 
