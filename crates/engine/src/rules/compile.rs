@@ -458,6 +458,7 @@ impl Building {
 
     /// Adds a row's cell of this rule (a row compiled for other rules adds
     /// what a ticket without the attribute would).
+    #[inline(always)]
     fn push(&mut self, cell: Option<&Cell>) {
         match self {
             Building::Equal { start, values } => {
