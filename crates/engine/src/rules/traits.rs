@@ -65,6 +65,7 @@ impl Column {
     /// first step, `None` when its players' values lie in different groups
     /// there (it can meet nobody before the rule relaxes) or it has none.
     /// `None` for any other rule.
+    #[inline]
     fn first_group(&self, e: usize) -> Option<u32> {
         let Column::Equal {
             start,
