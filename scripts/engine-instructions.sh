@@ -51,7 +51,6 @@ entries=("$@")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 declare -A one main
-first=1
 
 # Instructions per iteration of criterion id $1, run under the command prefix
 # in the remaining arguments (none, or `taskset -c 0`).
@@ -61,9 +60,10 @@ count() {
   local out="$dir/callgrind.out"
   "$@" valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='criterion::bencher::Bencher*' \
     "$bin" --bench "^${entry}\$" --profile-time 1 >"$dir/log" 2>&1
-  if [ $first = 1 ]; then
+  # Once (this runs in a subshell: a variable would not remember).
+  if [ ! -e "$dir/digests-shown" ]; then
     grep -E 'digest' "$dir/log" | sed 's/^/  /' >&2 || true
-    first=0
+    touch "$dir/digests-shown"
   fi
   local total iters
   total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n { gsub(",", "", $1); print $1; n = 1 }')
