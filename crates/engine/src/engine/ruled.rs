@@ -335,6 +335,24 @@ mod tests {
     }
 
     #[test]
+    fn a_party_fit_is_kept_step_by_step() {
+        let fit = PartyFit::default();
+        assert_eq!(fit.get(0), None);
+        fit.set(0, true);
+        fit.set(3, false);
+        fit.set(7, true);
+        assert_eq!(fit.get(0), Some(true));
+        assert_eq!(fit.get(3), Some(false));
+        assert_eq!(fit.get(7), Some(true));
+        // Steps not asked about stay unknown; past the eighth, nothing is kept.
+        assert_eq!(fit.get(1), None);
+        assert_eq!(fit.get(4), None);
+        fit.set(8, true);
+        assert_eq!(fit.get(8), None);
+        assert_eq!(fit.get(0), Some(true));
+    }
+
+    #[test]
     fn a_five_stack_needs_a_big_party_on_the_other_side() {
         // A five-stack and room for five more: they could be a four-stack.
         assert!(can(&[], 5, 2, 1, 5));
