@@ -43,21 +43,11 @@ impl RoomMasks<'_> {
 impl Traits {
     /// Adds entry `e`'s players to the match's counts for the room check.
     pub(super) fn count_roles(&self, g: &mut Grown, e: usize) {
-        for (_, column) in &self.rules {
-            if let Column::Roles {
-                start,
-                room: Some((room, masks)),
-                ..
-            } = column
-            {
-                if g.room.is_empty() {
-                    room.clear(&mut g.room);
-                }
-                room.add(
-                    &mut g.room,
-                    &masks[start[e] as usize..start[e + 1] as usize],
-                );
+        if let Some(r) = self.room_rule() {
+            if g.room.is_empty() {
+                r.room.clear(&mut g.room);
             }
+            r.room.add(&mut g.room, r.of(e));
         }
     }
 
