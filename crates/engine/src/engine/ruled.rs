@@ -96,15 +96,13 @@ impl Snapshot<'_> {
         let Some(step) = self.traits.room_step(steps) else {
             return true;
         };
-        let team_size = self.mode.team_size;
-        match self.party_fit.get(c) {
-            Some(memo) => memo.get(step).unwrap_or_else(|| {
-                let fits = self.traits.party_roles_fit_at(c, step, team_size);
-                memo.set(step, fits);
-                fits
-            }),
-            None => self.traits.party_roles_fit_at(c, step, team_size),
-        }
+        // Kept for every position when a match keeps rule state (`tracks`).
+        let memo = &self.party_fit[c];
+        memo.get(step).unwrap_or_else(|| {
+            let fits = self.traits.party_roles_fit_at(c, step, self.mode.team_size);
+            memo.set(step, fits);
+            fits
+        })
     }
 
     /// Splits group `g` into teams (balanced, roles filled, parties alike);
