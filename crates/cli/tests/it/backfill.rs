@@ -164,6 +164,80 @@ async fn a_seat_is_filled_redis_processes() {
     fills_a_seat(&Deployment::redis_processes().await, "r").await;
 }
 
+/// A running match's seat is not filled by a player one of its players
+/// blocked, nor by one who blocked one of them, in a mode without rules: the
+/// third to queue, blocking nobody, takes it, and the two wait on.
+async fn a_blocked_player_does_not_fill(d: &Deployment, tag: &str) {
+    let _gs = game_server(d, &format!("gs-bb-{tag}"), "30s").await;
+    let players: Vec<String> = (1..=4).map(|i| format!("{tag}b{i}")).collect();
+    let mut first = d.socket(&players[0]).await;
+    for p in &players {
+        queue(d, p).await;
+    }
+    let assigned = first
+        .wait_for("match.assigned", Duration::from_secs(15))
+        .await;
+    let mid = assigned["match_id"].as_str().unwrap().to_string();
+    // One of the match's players blocks a stranger; another stranger blocks
+    // one of the match's players.
+    let (blocked, blocker, free) = (format!("{tag}bx"), format!("{tag}by"), format!("{tag}bz"));
+    for (who, whom) in [(&players[0], &blocked), (&blocker, &players[3])] {
+        let (status, b) = d
+            .client(who)
+            .send(Method::PUT, &format!("/v1/players/me/blocks/{whom}"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{b}");
+    }
+    let path = format!("/v1/matches/{mid}/backfill");
+    let (status, b) = d
+        .client(SERVICE)
+        .send(Method::POST, &path, Some(json!({"open": [1, 1]})))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    // The two queue first; either would take a seat if the blocks were
+    // ignored (three players make no 2v2 of their own).
+    for p in [&blocked, &blocker] {
+        queue(d, p).await;
+    }
+    let mut ws = d.socket(&free).await;
+    queue(d, &free).await;
+    let joined = ws.wait_for("match.assigned", Duration::from_secs(10)).await;
+    assert_eq!(joined["match"]["backfill"]["match_id"], mid, "{joined}");
+    // A second seat is still open, and the two still wait for it.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    for p in [&blocked, &blocker] {
+        let (status, v) = d.client(p).get("/v1/players/me/assignment").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{p}: {v}");
+    }
+    let (status, m) = d
+        .client(&players[0])
+        .get(&format!("/v1/matches/{mid}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{m}");
+    let in_it: Vec<&str> = m["match"]["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["players"].as_array().unwrap().iter())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        !in_it.contains(&blocked.as_str()) && !in_it.contains(&blocker.as_str()),
+        "{m}"
+    );
+    assert!(in_it.contains(&free.as_str()), "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_player_does_not_fill_embedded() {
+    a_blocked_player_does_not_fill(&Deployment::embedded().await, "e").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_player_does_not_fill_redis_processes() {
+    a_blocked_player_does_not_fill(&Deployment::redis_processes().await, "r").await;
+}
+
 fn ack(server: &str, mid: &str, fill: &str, accept: bool) -> pb::AckBackfillRequest {
     pb::AckBackfillRequest {
         server_id: server.into(),

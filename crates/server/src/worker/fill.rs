@@ -17,10 +17,11 @@ use mm_engine::{BackfillPolicy, Described, Entry, Mode, Traits};
 use mm_store::{Claimed, Store};
 
 /// A row the mode's rules read: a waiting ticket, or a running match's
-/// tickets together.
+/// tickets together with whom their players blocked (read from the store
+/// when the fill is formed: a match keeps no block lists).
 enum Row<'a> {
     Ticket(&'a mm_domain::Ticket),
-    Running(&'a [MatchTicket]),
+    Running(&'a [MatchTicket], &'a [PlayerId]),
 }
 
 impl Row<'_> {
@@ -41,14 +42,14 @@ impl Described for Row<'_> {
     fn players(&self) -> usize {
         match self {
             Row::Ticket(t) => t.players.len(),
-            Row::Running(ts) => ts.iter().map(|t| t.players.len()).sum(),
+            Row::Running(ts, _) => ts.iter().map(|t| t.players.len()).sum(),
         }
     }
 
     fn value(&self, i: usize, attribute: &str) -> Option<&Value> {
         match self {
             Row::Ticket(t) => t.attribute(i, attribute),
-            Row::Running(ts) => {
+            Row::Running(ts, _) => {
                 let (t, k) = Row::seat(ts, i)?;
                 t.player_attributes
                     .get(k)
@@ -61,17 +62,14 @@ impl Described for Row<'_> {
     fn player(&self, i: usize) -> Option<&PlayerId> {
         match self {
             Row::Ticket(t) => t.players.get(i),
-            Row::Running(ts) => Row::seat(ts, i).and_then(|(t, k)| t.players.get(k)),
+            Row::Running(ts, _) => Row::seat(ts, i).and_then(|(t, k)| t.players.get(k)),
         }
     }
 
-    // A running match's players' own block lists are not kept with the match;
-    // a waiting ticket's list names both who its players blocked and who
-    // blocked them, so checking it against the match's players is enough.
     fn blocks(&self) -> &[PlayerId] {
         match self {
             Row::Ticket(t) => &t.blocks,
-            Row::Running(_) => &[],
+            Row::Running(_, blocks) => blocks,
         }
     }
 }
@@ -155,9 +153,11 @@ async fn fills(
         let mut ratings = vec![Vec::new(); teams];
         let mut held_roles = vec![Vec::new(); teams];
         let mut parties = vec![0usize; teams];
+        let mut present = Vec::new();
         for t in &m.tickets {
             let mut here = 0;
             for p in t.players.iter().filter(|p| !running.left.contains_key(*p)) {
+                present.push(p.clone());
                 ratings[t.team].push(t.rating);
                 if let Some(role) = m.decided.roles.get(p) {
                     held_roles[t.team].push(role.clone());
@@ -189,13 +189,20 @@ async fn fills(
                 }
             })
             .collect();
-        let traits = if mode.rules.is_empty() {
+        // Block lists apply in every mode, rules or none: whom the players
+        // still in the match blocked, as the store has them now, and the
+        // waiting tickets' own.
+        let blocks = store.kept_apart(&present).await?;
+        let traits = if mode.rules.is_empty()
+            && blocks.is_empty()
+            && free.iter().all(|&i| claimed[i].ticket.blocks.is_empty())
+        {
             Traits::none()
         } else {
             let rows: Vec<Row> = free
                 .iter()
                 .map(|&i| Row::Ticket(&claimed[i].ticket))
-                .chain(std::iter::once(Row::Running(&m.tickets)))
+                .chain(std::iter::once(Row::Running(&m.tickets, &blocks)))
                 .collect();
             Traits::new(&mode.rules, &rows)
         };
