@@ -90,9 +90,10 @@ pub struct Ticket {
     /// `players`; empty when none differ.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub player_attributes: Vec<Attributes>,
-    /// Players whom a player of this ticket blocked, or who blocked one of them,
-    /// as the store had it when the ticket was queued, and those of blocks made
-    /// while it waits (the store adds them): never in its match.
+    /// Players whom a player of this ticket blocked, as the store had it when
+    /// the ticket was queued, and those of blocks made either way while it
+    /// waits (the store adds them): never in its match. Who blocked its
+    /// players is on their own tickets: the engine reads both lists.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<PlayerId>,
     /// Where the ticket waits in its queues: tickets that a mode's hard rules

@@ -457,25 +457,30 @@ fn a_five_stack_meets_a_big_party_not_five_solos() {
     assert_eq!(got.len(), 2, "{got:?}");
 }
 
+/// Only the blocker's ticket names the other (a ticket carries whom its
+/// players blocked, not who blocked them): kept apart all the same, whichever
+/// of the two blocked and whichever the search starts from.
 #[test]
 fn blocked_players_never_meet() {
     let m = mode("", 2, 1);
-    let mut tickets = vec![solo("ann", "{}"), solo("bob", "{}"), solo("cy", "{}")];
-    tickets[0].blocks = vec![PlayerId::new("bob").unwrap()];
-    let p = run(&m, &tickets, &entries(3, 0), 1_000);
-    assert_eq!(p.len(), 1);
-    let names: Vec<&str> = p[0]
-        .members
-        .iter()
-        .map(|&e| tickets[e].players[0].as_str())
-        .collect();
-    assert!(
-        !(names.contains(&"ann") && names.contains(&"bob")),
-        "{names:?}"
-    );
-    // Never relaxed, however long they wait.
-    let two = vec![tickets[0].clone(), tickets[1].clone()];
-    assert!(run(&m, &two, &entries(2, 0), 3_600_000).is_empty());
+    for (blocker, blocked) in [(0, 1), (1, 0)] {
+        let mut tickets = vec![solo("ann", "{}"), solo("bob", "{}"), solo("cy", "{}")];
+        tickets[blocker].blocks = vec![tickets[blocked].players[0].clone()];
+        let p = run(&m, &tickets, &entries(3, 0), 1_000);
+        assert_eq!(p.len(), 1);
+        let names: Vec<&str> = p[0]
+            .members
+            .iter()
+            .map(|&e| tickets[e].players[0].as_str())
+            .collect();
+        assert!(
+            !(names.contains(&"ann") && names.contains(&"bob")),
+            "{names:?}"
+        );
+        // Never relaxed, however long they wait.
+        let two = vec![tickets[0].clone(), tickets[1].clone()];
+        assert!(run(&m, &two, &entries(2, 0), 3_600_000).is_empty());
+    }
 }
 
 /// The maps (`m0`, `m1`, ... as bits) every one of `members` listed.

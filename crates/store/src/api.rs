@@ -156,10 +156,10 @@ pub trait Store:
         self.enqueue(ticket).await
     }
 
-    /// A new ticket from its player: reads whom its players may never meet, as
-    /// the store has it now, into [`Ticket::blocks`], then
+    /// A new ticket from its player: reads whom its players blocked, as the
+    /// store has it now, into [`Ticket::blocks`], then
     /// [`Store::enqueue_charged`]. Redis on one node does both in one script
-    /// call for a solo player who blocked nobody and whom nobody blocked.
+    /// call for a solo player who blocked nobody.
     async fn enqueue_new(
         &self,
         ticket: &mut Ticket,

@@ -1,16 +1,23 @@
 //! Players' block lists, kept with the player: whom each blocked (at most
-//! [`MAX_BLOCKS`]), and, beside it, who blocked them, so that a new ticket
-//! carries every player its players may never meet, either way. On Redis both
-//! are sets in the players' own slots (`mm:{u:PLAYER}:blocks`,
-//! `...:blocked_by`): blocking writes the blocker's list (checking its size in
-//! one script) and then the other's reverse set.
+//! [`MAX_BLOCKS`]). On Redis a set in the player's own slot
+//! (`mm:{u:PLAYER}:blocks`; blocking checks its size in one script).
+//!
+//! A new ticket carries whom its players blocked ([`Blocks::kept_apart`]),
+//! and the engine keeps two tickets apart when either one's list names a
+//! player of the other: so a player's tickets never carry who blocked them,
+//! a list nobody bounds (a player many others blocked would otherwise queue
+//! tickets that grow with every one of them). A running match's backfill
+//! reads its players' lists when it is filled.
 //!
 //! A block made while either player waits reaches their waiting tickets too
 //! ([`Blocks::keep_apart_waiting`]): each ticket's stored copy gains the other
 //! player, and a ticket a worker or a pool's leader holds is taken from it, so
 //! that a match formed from the copy without the block cannot commit, and is
 //! read again with the block. A ticket still on its way into its pools when
-//! the block is made (activated, not yet queued) is waited for briefly.
+//! the block is made (activated, not yet queued) is waited for briefly. (The
+//! blocked player's waiting ticket gains the blocker too: it is the one taken
+//! from its holder when only the blocked player waits; the copy ends with the
+//! ticket.)
 
 use crate::StoreError;
 use async_trait::async_trait;
@@ -53,8 +60,8 @@ pub trait Blocks {
     /// Whom `player` blocked, sorted.
     async fn blocks(&self, player: &PlayerId) -> Result<Vec<PlayerId>, StoreError>;
 
-    /// Everyone `players` may not meet: whom any of them blocked and who
-    /// blocked any of them, sorted, without duplicates.
+    /// Whom any of `players` blocked, sorted, without duplicates: what a new
+    /// ticket of theirs carries.
     async fn kept_apart(&self, players: &[PlayerId]) -> Result<Vec<PlayerId>, StoreError>;
 
     /// Adds `others` to what each of `player`'s waiting tickets is kept apart
@@ -122,42 +129,35 @@ pub(crate) fn with_blocks(
     Some(t)
 }
 
-/// One player's lists: whom they blocked, and who blocked them.
-type Lists = (BTreeSet<PlayerId>, BTreeSet<PlayerId>);
-
-/// Block lists of [`crate::MemoryStore`].
+/// Block lists of [`crate::MemoryStore`]: per player, whom they blocked.
 #[derive(Default)]
 pub struct MemoryBlocks {
-    inner: Mutex<HashMap<PlayerId, Lists>>,
+    inner: Mutex<HashMap<PlayerId, BTreeSet<PlayerId>>>,
 }
 
 impl MemoryBlocks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, Lists>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, BTreeSet<PlayerId>>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn block(&self, player: &PlayerId, other: &PlayerId) -> Blocked {
         let mut inner = self.lock();
-        let own = &mut inner.entry(player.clone()).or_default().0;
+        let own = inner.entry(player.clone()).or_default();
         if !own.contains(other) && own.len() >= MAX_BLOCKS {
             return Blocked::Full;
         }
         own.insert(other.clone());
-        inner
-            .entry(other.clone())
-            .or_default()
-            .1
-            .insert(player.clone());
         Blocked::Done
     }
 
     pub fn unblock(&self, player: &PlayerId, other: &PlayerId) -> bool {
         let mut inner = self.lock();
-        let removed = inner
-            .get_mut(player)
-            .is_some_and(|(own, _)| own.remove(other));
-        if let Some((_, by)) = inner.get_mut(other) {
-            by.remove(player);
+        let Some(own) = inner.get_mut(player) else {
+            return false;
+        };
+        let removed = own.remove(other);
+        if own.is_empty() {
+            inner.remove(player);
         }
         removed
     }
@@ -165,18 +165,15 @@ impl MemoryBlocks {
     pub fn blocks(&self, player: &PlayerId) -> Vec<PlayerId> {
         self.lock()
             .get(player)
-            .map(|(own, _)| own.iter().cloned().collect())
+            .map(|own| own.iter().cloned().collect())
             .unwrap_or_default()
     }
 
     pub fn kept_apart(&self, players: &[PlayerId]) -> Vec<PlayerId> {
         let inner = self.lock();
         let mut out = BTreeSet::new();
-        for p in players {
-            if let Some((own, by)) = inner.get(p) {
-                out.extend(own.iter().cloned());
-                out.extend(by.iter().cloned());
-            }
+        for own in players.iter().filter_map(|p| inner.get(p)) {
+            out.extend(own.iter().cloned());
         }
         out.into_iter().collect()
     }

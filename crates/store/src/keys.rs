@@ -209,9 +209,9 @@ pub struct PlayerKeys {
     pub invited: String,
     /// The attribute claims the player's token carried (JSON), for their party.
     pub attested: String,
-    /// Whom the player blocked (set), and who blocked them (set).
+    /// Whom the player blocked (set). (Versions before 2026-11-30 also kept
+    /// who blocked the player, in `:blocked_by`: no longer written nor read.)
     pub blocks: String,
-    pub blocked_by: String,
 }
 
 /// Keys of one party (one slot: every merge is one script).
@@ -251,7 +251,6 @@ pub mod player_suffix {
     pub const INVITED: &str = ":invited";
     pub const ATTESTED: &str = ":attested";
     pub const BLOCKS: &str = ":blocks";
-    pub const BLOCKED_BY: &str = ":blocked_by";
     pub const ONLINE: &str = ":on";
 }
 
@@ -301,7 +300,6 @@ impl PlayerKeys {
             invited: at(INVITED),
             attested: at(ATTESTED),
             blocks: at(BLOCKS),
-            blocked_by: at(BLOCKED_BY),
         }
     }
 }
@@ -419,7 +417,7 @@ mod tests {
         assert_eq!(k.life("M1"), "mm:{p:ranked:eu}:mx:M1");
         let p = PlayerKeys::new(&PlayerId::new("alice").unwrap());
         assert_eq!(p.active, "mm:{u:alice}:active");
-        assert_eq!(p.blocked_by, "mm:{u:alice}:blocked_by");
+        assert_eq!(p.blocks, "mm:{u:alice}:blocks");
         assert_eq!(p.history, "mm:{u:alice}:hist");
         assert_eq!(p.reservation, "mm:{u:alice}:resv");
         assert_eq!(p.in_match, "mm:{u:alice}:match");
@@ -446,7 +444,6 @@ mod tests {
             (INVITED, &p.invited),
             (ATTESTED, &p.attested),
             (BLOCKS, &p.blocks),
-            (BLOCKED_BY, &p.blocked_by),
         ] {
             let one = player_key(&alice, suffix);
             assert_eq!(&one, key);

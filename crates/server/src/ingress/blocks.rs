@@ -6,8 +6,10 @@
 //! - `DELETE /v1/players/{id}/blocks/{player_id}`: unblock;
 //! - `GET /v1/players/{id}/blocks`: the caller's list.
 //!
-//! `id` is `me` or the caller. A new ticket carries its players' blocks both
-//! ways ([`mm_store::Blocks::kept_apart`]); a block made while either player
+//! `id` is `me` or the caller. A new ticket carries whom its players blocked
+//! ([`mm_store::Blocks::kept_apart`]; the engine keeps two tickets apart when
+//! either one's list names a player of the other, and a backfill reads the
+//! running match's players' lists); a block made while either player
 //! waits reaches their waiting tickets before it is answered
 //! ([`mm_store::Blocks::keep_apart_waiting`]): no match formed after the
 //! answer holds both. An unblock applies from the players' next tickets.

@@ -1,5 +1,5 @@
-//! [`Blocks`] on Redis: a player's block list and its reverse, sets in the
-//! player's own slot (`block.lua` bounds the list). A block reaches the
+//! [`Blocks`] on Redis: a player's block list, a set in the player's own
+//! slot (`block.lua` bounds it). A block reaches the
 //! players' waiting tickets through `late_block.lua`, in each pool they wait in.
 
 use super::RedisStore;
@@ -99,28 +99,17 @@ impl Blocks for RedisStore {
             .arg(MAX_BLOCKS)
             .invoke_async(&mut self.conn())
             .await?;
-        if added == 0 {
-            return Ok(Blocked::Full);
-        }
-        // The other's reverse set, in their slot (a retry of the block mends it
-        // if this step is lost).
-        let _: i64 = redis::cmd("SADD")
-            .arg(PlayerKeys::new(other).blocked_by)
-            .arg(player.as_str())
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(Blocked::Done)
+        Ok(if added == 0 {
+            Blocked::Full
+        } else {
+            Blocked::Done
+        })
     }
 
     async fn unblock(&self, player: &PlayerId, other: &PlayerId) -> Result<bool, StoreError> {
         let removed: i64 = redis::cmd("SREM")
             .arg(PlayerKeys::new(player).blocks)
             .arg(other.as_str())
-            .query_async(&mut self.conn())
-            .await?;
-        let _: i64 = redis::cmd("SREM")
-            .arg(PlayerKeys::new(other).blocked_by)
-            .arg(player.as_str())
             .query_async(&mut self.conn())
             .await?;
         Ok(removed == 1)
@@ -137,14 +126,11 @@ impl Blocks for RedisStore {
 
     async fn kept_apart(&self, players: &[PlayerId]) -> Result<Vec<PlayerId>, StoreError> {
         let reads = players.iter().map(|p| async move {
-            let k = PlayerKeys::new(p);
-            let mut pipe = redis::pipe();
-            pipe.cmd("SMEMBERS")
-                .arg(&k.blocks)
-                .cmd("SMEMBERS")
-                .arg(&k.blocked_by);
-            let (own, by): (Vec<String>, Vec<String>) = pipe.query_async(&mut self.conn()).await?;
-            Ok::<_, StoreError>(own.into_iter().chain(by))
+            let own: Vec<String> = redis::cmd("SMEMBERS")
+                .arg(PlayerKeys::new(p).blocks)
+                .query_async(&mut self.conn())
+                .await?;
+            Ok::<_, StoreError>(own)
         });
         let all: BTreeSet<String> = try_join_all(reads).await?.into_iter().flatten().collect();
         ids(all.into_iter().collect())

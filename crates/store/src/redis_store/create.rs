@@ -1,5 +1,5 @@
 //! A new solo ticket in one script call on a single node (`create.lua`): the
-//! player's block lists read, the rate charged, the player activated and the
+//! player's block list read, the rate charged, the player activated and the
 //! ticket queued in every pool. What is out of that common case is answered for
 //! [`super::RedisStore`]'s `enqueue_new` to take the long way.
 
@@ -12,7 +12,7 @@ use mm_domain::{PlayerId, Pool, Ticket};
 pub(super) enum Created {
     /// Queued, or refused by the rate limit.
     Done(EnqueueOutcome),
-    /// Nothing: the player's block lists, for the ticket to carry.
+    /// Nothing: the player's block list, for the ticket to carry.
     Blocks(Vec<PlayerId>),
     /// Charged (if asked) but not queued: the long way finds out why.
     Refused,
@@ -22,7 +22,7 @@ pub(super) enum Created {
 
 impl RedisStore {
     /// A solo player's new ticket in one script call (`create.lua`): the block
-    /// lists read, the rate charged, the player activated and the ticket queued
+    /// list read, the rate charged, the player activated and the ticket queued
     /// in every pool. One node only: the player's and the pools' keys are in
     /// different slots.
     pub(super) async fn create_solo(
@@ -55,8 +55,7 @@ impl RedisStore {
             .key(&pk.ban)
             .key(&pk.in_match)
             .key(&pk.marks)
-            .key(&pk.blocks)
-            .key(&pk.blocked_by);
+            .key(&pk.blocks);
         match &limiter {
             Some((key, _)) => call.key(key),
             None => call.key(&pk.active),

@@ -11,7 +11,7 @@ impl RedisStore {
     /// Each retry follows a ticket or match that finished, so a few tries always
     /// suffice unless the player is racing themselves.
     /// With `charge` (a limiter of the player's), the first try is charged to it.
-    /// Done, it gives the players this one may never meet (read in the same call).
+    /// Done, it gives the players this one blocked (read in the same call).
     pub(super) async fn activate_player(
         &self,
         player: &PlayerId,
@@ -28,7 +28,6 @@ impl RedisStore {
                 .key(&pk.in_match)
                 .key(&pk.marks)
                 .key(&pk.blocks)
-                .key(&pk.blocked_by)
                 .arg(ticket.id.as_str())
                 .arg(&ticket.mode)
                 .arg(pools)

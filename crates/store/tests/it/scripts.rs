@@ -342,7 +342,6 @@ async fn a_created_ticket_whose_id_is_in_a_pool_already_changes_nothing() {
             .key(&player.in_match)
             .key(&player.marks)
             .key(&player.blocks)
-            .key(&player.blocked_by)
             .key(&player.active);
         for p in &pools {
             let k = PoolKeys::new(p);
