@@ -92,10 +92,16 @@ pub struct Ticket {
     pub player_attributes: Vec<Attributes>,
     /// Players whom a player of this ticket blocked, as the store had it when
     /// the ticket was queued, and those of blocks made either way while it
-    /// waits (the store adds them): never in its match. Who blocked its
-    /// players is on their own tickets: the engine reads both lists.
+    /// waits (the store adds them, and takes out those of unblocks): never in
+    /// its match. Who blocked its players is on their own tickets: the engine
+    /// reads both lists.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<PlayerId>,
+    /// How many times a block or unblock made while the ticket waits rewrote
+    /// its stored copy (a block already in `blocks` counts too): an unblock's
+    /// rewrite of a copy read before another block's fails and reads again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocks_rev: u32,
     /// Where the ticket waits in its queues: tickets that a mode's hard rules
     /// keep apart (client builds) are in different lanes, and a queue is
     /// ordered by lane, then rating ([`Ticket::queue_score`]), so that a claim
@@ -192,6 +198,7 @@ impl Ticket {
             attributes: Attributes::default(),
             player_attributes: Vec::new(),
             blocks: Vec::new(),
+            blocks_rev: 0,
             lane: 0,
         }
     }

@@ -18,6 +18,17 @@
 //! blocked player's waiting ticket gains the blocker too: it is the one taken
 //! from its holder when only the blocked player waits; the copy ends with the
 //! ticket.)
+//!
+//! An unblock reaches the two players' waiting tickets as well
+//! ([`Blocks::release_waiting`]): each copy loses the other player unless one
+//! of its own players still blocks them (read again at the rewrite), and is
+//! taken from its holder to be read again. A block rewrites a waiting copy
+//! even when it holds the player already (counting
+//! [`mm_domain::Ticket::blocks_rev`]), so an unblock that read a copy and the
+//! lists before a party-mate's block of the same player cannot write over it:
+//! its rewrite finds the copy changed and reads both again. (A ticket being
+//! created during the unblock may still carry the old list: stricter, never
+//! looser.)
 
 use crate::StoreError;
 use async_trait::async_trait;
@@ -79,6 +90,29 @@ pub trait Blocks {
         others: &[PlayerId],
     ) -> Result<bool, StoreError>;
 
+    /// Takes `other` out of what each of `player`'s waiting tickets is kept
+    /// apart from, in every pool it waits in, unless one of the ticket's own
+    /// players still blocks `other` (their lists read at the rewrite); a
+    /// ticket so rewritten is taken from the worker or leader holding it, to
+    /// be read again without the block. Tickets on their way into their pools
+    /// are not waited for (they keep the lists read at their creation).
+    async fn drop_block_from_waiting(
+        &self,
+        player: &PlayerId,
+        other: &PlayerId,
+    ) -> Result<(), StoreError>;
+
+    /// An unblock of `b` by `a` just made, on the two players' waiting
+    /// tickets ([`Blocks::drop_block_from_waiting`] both ways: a ticket of
+    /// `b`'s carries `a` when the block was made while it waited).
+    async fn release_waiting(&self, a: &PlayerId, b: &PlayerId) -> Result<(), StoreError> {
+        let (x, y) = tokio::join!(
+            self.drop_block_from_waiting(a, b),
+            self.drop_block_from_waiting(b, a)
+        );
+        x.and(y)
+    }
+
     /// A block of `b` by `a` (or of `a` by `b`) just made, on the two
     /// players' waiting tickets ([`Blocks::add_blocks_to_waiting`] both ways),
     /// looking again for a while at a ticket still on its way into its pools.
@@ -126,6 +160,31 @@ pub(crate) fn with_blocks(
     t.blocks.extend(new.into_iter().cloned());
     t.blocks.sort();
     t.blocks.dedup();
+    t.blocks_rev = t.blocks_rev.wrapping_add(1);
+    Some(t)
+}
+
+/// `ticket`'s copy as it is, counted one more rewrite (a block it carries
+/// already: see the module's doc).
+pub(crate) fn recounted(ticket: &mm_domain::Ticket) -> mm_domain::Ticket {
+    let mut t = ticket.clone();
+    t.blocks_rev = t.blocks_rev.wrapping_add(1);
+    t
+}
+
+/// `ticket`'s copy without `other`, unless `still` (whom its players block
+/// now) names them; `None` if it stays as it is.
+pub(crate) fn without_block(
+    ticket: &mm_domain::Ticket,
+    other: &PlayerId,
+    still: &[PlayerId],
+) -> Option<mm_domain::Ticket> {
+    if !ticket.blocks.contains(other) || still.contains(other) {
+        return None;
+    }
+    let mut t = ticket.clone();
+    t.blocks.retain(|b| b != other);
+    t.blocks_rev = t.blocks_rev.wrapping_add(1);
     Some(t)
 }
 

@@ -275,7 +275,12 @@ export interface paths {
          */
         put: operations["block"];
         post?: never;
-        /** `DELETE /v1/players/{id}/blocks/{player_id}`. */
+        /**
+         * `DELETE /v1/players/{id}/blocks/{player_id}`.
+         * @description Answered once the two players' waiting tickets, if any, no longer carry
+         *     the block (unless another player of the same ticket blocked them too):
+         *     they may meet in the next match formed.
+         */
         delete: operations["unblock"];
         options?: never;
         head?: never;

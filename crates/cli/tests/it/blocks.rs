@@ -236,6 +236,32 @@ pub(crate) async fn blocked_players_never_meet(d: &Deployment) {
         .await;
     assert_eq!((s, &b["blocks"]), (StatusCode::OK, &json!([])), "{b}");
     a_block_made_while_both_wait_keeps_them_apart(d).await;
+    an_unblock_lets_waiting_players_meet(d).await;
+}
+
+/// Two players wait apart, one having blocked the other; the unblock reaches
+/// their waiting tickets: they meet without queueing again.
+async fn an_unblock_lets_waiting_players_meet(d: &Deployment) {
+    let (s, b) = d
+        .client("ub-ann")
+        .send(Method::PUT, "/v1/players/me/blocks/ub-bob", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let bob = queue(d, "arena", "ub-bob", json!({"maps": ["mill"]})).await;
+    let ann = queue(d, "arena", "ub-ann", json!({"maps": ["mill"]})).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for (p, t) in [("ub-bob", &bob), ("ub-ann", &ann)] {
+        let (_, v) = d.client(p).get(&format!("/v1/tickets/{t}")).await;
+        assert!(v["match_id"].is_null(), "{p} was matched: {v}");
+    }
+    let (s, b) = d
+        .client("ub-ann")
+        .send(Method::DELETE, "/v1/players/me/blocks/ub-bob", None)
+        .await;
+    assert_eq!((s, &b["blocks"]), (StatusCode::OK, &json!([])), "{b}");
+    let view = matched(d, "ub-bob", &bob).await;
+    let players = view["match"]["tickets"].to_string();
+    assert!(players.contains("ub-ann"), "{view}");
 }
 
 /// Three players wait for a 2v2 (held by a worker or the pool's leader) when
@@ -288,5 +314,15 @@ async fn embedded_block_lists() {
 #[tokio::test(flavor = "multi_thread")]
 async fn redis_block_lists() {
     let d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &ruled_modes())]).await;
+    blocked_players_never_meet(&d).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redis_leader_block_lists() {
+    let d = Deployment::redis_processes_env(&[
+        ("*", "MODES_FILE", &ruled_modes()),
+        ("worker", "COORDINATION", "leader"),
+    ])
+    .await;
     blocked_players_never_meet(&d).await;
 }

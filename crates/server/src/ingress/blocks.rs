@@ -12,7 +12,8 @@
 //! running match's players' lists); a block made while either player
 //! waits reaches their waiting tickets before it is answered
 //! ([`mm_store::Blocks::keep_apart_waiting`]): no match formed after the
-//! answer holds both. An unblock applies from the players' next tickets.
+//! answer holds both. An unblock reaches their waiting tickets the same way
+//! ([`mm_store::Blocks::release_waiting`]) before it is answered.
 
 use super::Code;
 use super::openapi::Errors;
@@ -108,6 +109,10 @@ pub async fn block(
 }
 
 /// `DELETE /v1/players/{id}/blocks/{player_id}`.
+///
+/// Answered once the two players' waiting tickets, if any, no longer carry
+/// the block (unless another player of the same ticket blocked them too):
+/// they may meet in the next match formed.
 #[utoipa::path(delete, path = "/v1/players/{id}/blocks/{player_id}", tag = "players",
     params(("id" = String, Path, description = "`me` or the caller's id"),
            ("player_id" = String, Path, description = "The player to unblock")),
@@ -121,5 +126,8 @@ pub async fn unblock(
     own(&actor, &id)?;
     let target = other(&actor, target)?;
     state.store.unblock(&actor, &target).await?;
+    // Also when the list did not hold them: a retried call whose first try
+    // could not reach the tickets.
+    state.store.release_waiting(&actor, &target).await?;
     list(&state, actor).await
 }

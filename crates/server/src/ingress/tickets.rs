@@ -291,6 +291,7 @@ impl CreateTicket {
             attributes: Attributes::default(),
             player_attributes: Vec::new(),
             blocks: Vec::new(),
+            blocks_rev: 0,
             lane: 0,
         };
         Ok((ticket, from_client, sent))

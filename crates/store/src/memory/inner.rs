@@ -187,19 +187,60 @@ impl Inner {
                     continue;
                 };
                 *ticket = new;
-                if ps.state.get(&id) != Some(&State::Held) {
-                    continue;
-                }
-                let holder = ps.held.iter_mut().find_map(|(_, held)| held.remove(&id));
-                if let Some(score) = holder {
-                    ps.state.insert(id.clone(), State::Requeued);
-                    ps.queue.insert((Score(score), id.clone()));
+                if ps.take_from_holder(&id) {
                     taken.push(pool);
                 }
             }
             all_queued &= found || !on_its_way;
         }
         (taken, all_queued)
+    }
+
+    /// Takes `other` out of the blocks of `player`'s live tickets in every
+    /// pool, unless `still` (whom the given players block now) names them
+    /// (same as `late_block.lua` for an unblock): a held one is taken from its
+    /// holder and requeued. Returns the pools a ticket was taken in.
+    pub(super) fn drop_block(
+        &mut self,
+        player: &PlayerId,
+        other: &PlayerId,
+        still: impl Fn(&[PlayerId]) -> Vec<PlayerId>,
+    ) -> Vec<Pool> {
+        let Some(state) = self.players.get(player) else {
+            return Vec::new();
+        };
+        let live: Vec<(TicketId, Vec<Pool>)> = state
+            .active
+            .values()
+            .map(|id| {
+                (
+                    id.clone(),
+                    state.tickets.get(id).cloned().unwrap_or_default(),
+                )
+            })
+            .collect();
+        let mut taken = Vec::new();
+        for (id, pools) in live {
+            for pool in pools {
+                let ps = self.pool(&pool);
+                let Some(ticket) = ps.tickets.get_mut(&id) else {
+                    continue;
+                };
+                if !ticket.blocks.contains(other) {
+                    continue;
+                }
+                let Some(new) =
+                    crate::blocks::without_block(ticket, other, &still(&ticket.players))
+                else {
+                    continue;
+                };
+                *ticket = new;
+                if ps.take_from_holder(&id) {
+                    taken.push(pool);
+                }
+            }
+        }
+        taken
     }
 
     /// Queues an activated ticket in each of its pools (same as `enqueue.lua`).

@@ -110,6 +110,22 @@ impl PoolState {
         back
     }
 
+    /// A held ticket taken from the worker or leader holding it and
+    /// requeued with its score, to be read again (same as `late_block.lua`);
+    /// false if it was not held.
+    fn take_from_holder(&mut self, id: &TicketId) -> bool {
+        if self.state.get(id) != Some(&State::Held) {
+            return false;
+        }
+        let holder = self.held.iter_mut().find_map(|(_, held)| held.remove(id));
+        let Some(score) = holder else {
+            return false;
+        };
+        self.state.insert(id.clone(), State::Requeued);
+        self.queue.insert((Score(score), id.clone()));
+        true
+    }
+
     fn held_ids(&self, worker: &str) -> Vec<TicketId> {
         self.held
             .get(worker)

@@ -147,4 +147,20 @@ impl crate::Blocks for MemoryStore {
         }
         Ok(all_queued)
     }
+
+    async fn drop_block_from_waiting(
+        &self,
+        player: &PlayerId,
+        other: &PlayerId,
+    ) -> Result<(), StoreError> {
+        // The lists read under the pools' lock: a block made meanwhile reaches
+        // the tickets after this rewrite (it waits for the lock) or is read here.
+        let taken = self
+            .lock()
+            .drop_block(player, other, |players| self.blocks.kept_apart(players));
+        for pool in taken {
+            self.wakes.wake(&pool.name());
+        }
+        Ok(())
+    }
 }

@@ -21,15 +21,20 @@ fn ids(raw: Vec<String>) -> Result<Vec<PlayerId>, StoreError> {
 /// between the read and the rewrite (another block of the same player's).
 const REWRITES: usize = 8;
 
+/// What a block or an unblock does to a waiting ticket's copy.
+#[derive(Clone, Copy)]
+enum Edit<'a> {
+    /// Keeps it apart from these players too.
+    Add(&'a [PlayerId]),
+    /// Takes this player out, unless one of its players still blocks them.
+    Drop(&'a PlayerId),
+}
+
 impl RedisStore {
-    /// Adds `others` to ticket `id`'s blocks in `pool` (`late_block.lua`):
-    /// false if the pool has no data for it.
-    async fn add_blocks_in(
-        &self,
-        pool: &Pool,
-        id: &str,
-        others: &[PlayerId],
-    ) -> Result<bool, StoreError> {
+    /// Rewrites ticket `id`'s copy in `pool` by `edit` (`late_block.lua`),
+    /// reading it again while another writer changed it between the read and
+    /// the rewrite: false if the pool has no data for it.
+    async fn rewrite_in(&self, pool: &Pool, id: &str, edit: Edit<'_>) -> Result<bool, StoreError> {
         let keys = PoolKeys::new(pool);
         for _ in 0..REWRITES {
             let read: Option<String> = redis::cmd("HGET")
@@ -41,8 +46,25 @@ impl RedisStore {
                 return Ok(false);
             };
             let ticket: Ticket = serde_json::from_str(&read)?;
-            let Some(new) = crate::blocks::with_blocks(&ticket, others) else {
-                return Ok(true);
+            let (new, take) = match edit {
+                // A copy that holds them already is rewritten all the same,
+                // counted, and not taken from its holder.
+                Edit::Add(others) => match crate::blocks::with_blocks(&ticket, others) {
+                    Some(new) => (new, true),
+                    None => (crate::blocks::recounted(&ticket), false),
+                },
+                // Unless one of its players still blocks them, read after
+                // each read of the copy.
+                Edit::Drop(other) => {
+                    if !ticket.blocks.contains(other) {
+                        return Ok(true);
+                    }
+                    let still = self.kept_apart(&ticket.players).await?;
+                    match crate::blocks::without_block(&ticket, other, &still) {
+                        Some(new) => (new, true),
+                        None => return Ok(true),
+                    }
+                }
             };
             let done: String = self
                 .scripts
@@ -60,6 +82,7 @@ impl RedisStore {
                 .arg(keys.held(""))
                 .arg(crate::keys::WAKE_CHANNEL)
                 .arg(pool.name())
+                .arg(if take { "1" } else { "0" })
                 .invoke_async(&mut self.conn())
                 .await?;
             match done.as_str() {
@@ -72,6 +95,27 @@ impl RedisStore {
             "ticket {id} in {}: rewritten under every one of {REWRITES} blocks",
             pool.name()
         )))
+    }
+
+    /// `player`'s live tickets: each id and the pools it waits in.
+    async fn live_tickets(
+        &self,
+        player: &PlayerId,
+    ) -> Result<Vec<(String, Vec<Pool>)>, StoreError> {
+        let live: Vec<String> = redis::cmd("HVALS")
+            .arg(PlayerKeys::new(player).active)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(live
+            .iter()
+            .filter_map(|entry| {
+                let (id, pools) = entry.split_once('|')?;
+                Some((
+                    id.to_string(),
+                    pools.split(',').filter_map(Pool::parse).collect(),
+                ))
+            })
+            .collect())
     }
 
     /// Whether `player`'s ticket `id` was activated within [`ON_ITS_WAY_MS`]
@@ -141,22 +185,34 @@ impl Blocks for RedisStore {
         player: &PlayerId,
         others: &[PlayerId],
     ) -> Result<bool, StoreError> {
-        let live: Vec<String> = redis::cmd("HVALS")
-            .arg(PlayerKeys::new(player).active)
-            .query_async(&mut self.conn())
-            .await?;
         let mut all_queued = true;
-        for entry in &live {
-            let Some((id, pools)) = entry.split_once('|') else {
-                continue;
-            };
-            let pools: Vec<Pool> = pools.split(',').filter_map(Pool::parse).collect();
-            let found =
-                try_join_all(pools.iter().map(|p| self.add_blocks_in(p, id, others))).await?;
+        for (id, pools) in self.live_tickets(player).await? {
+            let found = try_join_all(
+                pools
+                    .iter()
+                    .map(|p| self.rewrite_in(p, &id, Edit::Add(others))),
+            )
+            .await?;
             if !found.contains(&true) {
-                all_queued &= !self.on_its_way(player, id).await?;
+                all_queued &= !self.on_its_way(player, &id).await?;
             }
         }
         Ok(all_queued)
+    }
+
+    async fn drop_block_from_waiting(
+        &self,
+        player: &PlayerId,
+        other: &PlayerId,
+    ) -> Result<(), StoreError> {
+        for (id, pools) in self.live_tickets(player).await? {
+            try_join_all(
+                pools
+                    .iter()
+                    .map(|p| self.rewrite_in(p, &id, Edit::Drop(other))),
+            )
+            .await?;
+        }
+        Ok(())
     }
 }

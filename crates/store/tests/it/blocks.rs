@@ -287,7 +287,83 @@ async fn an_activation_reads_the_block_lists(h: Harness) {
     assert!(activated.blocks.is_empty());
 }
 
+/// The claimed tickets' copy of the ticket whose first player is `who`.
+fn of<'a>(claimed: &'a [Claimed], who: &str) -> &'a mm_domain::Ticket {
+    &claimed
+        .iter()
+        .find(|c| c.ticket.players[0].as_str() == who)
+        .expect("claimed")
+        .ticket
+}
+
+/// An unblock reaches the waiting tickets: uma's copy, held by a claim
+/// worker, loses vik and is taken from the worker (its match formed before
+/// does not commit); the party of xen and yuri, who both blocked vik, keeps
+/// vik until both unblock; a block made while both waited (ole of pia, on
+/// both copies) goes from both with the unblock.
+async fn an_unblock_reaches_waiting_tickets(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    for (who, whom) in [("uma", "vik"), ("xen", "vik"), ("yuri", "vik")] {
+        assert_eq!(s.block(&p(who), &p(whom)).await.unwrap(), Blocked::Done);
+    }
+    for players in [&["uma"][..], &["vik"], &["xen", "yuri"], &["ole"], &["pia"]] {
+        let mut t = ticket(players, 0);
+        assert_eq!(
+            s.enqueue_new(&mut t, None).await.unwrap(),
+            EnqueueOutcome::Queued
+        );
+    }
+    assert_eq!(s.block(&p("ole"), &p("pia")).await.unwrap(), Blocked::Done);
+    s.keep_apart_waiting(&p("ole"), &p("pia")).await.unwrap();
+    let lease = Duration::from_secs(30);
+    let held = s.claim("w", &pool(), 10, 0.0, lease).await.unwrap();
+    assert_eq!(
+        apart(&held),
+        vec![
+            ("ole".into(), vec![p("pia")]),
+            ("pia".into(), vec![p("ole")]),
+            ("uma".into(), vec![p("vik")]),
+            ("vik".into(), vec![]),
+            ("xen".into(), vec![p("vik")]),
+        ]
+    );
+    let before = make_match(&pool(), &[of(&held, "uma"), of(&held, "pia")]);
+    assert!(s.unblock(&p("uma"), &p("vik")).await.unwrap());
+    s.release_waiting(&p("uma"), &p("vik")).await.unwrap();
+    let done = s.complete("w", &pool(), &[before], lease).await.unwrap();
+    assert!(done.is_empty(), "a match of uma's held copy committed");
+    assert!(s.unblock(&p("yuri"), &p("vik")).await.unwrap());
+    s.release_waiting(&p("yuri"), &p("vik")).await.unwrap();
+    assert!(s.unblock(&p("ole"), &p("pia")).await.unwrap());
+    s.release_waiting(&p("ole"), &p("pia")).await.unwrap();
+    s.release("w", &pool(), None).await.unwrap();
+    let again = s.claim("w", &pool(), 10, 0.0, lease).await.unwrap();
+    assert_eq!(
+        apart(&again),
+        vec![
+            ("ole".into(), vec![]),
+            ("pia".into(), vec![]),
+            ("uma".into(), vec![]),
+            ("vik".into(), vec![]),
+            ("xen".into(), vec![p("vik")]),
+        ]
+    );
+    s.release("w", &pool(), None).await.unwrap();
+    assert!(s.unblock(&p("xen"), &p("vik")).await.unwrap());
+    s.release_waiting(&p("xen"), &p("vik")).await.unwrap();
+    let last = s.claim("w", &pool(), 10, 0.0, lease).await.unwrap();
+    assert!(of(&last, "xen").blocks.is_empty());
+    // Now uma and vik may meet.
+    let m = make_match(&pool(), &[of(&last, "uma"), of(&last, "vik")]);
+    let done = s
+        .complete("w", &pool(), std::slice::from_ref(&m), lease)
+        .await
+        .unwrap();
+    assert_eq!(done, vec![m.id]);
+}
+
 crate::every_deployment!(
+    an_unblock_reaches_waiting_tickets,
     blocks_are_kept_with_the_blocker_and_bounded,
     an_activation_reads_the_block_lists,
     a_block_waits_for_a_ticket_on_its_way,
