@@ -184,6 +184,8 @@ impl Inner {
                 };
                 found = true;
                 let Some(new) = crate::blocks::with_blocks(ticket, others) else {
+                    // Counted all the same (as on Redis: see blocks.rs).
+                    *ticket = crate::blocks::recounted(ticket);
                     continue;
                 };
                 *ticket = new;

@@ -175,14 +175,38 @@ async fn a_block_reaches_tickets_a_worker_holds(h: Harness) {
             ("jay".into(), vec![]),
         ]
     );
-    // A block already there changes nothing; the tickets read as before.
+    // A block already there changes nothing but the copies' count of
+    // rewrites (an unblock that read them before fails its rewrite); the
+    // tickets are not taken from the worker.
     s.keep_apart_waiting(&p("ivy"), &p("hal")).await.unwrap();
     let m = make_match(&pool(), &[&again[0].ticket, &again[2].ticket]);
+    // Each copy's rewrites: one per block that reached it.
+    let revs = |c: &[Claimed]| {
+        let mut r: Vec<_> = c
+            .iter()
+            .map(|c| (c.ticket.players[0].to_string(), c.ticket.blocks_rev))
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(
+        revs(&again),
+        vec![("hal".into(), 1), ("ivy".into(), 1), ("jay".into(), 0)]
+    );
     let done = s
         .complete("w", &pool(), std::slice::from_ref(&m), lease)
         .await
         .unwrap();
     assert_eq!(done, vec![m.id]);
+    s.release("w", &pool(), None).await.unwrap();
+    let left = s.claim("w", &pool(), 10, 0.0, lease).await.unwrap();
+    assert_eq!(left.len(), 1);
+    let counted = if left[0].ticket.blocks.is_empty() {
+        0
+    } else {
+        2
+    };
+    assert_eq!(left[0].ticket.blocks_rev, counted, "{:?}", left[0].ticket);
 }
 
 /// The same with a pool's leader holding them: its match of the two does not
