@@ -279,7 +279,7 @@ namespace Matchmaker
             return new BlockList(await SendAsync(HttpMethod.Put, "/v1/players/me/blocks/" + Esc(playerId), null, false, ct).ConfigureAwait(false));
         }
 
-        /// <summary>Unblocks a player; applies from the two players' next tickets.</summary>
+        /// <summary>Unblocks a player, tickets already waiting included once this completes.</summary>
         public async Task<BlockList> UnblockAsync(string playerId, CancellationToken ct = default(CancellationToken))
         {
             return new BlockList(await SendAsync(HttpMethod.Delete, "/v1/players/me/blocks/" + Esc(playerId), null, false, ct).ConfigureAwait(false));

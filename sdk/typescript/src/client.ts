@@ -201,8 +201,8 @@ export class MatchmakerClient {
 
   /**
    * The caller's block list (at most 200). A player blocked (or who blocked the
-   * caller) is never in one match with the caller; `add` holds for tickets
-   * already waiting once it resolves, `remove` from the players' next tickets.
+   * caller) is never in one match with the caller; `add` and `remove` hold for
+   * tickets already waiting once they resolve.
    */
   readonly blocks = {
     list: (): Promise<BlockList> => this.request({ method: "GET", path: "/v1/players/me/blocks" }),
