@@ -3,8 +3,8 @@
 //! do two who wait when the block is made. Under load: players queue for a 2v2
 //! again and again while they block each other at random, most blocks
 //! between players who wait (held by a worker or the pool's leader, or in a
-//! match being formed). No match formed after a block was answered holds the
-//! two players.
+//! match being formed), and now and then undo one. No match formed after a
+//! block was answered, and before it was undone, holds the two players.
 
 use crate::Deployment;
 use crate::rules::{matched, queue, ruled_modes};
@@ -22,6 +22,9 @@ const PLAY_FOR: Duration = Duration::from_secs(8);
 /// Blocks made, one every [`BLOCK_EVERY`].
 const BLOCKS: usize = 24;
 const BLOCK_EVERY: Duration = Duration::from_millis(150);
+/// Of the calls the blocker makes while some block is in force, one in this
+/// many undoes one of them.
+const UNBLOCK_ONE_IN: u32 = 4;
 
 fn name(i: usize) -> String {
     format!("bs-{i:02}")
@@ -36,6 +39,10 @@ type Seen = (String, u64, Vec<String>);
 
 /// Who waits now (players by number).
 type Waiting = Arc<Mutex<HashSet<usize>>>;
+
+/// (blocker, blocked) -> the times the block held: from the block's answer
+/// (ms) to the unblock's call, if any.
+type Held = HashMap<(usize, usize), Vec<(u64, Option<u64>)>>;
 
 /// Player `i`: queues, waits for a match (or the end), records it, again.
 async fn play(
@@ -108,10 +115,34 @@ async fn blocked_players_never_meet_under_load(d: &Deployment) {
     let players = (0..PLAYERS).map(|i| play(d, i, until, seen.clone(), waiting.clone()));
     let blocker = async {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        // (lower, higher) player -> when the block was answered (ms).
-        let mut answered: HashMap<(String, String), u64> = HashMap::new();
-        while answered.len() < BLOCKS {
+        let mut held: Held = HashMap::new();
+        let (mut blocks, mut unblocks) = (0, 0);
+        while blocks < BLOCKS {
             tokio::time::sleep(BLOCK_EVERY).await;
+            // Now and then a block in force is undone (the two may meet
+            // again, their waiting tickets too), else a new one.
+            let in_force: Vec<(usize, usize)> = held
+                .iter()
+                .filter(|(_, spans)| spans.last().is_some_and(|(_, end)| end.is_none()))
+                .map(|(pair, _)| *pair)
+                .collect();
+            if !in_force.is_empty() && rng.random_range(0..UNBLOCK_ONE_IN) == 0 {
+                let (a, b) = in_force[rng.random_range(0..in_force.len())];
+                let sent = now_ms();
+                let (s, v) = d
+                    .client(&name(a))
+                    .send(
+                        Method::DELETE,
+                        &format!("/v1/players/me/blocks/{}", name(b)),
+                        None,
+                    )
+                    .await;
+                assert_eq!(s, StatusCode::OK, "{v}");
+                let span = held.get_mut(&(a, b)).unwrap().last_mut().unwrap();
+                span.1 = Some(sent);
+                unblocks += 1;
+                continue;
+            }
             // Mostly two players who wait now (as far as their loops know),
             // else any two.
             let now: Vec<usize> = waiting.lock().unwrap().iter().copied().collect();
@@ -120,7 +151,7 @@ async fn blocked_players_never_meet_under_load(d: &Deployment) {
                 n => now[rng.random_range(0..n)],
             };
             let (a, b) = (pick(&mut rng), pick(&mut rng));
-            if a == b {
+            if a == b || in_force.contains(&(a, b)) {
                 continue;
             }
             let (s, v) = d
@@ -132,34 +163,37 @@ async fn blocked_players_never_meet_under_load(d: &Deployment) {
                 )
                 .await;
             assert_eq!(s, StatusCode::OK, "{v}");
-            let pair = (name(a.min(b)), name(a.max(b)));
-            answered.entry(pair).or_insert_with(now_ms);
+            held.entry((a, b)).or_default().push((now_ms(), None));
+            blocks += 1;
         }
-        answered
+        (held, unblocks)
     };
-    let (_, answered) = tokio::join!(futures_util::future::join_all(players), blocker);
+    let (_, (held, unblocks)) = tokio::join!(futures_util::future::join_all(players), blocker);
     let mut matches: HashMap<String, (u64, Vec<String>)> = HashMap::new();
     for (id, at, players) in seen.lock().unwrap().drain(..) {
         matches.insert(id, (at, players));
     }
     let mut broken = Vec::new();
     for (id, (at, players)) in &matches {
-        for a in players {
-            for b in players {
-                if let Some(when) = answered.get(&(a.clone(), b.clone()))
-                    && *when < *at
-                {
+        for (&(a, b), spans) in &held {
+            if !(players.contains(&name(a)) && players.contains(&name(b))) {
+                continue;
+            }
+            for &(from, to) in spans {
+                if from < *at && to.is_none_or(|to| *at < to) {
                     broken.push(format!(
-                        "{id}: {a} and {b}, blocked at {when}, formed at {at}"
+                        "{id}: {} blocked {} from {from} to {to:?}, formed at {at}",
+                        name(a),
+                        name(b)
                     ));
                 }
             }
         }
     }
     eprintln!(
-        "{} matches, {} pairs blocked",
+        "{} matches, {} pairs blocked, {unblocks} unblocked",
         matches.len(),
-        answered.len()
+        held.len()
     );
     assert!(broken.is_empty(), "{broken:#?}");
     // About 12-16 matches form here in the time (the blocks keep some
@@ -169,6 +203,7 @@ async fn blocked_players_never_meet_under_load(d: &Deployment) {
         "too few matches to tell: {}",
         matches.len()
     );
+    assert!(unblocks >= 3, "too few unblocks to tell: {unblocks}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
