@@ -137,7 +137,31 @@ async fn fills(
         open.iter().map(|b| store.match_record(pool, &b.match_id)),
     )
     .await?;
-    for (b, record) in open.into_iter().zip(records) {
+    // Whom the players still in each running match blocked, as the store has
+    // them now (a match keeps no block lists), read at once as well. Block
+    // lists apply in every mode, rules or none.
+    let lists = futures_util::future::try_join_all(records.iter().map(|record| {
+        let present: Vec<PlayerId> = record
+            .iter()
+            .filter(|(running, _)| running.status == MatchStatus::Assigned)
+            .flat_map(|(running, _)| {
+                running.matched.tickets.iter().flat_map(|t| {
+                    t.players
+                        .iter()
+                        .filter(|p| !running.left.contains_key(*p))
+                        .cloned()
+                })
+            })
+            .collect();
+        async move {
+            if present.is_empty() {
+                return Ok(Vec::new());
+            }
+            store.kept_apart(&present).await
+        }
+    }))
+    .await?;
+    for ((b, record), blocks) in open.into_iter().zip(records).zip(lists) {
         if free.is_empty() {
             break;
         }
@@ -153,11 +177,9 @@ async fn fills(
         let mut ratings = vec![Vec::new(); teams];
         let mut held_roles = vec![Vec::new(); teams];
         let mut parties = vec![0usize; teams];
-        let mut present = Vec::new();
         for t in &m.tickets {
             let mut here = 0;
             for p in t.players.iter().filter(|p| !running.left.contains_key(*p)) {
-                present.push(p.clone());
                 ratings[t.team].push(t.rating);
                 if let Some(role) = m.decided.roles.get(p) {
                     held_roles[t.team].push(role.clone());
@@ -189,10 +211,6 @@ async fn fills(
                 }
             })
             .collect();
-        // Block lists apply in every mode, rules or none: whom the players
-        // still in the match blocked, as the store has them now, and the
-        // waiting tickets' own.
-        let blocks = store.kept_apart(&present).await?;
         let traits = if mode.rules.is_empty()
             && blocks.is_empty()
             && free.iter().all(|&i| claimed[i].ticket.blocks.is_empty())

@@ -146,6 +146,22 @@ impl Inner {
         Ok(marks)
     }
 
+    /// `player`'s live tickets: each id, the pools it waits in, and when it
+    /// was activated if it is not queued yet.
+    fn live_tickets(&self, player: &PlayerId) -> Vec<(TicketId, Vec<Pool>, Option<Millis>)> {
+        let Some(state) = self.players.get(player) else {
+            return Vec::new();
+        };
+        state
+            .active
+            .values()
+            .map(|id| {
+                let pools = state.tickets.get(id).cloned().unwrap_or_default();
+                (id.clone(), pools, state.queuing.get(id).copied())
+            })
+            .collect()
+    }
+
     /// Adds `others` to the blocks of `player`'s live tickets in every pool
     /// (same as `late_block.lua`): a held one is taken from its holder and
     /// requeued. Returns the pools a ticket was taken in, and false if a live
@@ -157,25 +173,10 @@ impl Inner {
         others: &[PlayerId],
         now: Millis,
     ) -> (Vec<Pool>, bool) {
-        let Some(state) = self.players.get(player) else {
-            return (Vec::new(), true);
-        };
-        let on_its_way = |id: &TicketId| {
-            state
-                .queuing
-                .get(id)
-                .is_some_and(|at| now.saturating_sub(*at) < crate::blocks::ON_ITS_WAY_MS)
-        };
-        let live: Vec<(TicketId, Vec<Pool>, bool)> = state
-            .active
-            .values()
-            .map(|id| {
-                let pools = state.tickets.get(id).cloned().unwrap_or_default();
-                (id.clone(), pools, on_its_way(id))
-            })
-            .collect();
         let (mut taken, mut all_queued) = (Vec::new(), true);
-        for (id, pools, on_its_way) in live {
+        for (id, pools, activated) in self.live_tickets(player) {
+            let on_its_way =
+                activated.is_some_and(|at| now.saturating_sub(at) < crate::blocks::ON_ITS_WAY_MS);
             let mut found = false;
             for pool in pools {
                 let ps = self.pool(&pool);
@@ -208,21 +209,8 @@ impl Inner {
         other: &PlayerId,
         still: impl Fn(&[PlayerId]) -> Vec<PlayerId>,
     ) -> Vec<Pool> {
-        let Some(state) = self.players.get(player) else {
-            return Vec::new();
-        };
-        let live: Vec<(TicketId, Vec<Pool>)> = state
-            .active
-            .values()
-            .map(|id| {
-                (
-                    id.clone(),
-                    state.tickets.get(id).cloned().unwrap_or_default(),
-                )
-            })
-            .collect();
         let mut taken = Vec::new();
-        for (id, pools) in live {
+        for (id, pools, _) in self.live_tickets(player) {
             for pool in pools {
                 let ps = self.pool(&pool);
                 let Some(ticket) = ps.tickets.get_mut(&id) else {
