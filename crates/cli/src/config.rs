@@ -118,13 +118,27 @@ pub struct CatalogArgs {
         default_value = "eu,na,asia"
     )]
     pub regions: Vec<String>,
+    /// Regions being retired, comma-separated, each also in `REGIONS`: they
+    /// take no new ticket and form no match; a ticket waiting there leaves
+    /// them, and ends `timed_out` (`region_closed`) if it waits in no open
+    /// region; matches already formed there finish.
+    #[arg(long, env = "CLOSED_REGIONS", value_delimiter = ',')]
+    pub closed_regions: Vec<String>,
 }
 
 impl CatalogArgs {
     pub fn catalog(&self) -> Result<Catalog> {
         let modes = self.modes.modes()?;
+        let closed = self
+            .closed_regions
+            .iter()
+            .filter(|r| !r.is_empty())
+            .cloned()
+            .collect();
         Catalog::new(modes, self.regions.clone())
-            .map_err(|e| anyhow::anyhow!("REGIONS (--regions): {e}"))
+            .map_err(|e| anyhow::anyhow!("REGIONS (--regions): {e}"))?
+            .with_closed(closed)
+            .map_err(|e| anyhow::anyhow!("CLOSED_REGIONS (--closed-regions): {e}"))
     }
 }
 

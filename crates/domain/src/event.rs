@@ -25,7 +25,8 @@ pub enum Event {
     },
     /// The service ended the ticket's wait: `timed_out` with `reason`
     /// `no_match_found` (it waited its mode's `give_up_after` without a match),
-    /// `mode_closed` (its mode was closed while it waited), `party_too_large`
+    /// `mode_closed` (its mode was closed while it waited), `region_closed`
+    /// (every region it waited in was closed meanwhile), `party_too_large`
     /// (its mode's `max_party` was lowered while it waited) or `unmatchable`
     /// (its attributes could never meet its mode's rules as they are now).
     #[serde(rename = "ticket.timed_out")]

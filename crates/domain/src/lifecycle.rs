@@ -182,6 +182,10 @@ pub mod reasons {
     pub const NO_MATCH_FOUND: &str = "no_match_found";
     /// The ticket's mode was closed (`closed = true`) while it waited.
     pub const MODE_CLOSED: &str = "mode_closed";
+    /// Every region the ticket waited in was closed (`CLOSED_REGIONS`)
+    /// while it waited; as the state of its entry in a closed region's pool,
+    /// the ticket left that region and waits on in another.
+    pub const REGION_CLOSED: &str = "region_closed";
     /// The ticket's party is larger than its mode takes now (`max_party` or
     /// `team_size` lowered while it waited): it could never be matched.
     pub const PARTY_TOO_LARGE: &str = "party_too_large";

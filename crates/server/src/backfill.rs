@@ -15,9 +15,22 @@ pub enum SeatsError {
     /// The mode is closed (`closed = true`): no ticket may fill a seat.
     #[error("mode {0} is closed: it takes no new players")]
     Closed(String),
+    /// The match's region is closed (`CLOSED_REGIONS`): no ticket may fill a
+    /// seat there.
+    #[error("region {0} is closed: it takes no new players")]
+    RegionClosed(String),
     /// Seats the mode cannot have.
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Checks that `pool`'s region takes new players: it is not closed (a match
+/// formed there before it closed plays on, with the players it has).
+pub fn check_region(catalog: &crate::Catalog, pool: &mm_domain::Pool) -> Result<(), SeatsError> {
+    if catalog.region_closed(&pool.region) {
+        return Err(SeatsError::RegionClosed(pool.region.clone()));
+    }
+    Ok(())
 }
 
 /// Checks `open` (seats per team) against `mode`: backfill on, the mode not
@@ -101,6 +114,21 @@ mod tests {
         assert_eq!(
             check_seats(&closed, &[1, 0]),
             Err(SeatsError::Closed("m".into()))
+        );
+    }
+
+    #[test]
+    fn a_closed_region_fills_no_seat() {
+        let catalog =
+            crate::Catalog::new(mm_engine::Modes::defaults(), vec!["eu".into(), "na".into()])
+                .unwrap()
+                .with_closed(vec!["na".into()])
+                .unwrap();
+        let pool = |r: &str| mm_domain::Pool::new("5v5", r);
+        assert_eq!(check_region(&catalog, &pool("eu")), Ok(()));
+        assert_eq!(
+            check_region(&catalog, &pool("na")),
+            Err(SeatsError::RegionClosed("na".into()))
         );
     }
 

@@ -6,7 +6,8 @@
 //! them: the tickets wait without end and the players of a match stuck in its
 //! ready check cannot queue again. The supervisor cannot tell a mode removed
 //! for good from one a process will serve again, so it only warns (each
-//! check, with the fix: define the mode again with `closed = true`, which ends
+//! check, with the fix: define the mode again with `closed = true`, or serve
+//! the region again closed (`REGIONS` and `CLOSED_REGIONS`), which ends
 //! the tickets and lets the matches finish) and counts the tickets in
 //! `matchmaker_unserved_tickets`; a pool found empty is forgotten.
 //!
@@ -108,7 +109,8 @@ pub fn report(found: &[Stranded], reported: &BTreeSet<String>, now: Millis) -> B
                 unserved_for_s = now.saturating_sub(last_served) / 1000,
                 "no supervisor serves this pool any more (its mode or region was taken out of the \
                  processes' configuration): its tickets wait without end and its matches cannot \
-                 finish. Define the mode again with closed = true (and the region) until they have ended"
+                 finish. Define the mode again with closed = true (a region: list it in REGIONS \
+                 and CLOSED_REGIONS) until they have ended"
             ),
             Cause::NoWorker { oldest } => tracing::warn!(
                 pool = %s.pool.name(),

@@ -3,7 +3,8 @@
 //! commit and fan-out, takes the due steps of match sagas (expired ready checks,
 //! placements or unwinds whose driver died), fails the matches of game servers
 //! whose heartbeat lapsed, ends the tickets that waited their mode's
-//! `give_up_after` and every ticket of a closed mode, every few passes looks
+//! `give_up_after` and every ticket of a closed mode, takes the tickets out
+//! of a closed region (ending those that wait in no open one), every few passes looks
 //! for the tickets of players who left the game ([`crate::offline::sweep`]) and
 //! for those their mode could no longer match ([`misfits`]), and forgets
 //! finished tickets past their retention. It notes the pools it serves in the store,
@@ -33,7 +34,8 @@ pub struct SupervisorConfig {
     pub worked: Vec<Pool>,
     /// Pools whose tickets are given up, after how long and why: a mode's
     /// `give_up_after` (`no_match_found`), or at once when the mode is closed
-    /// (`mode_closed`).
+    /// (`mode_closed`) or the region (`region_closed`: a ticket that also
+    /// waits in an open region only leaves the closed one).
     pub give_up: Vec<GiveUpAfter>,
     /// Pools whose modes cancel the tickets of players who left, with the
     /// grace (`cancel_offline_after`): swept every few passes
@@ -222,7 +224,7 @@ async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep: bool) -> C
         }
     }
     for g in &cfg.give_up {
-        report.given_up += give_up(store, &g.pool, g.after, g.reason).await;
+        report.given_up += give_up(store, g).await;
     }
     // Asked here, not at the pass's start: a pass may outlast an outage.
     // Ingresses' notes of themselves may have run out during one; they note
@@ -261,25 +263,38 @@ async fn cycle_with(store: &dyn Store, cfg: &SupervisorConfig, sweep: bool) -> C
 }
 
 /// Which tickets of a pool the supervisor ends: those that waited `after`
-/// (every one when 0), as `timed_out` with `reason`.
+/// (every one when 0), as `timed_out` with `reason`; but a ticket that also
+/// waits in one of the `open_elsewhere` regions only leaves this pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GiveUpAfter {
     pub pool: Pool,
     pub after: mm_domain::Millis,
     pub reason: &'static str,
+    /// The regions still open, for a closed region's pool (empty otherwise).
+    pub open_elsewhere: Vec<String>,
 }
 
 impl GiveUpAfter {
-    /// The pools of `catalog` whose tickets are given up: a closed mode's at
-    /// once, else after the mode's `give_up_after` if it sets one.
+    /// The pools of `catalog` whose tickets are given up: a closed mode's and
+    /// a closed region's at once, else after the mode's `give_up_after` if it
+    /// sets one.
     pub fn of(catalog: &crate::catalog::Catalog) -> Vec<Self> {
         catalog
             .pools()
             .into_iter()
             .filter_map(|pool| {
                 let mode = catalog.mode(&pool.mode)?;
+                let mut open_elsewhere = Vec::new();
                 let (after, reason) = if mode.closed {
                     (0, reasons::MODE_CLOSED)
+                } else if catalog.region_closed(&pool.region) {
+                    open_elsewhere = catalog
+                        .regions()
+                        .iter()
+                        .filter(|r| catalog.region_open(r))
+                        .cloned()
+                        .collect();
+                    (0, reasons::REGION_CLOSED)
                 } else {
                     (mode.give_up_after?, reasons::NO_MATCH_FOUND)
                 };
@@ -287,9 +302,18 @@ impl GiveUpAfter {
                     pool,
                     after,
                     reason,
+                    open_elsewhere,
                 })
             })
             .collect()
+    }
+
+    /// Whether `t` waits on elsewhere once out of this pool: it also waits
+    /// in an open region.
+    fn waits_elsewhere(&self, t: &mm_domain::Ticket) -> bool {
+        t.queues
+            .iter()
+            .any(|q| q.region != self.pool.region && self.open_elsewhere.contains(&q.region))
     }
 }
 
@@ -327,15 +351,13 @@ impl Fit {
     }
 }
 
-/// Ends the tickets of `pool` that waited `after` without a match, as
-/// `timed_out` with `reason`, and tells their players. Returns how many ended.
-async fn give_up(
-    store: &dyn Store,
-    pool: &Pool,
-    after: mm_domain::Millis,
-    reason: &'static str,
-) -> usize {
-    let before = mm_domain::now_ms().saturating_sub(after);
+/// Ends the tickets of `g`'s pool that waited its `after` without a match, as
+/// `timed_out` with its reason, and tells their players; a ticket that also
+/// waits in an open region only leaves the pool, untold (it still waits).
+/// Returns how many ended.
+async fn give_up(store: &dyn Store, g: &GiveUpAfter) -> usize {
+    let pool = &g.pool;
+    let before = mm_domain::now_ms().saturating_sub(g.after);
     let tickets = match store.overdue(pool, before, GIVE_UPS_PER_CYCLE).await {
         Ok(t) => t,
         Err(e) => {
@@ -343,7 +365,25 @@ async fn give_up(
             return 0;
         }
     };
-    end(store, pool, tickets, reason).await
+    let (moved, ended): (Vec<_>, Vec<_>) = tickets.into_iter().partition(|t| g.waits_elsewhere(t));
+    let mut left = 0;
+    for t in &moved {
+        match store.leave_pool(pool, &t.owner, &t.id, g.reason).await {
+            Ok(true) => left += 1,
+            Ok(false) => {}
+            Err(e) => {
+                warn_store!(e, ticket_id = %t.id, "taking a ticket out of a closed region failed")
+            }
+        }
+    }
+    if left > 0 {
+        tracing::info!(
+            pool = %pool.name(),
+            tickets = left,
+            "took tickets out of a closed region: they wait on in their other regions"
+        );
+    }
+    end(store, pool, ended, g.reason).await
 }
 
 /// Ends the tickets among `fit`'s pool's oldest that waited `after` and that
@@ -453,5 +493,63 @@ async fn report_fleet(store: &dyn Store, cfg: &SupervisorConfig) {
             .set(c.map_or(0, |c| c.servers) as f64);
         metrics::gauge!(names::FREE_SLOTS, "region" => region)
             .set(c.map_or(0, |c| c.free_slots) as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_domain::{PlayerId, RegionQueue, Ticket, TicketId};
+
+    /// A ticket waiting in `regions` (the first its best).
+    fn waiting_in(regions: &[&str]) -> Ticket {
+        let mut t = Ticket::solo(
+            TicketId::new("t-1").unwrap(),
+            PlayerId::new("p").unwrap(),
+            "1v1",
+            regions[0],
+            1500.0,
+            0,
+        );
+        t.queues = regions
+            .iter()
+            .map(|r| RegionQueue {
+                region: r.to_string(),
+                eligible_at: 0,
+            })
+            .collect();
+        t
+    }
+
+    #[test]
+    fn a_closed_region_s_tickets_leave_it_or_end() {
+        let catalog = crate::Catalog::new(
+            mm_engine::Modes::defaults(),
+            vec!["eu".into(), "na".into(), "asia".into()],
+        )
+        .unwrap()
+        .with_closed(vec!["na".into(), "asia".into()])
+        .unwrap();
+        let all = GiveUpAfter::of(&catalog);
+        let na = all
+            .iter()
+            .find(|g| g.pool == Pool::new("1v1", "na"))
+            .expect("the closed region's pool");
+        assert_eq!((na.after, na.reason), (0, reasons::REGION_CLOSED));
+        assert_eq!(na.open_elsewhere, ["eu"]);
+        // Waits on in eu; closed everywhere it waits: ends.
+        assert!(na.waits_elsewhere(&waiting_in(&["na", "eu"])));
+        assert!(na.waits_elsewhere(&waiting_in(&["eu", "na"])));
+        assert!(!na.waits_elsewhere(&waiting_in(&["na"])));
+        assert!(!na.waits_elsewhere(&waiting_in(&["na", "asia"])));
+        // An open region's pools give up as their mode says (the shipped
+        // modes after `give_up_after`), and never move a ticket.
+        let eu = all
+            .iter()
+            .find(|g| g.pool == Pool::new("1v1", "eu"))
+            .expect("the shipped 1v1 gives up");
+        assert_eq!(eu.reason, reasons::NO_MATCH_FOUND);
+        assert!(eu.open_elsewhere.is_empty());
+        assert!(!eu.waits_elsewhere(&waiting_in(&["eu", "na"])));
     }
 }

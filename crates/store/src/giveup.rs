@@ -4,7 +4,8 @@
 //! ([`GiveUp::give_up`]); a held entry is marked, and its worker or leader drops
 //! it. On Redis the pool's waiting-since index (per second of enqueue time)
 //! finds them, a second at a time: a ticket is given up at most a second late
-//! (plus the supervisor's interval).
+//! (plus the supervisor's interval). A region being retired takes its
+//! tickets out of its pools ([`GiveUp::leave_pool`]) while they wait in another.
 
 use crate::{CancelOutcome, StoreError};
 use async_trait::async_trait;
@@ -29,4 +30,18 @@ pub trait GiveUp {
         id: &TicketId,
         reason: &str,
     ) -> Result<CancelOutcome, StoreError>;
+
+    /// Takes `player`'s ticket `id` out of `pool` alone, unless its entry
+    /// there is in a match or finished: the entry reads withdrawn with
+    /// `reason` (its region was closed), the ticket waits on in its other
+    /// pools (a read of it says so), and nobody is told. A held entry is
+    /// taken from its worker or leader, as a cancel takes it. Whether a
+    /// waiting entry was taken out.
+    async fn leave_pool(
+        &self,
+        pool: &Pool,
+        player: &PlayerId,
+        id: &TicketId,
+        reason: &str,
+    ) -> Result<bool, StoreError>;
 }

@@ -173,7 +173,7 @@ pub const ALL: &[(&str, Kind, &str)] = &[
     (
         TICKETS_GIVEN_UP,
         Kind::Counter,
-        "Tickets ended without a match by the service, by pool and reason: no_match_found (they waited their mode's give_up_after), mode_closed, disconnected (a player had no event socket open for the mode's cancel_offline_after), party_too_large (the mode's max_party was lowered while they waited), or unmatchable (their attributes could never meet the mode's rules as they are now).",
+        "Tickets ended without a match by the service, by pool and reason: no_match_found (they waited their mode's give_up_after), mode_closed, region_closed (every region they waited in was closed), disconnected (a player had no event socket open for the mode's cancel_offline_after), party_too_large (the mode's max_party was lowered while they waited), or unmatchable (their attributes could never meet the mode's rules as they are now).",
     ),
     (
         UNSERVED_TICKETS,

@@ -199,6 +199,8 @@ namespace Matchmaker
         public const string RatingsUnavailable = "ratings_unavailable";
         /// <summary>409: the match's ready check is over.</summary>
         public const string ReadyCheckClosed = "ready_check_closed";
+        /// <summary>409: the region is closed (being retired: `CLOSED_REGIONS`): it takes no new ticket (none the ticket lists that is served here is open) or backfill.</summary>
+        public const string RegionClosed = "region_closed";
         /// <summary>503: the matchmaking store is unavailable; retry shortly.</summary>
         public const string StoreUnavailable = "store_unavailable";
         /// <summary>409: the ticket is already in a match and can no longer be cancelled.</summary>

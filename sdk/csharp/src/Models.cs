@@ -192,7 +192,7 @@ namespace Matchmaker
         [Field("mode")] public string Mode => Json.GetString("mode");
         /// <summary>The mode takes no new ticket; its waiting tickets end timed_out (mode_closed).</summary>
         [Field("closed")] public bool Closed => Json.GetBool("closed") ?? false;
-        /// <summary>Per region: tickets_waiting, last_5m and last_15m figures.</summary>
+        /// <summary>Per region: tickets_waiting, closed (the region takes no new ticket), last_5m and last_15m figures.</summary>
         [Field("regions")] public List<JsonObject> Regions => Json.GetArray("regions")?.OfType<JsonObject>().ToList() ?? new List<JsonObject>();
     }
 

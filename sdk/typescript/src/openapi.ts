@@ -533,8 +533,9 @@ export interface components {
             region?: string | null;
             /**
              * @description Acceptable regions (`region` is shorthand for one). Regions the
-             *     deployment does not serve are passed over; at least one listed must be
-             *     served (else `400 unknown_region`).
+             *     deployment does not serve, or has closed, are passed over; at least one
+             *     listed must be served (else `400 unknown_region`) and open (else `409
+             *     region_closed`).
              */
             regions?: components["schemas"]["RegionSpec"][];
         };
@@ -618,6 +619,7 @@ export interface components {
          *     - `rating_not_allowed`: 403: only a trusted backend may send ratings.
          *     - `ratings_unavailable`: 503: the rating database is unavailable; retry shortly.
          *     - `ready_check_closed`: 409: the match's ready check is over.
+         *     - `region_closed`: 409: the region is closed (being retired: `CLOSED_REGIONS`): it takes no new ticket (none the ticket lists that is served here is open) or backfill.
          *     - `store_unavailable`: 503: the matchmaking store is unavailable; retry shortly.
          *     - `ticket_matched`: 409: the ticket is already in a match and can no longer be cancelled.
          *     - `ticket_not_found`: 404: no such ticket (or not the caller's to see).
@@ -631,7 +633,7 @@ export interface components {
          *     - `websocket_required`: 400, 405 or 426: the events endpoint takes WebSocket upgrades only.
          * @enum {string}
          */
-        ErrorCode: "already_in_party" | "already_member" | "attribute_from_token" | "attribute_required" | "attributes_disagree" | "backfill_not_found" | "backfill_off" | "bad_body" | "body_timeout" | "body_too_large" | "dashboard_unavailable" | "forbidden" | "invalid_attribute" | "invalid_latency" | "invalid_message" | "invalid_player" | "invalid_query" | "invalid_rating" | "invalid_request" | "invalid_seats" | "invalid_token" | "malformed_json" | "match_not_found" | "match_not_running" | "method_not_allowed" | "missing_player" | "missing_rating" | "missing_region" | "mode_closed" | "no_assignment" | "no_party" | "no_route" | "not_in_party" | "not_operator" | "not_party_leader" | "not_party_member" | "not_replicated" | "not_supported" | "not_your_match" | "not_your_ticket" | "operator_token" | "party_full" | "party_not_found" | "party_too_large" | "player_busy" | "player_in_match" | "player_not_in_party" | "player_required" | "queue_banned" | "rate_limited" | "rating_changed" | "rating_not_allowed" | "ratings_unavailable" | "ready_check_closed" | "store_unavailable" | "ticket_matched" | "ticket_not_found" | "too_many_blocks" | "too_many_invites" | "too_many_streams" | "unauthorized" | "unknown_mode" | "unknown_region" | "unsupported_media_type" | "websocket_required";
+        ErrorCode: "already_in_party" | "already_member" | "attribute_from_token" | "attribute_required" | "attributes_disagree" | "backfill_not_found" | "backfill_off" | "bad_body" | "body_timeout" | "body_too_large" | "dashboard_unavailable" | "forbidden" | "invalid_attribute" | "invalid_latency" | "invalid_message" | "invalid_player" | "invalid_query" | "invalid_rating" | "invalid_request" | "invalid_seats" | "invalid_token" | "malformed_json" | "match_not_found" | "match_not_running" | "method_not_allowed" | "missing_player" | "missing_rating" | "missing_region" | "mode_closed" | "no_assignment" | "no_party" | "no_route" | "not_in_party" | "not_operator" | "not_party_leader" | "not_party_member" | "not_replicated" | "not_supported" | "not_your_match" | "not_your_ticket" | "operator_token" | "party_full" | "party_not_found" | "party_too_large" | "player_busy" | "player_in_match" | "player_not_in_party" | "player_required" | "queue_banned" | "rate_limited" | "rating_changed" | "rating_not_allowed" | "ratings_unavailable" | "ready_check_closed" | "region_closed" | "store_unavailable" | "ticket_matched" | "ticket_not_found" | "too_many_blocks" | "too_many_invites" | "too_many_streams" | "unauthorized" | "unknown_mode" | "unknown_region" | "unsupported_media_type" | "websocket_required";
         /**
          * @description What went wrong; some codes add fields (`banned_until`, `retry_after_ms`,
          *     `scope`, `match_id`, `party_id`, `player_id`, `ticket_id`).
@@ -976,6 +978,12 @@ export interface components {
         };
         /** @description One region's queue of a mode. */
         RegionQueueStats: {
+            /**
+             * @description The region is closed (being retired: `CLOSED_REGIONS`): it takes no
+             *     new ticket, and its waiting tickets leave it (ending `timed_out`,
+             *     `region_closed`, when they wait in no open region).
+             */
+            closed: boolean;
             last_15m: components["schemas"]["Stretch"];
             last_5m: components["schemas"]["Stretch"];
             region: string;

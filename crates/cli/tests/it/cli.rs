@@ -51,6 +51,7 @@ fn help_lists_every_option_with_its_variable() {
         "MODES_FILE",
         "MODES",
         "REGIONS",
+        "CLOSED_REGIONS",
         "WORKER_POOL_SIZE",
         "SUPERVISE_INTERVAL",
         "AUTH",
@@ -89,6 +90,9 @@ fn invalid_values_are_refused_naming_the_variable() {
         ("SUPERVISE_INTERVAL", "0s", "SUPERVISE_INTERVAL"),
         ("PRESENCE_RENEW", "0s", "PRESENCE_RENEW"),
         ("UNMATCHABLE_AFTER", "later", "UNMATCHABLE_AFTER"),
+        // A closed region must be served; one region at least stays open.
+        ("CLOSED_REGIONS", "mars", "CLOSED_REGIONS"),
+        ("CLOSED_REGIONS", "eu,na,asia", "CLOSED_REGIONS"),
     ];
     for (var, value, named) in cases {
         let (ok, text) = run(&["serve"], &[(var, value)]);

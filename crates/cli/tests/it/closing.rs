@@ -3,7 +3,11 @@
 //! closed end `timed_out` with reason `mode_closed`, their players told; the
 //! deployment's other modes go on. A mode taken out of the configuration with
 //! tickets still in it, and a pool no worker serves, are warned of. A party
-//! larger than its mode takes after a change is ended.
+//! larger than its mode takes after a change is ended. Retiring a region
+//! (`CLOSED_REGIONS`): it takes no new ticket (409 `region_closed` when the
+//! ticket lists no open one), its waiting tickets leave it, those waiting in
+//! no open region end `timed_out` (`region_closed`), the others are matched
+//! in their open regions.
 
 use crate::Deployment;
 use reqwest::{Method, StatusCode};
@@ -371,4 +375,167 @@ async fn tickets_the_mode_could_no_longer_match_are_ended() {
         log.contains("ended tickets whose attributes the mode's rules could never match"),
         "{log}"
     );
+}
+
+/// A 1v1 whose window keeps 1000 and 2000 apart, and whose tickets may be
+/// matched in their other regions a second after queueing.
+const REGIONAL: &str = r#"
+[modes.regional]
+teams = 2
+team_size = 1
+ready_check = false
+placement = "none"
+window = { initial = 10, per_second = 1, cap = 20 }
+cross_region_after = "1s"
+"#;
+
+/// `player`'s ticket in `regions` (JSON: names or measured latencies).
+async fn create_in(
+    d: &Deployment,
+    player: &str,
+    regions: Value,
+    rating: f64,
+) -> (StatusCode, Value) {
+    let body =
+        json!({"mode": "regional", "players": [player], "regions": regions, "rating": rating});
+    d.client(player)
+        .send(Method::POST, "/v1/tickets", Some(body))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_region_takes_no_ticket() {
+    let modes = crate::shared_file("regional-modes", REGIONAL);
+    let d = Deployment::embedded_with(&[("MODES_FILE", &modes), ("CLOSED_REGIONS", "na")]).await;
+    let (s, v) = create_in(&d, "rc-ann", json!(["na"]), 1500.0).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert_eq!(v["error"]["code"], "region_closed", "{v}");
+    // Not served at all is another refusal, as before.
+    let (s, v) = create_in(&d, "rc-ann", json!(["mars"]), 1500.0).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["error"]["code"], "unknown_region", "{v}");
+    // Listed beside an open region, the closed one is passed over.
+    let regions = json!([{"region": "na", "latency_ms": 20}, {"region": "eu", "latency_ms": 40}]);
+    let (s, v) = create_in(&d, "rc-ann", regions, 1500.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(v["region"], "eu", "{v}");
+    // Clients can tell from the queue figures.
+    let (s, v) = d.client("rc-ann").get("/v1/queues/regional").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let closed: Vec<(String, bool)> = v["regions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| {
+            (
+                r["region"].as_str().unwrap().to_string(),
+                r["closed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(closed.contains(&("na".into(), true)), "{v}");
+    assert!(closed.contains(&("eu".into(), false)), "{v}");
+    assert_eq!(v["closed"], false, "{v}");
+}
+
+/// Processes restarted with a region closed: the worker forms nothing there,
+/// the supervisor ends the tickets that wait there alone (each player told
+/// why) and takes the others out of it, untold; those are matched in their
+/// open region. A ticket an ingress that still takes the region queues there
+/// (a rolling upgrade) is ended the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_region_ends_or_moves_its_waiting_tickets() {
+    let modes = crate::shared_file("regional-modes", REGIONAL);
+    let mut d = Deployment::redis_processes_env(&[("*", "MODES_FILE", &modes)]).await;
+    let mut alone_ws = d.socket("rg-alone").await;
+    let mut both_ws = d.socket("rg-both").await;
+    let (s, alone) = create_in(&d, "rg-alone", json!(["na"]), 1000.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{alone}");
+    let regions = json!([{"region": "na", "latency_ms": 20}, {"region": "eu", "latency_ms": 40}]);
+    let (s, both) = create_in(&d, "rg-both", regions, 2000.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{both}");
+    let (alone, both) = (alone["id"].as_str().unwrap(), both["id"].as_str().unwrap());
+
+    let closed = [("MODES_FILE", modes.as_str()), ("CLOSED_REGIONS", "na")];
+    d.proc("worker").kill();
+    d.respawn("worker", &closed).await;
+    // A ticket in na alone, at the rating of the one that also waits there:
+    // a worker serving na would match the two, one that closed it does not.
+    let (s, twin) = create_in(&d, "rg-twin", json!(["na"]), 2000.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{twin}");
+    let twin = twin["id"].as_str().unwrap();
+    d.proc("supervisor").kill();
+    d.respawn("supervisor", &closed).await;
+
+    let ev = alone_ws
+        .wait_for("ticket.timed_out", Duration::from_secs(10))
+        .await;
+    assert_eq!(
+        (&ev["ticket_id"], &ev["reason"]),
+        (&json!(alone), &json!("region_closed")),
+        "{ev}"
+    );
+    for (p, id) in [("rg-alone", alone), ("rg-twin", twin)] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let v = ticket(&d, p, id).await;
+            if v["status"] == "timed_out" {
+                assert_eq!(v["reason"], "region_closed", "{v}");
+                assert!(v["match_id"].is_null(), "{v}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{p} still waits: {v}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // The two-region ticket waits on, in eu.
+    let log_says = |d: &mut Deployment| {
+        d.proc("supervisor-again")
+            .log()
+            .contains("took tickets out of a closed region")
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !log_says(&mut d) {
+        assert!(std::time::Instant::now() < deadline, "not taken out of na");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let v = ticket(&d, "rg-both", both).await;
+    assert!(
+        ["queued", "searching"].contains(&v["status"].as_str().unwrap()),
+        "{v}"
+    );
+    assert!(v["reason"].is_null(), "{v}");
+    // An opponent in eu: the two meet there.
+    let (s, eu) = create_in(&d, "rg-eu", json!(["eu"]), 2000.0).await;
+    assert_eq!(s, StatusCode::CREATED, "{eu}");
+    let eu = eu["id"].as_str().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let matched = loop {
+        let v = ticket(&d, "rg-eu", eu).await;
+        if let Some(m) = v["match_id"].as_str() {
+            break m.to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "no match in eu: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let v = ticket(&d, "rg-both", both).await;
+    assert_eq!(v["match_id"], json!(matched), "{v}");
+    // Its player heard of the match, in eu, and never that the ticket ended.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let ev = both_ws
+            .next_event(left)
+            .await
+            .expect("no match.completed for rg-both");
+        assert!(
+            !["ticket.cancelled", "ticket.timed_out"].contains(&ev["type"].as_str().unwrap()),
+            "rg-both was told its ticket ended: {ev}"
+        );
+        if ev["type"] == "match.completed" {
+            assert_eq!(ev["match_id"], json!(matched), "{ev}");
+            assert_eq!(ev["match"]["region"], "eu", "{ev}");
+            break;
+        }
+    }
 }

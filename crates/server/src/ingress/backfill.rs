@@ -92,13 +92,22 @@ pub(crate) async fn locate(
     Ok(store.match_record(&pool, id).await?.map(|(r, _)| (pool, r)))
 }
 
-/// Checks `open` against the match's mode ([`crate::backfill::check_seats`]).
-fn check_seats(mode: &mm_engine::Mode, open: &[u32]) -> Result<(), ApiError> {
-    crate::backfill::check_seats(mode, open).map_err(|e| match e {
-        SeatsError::Off(_) => ApiError::conflict(Code::BACKFILL_OFF, e.to_string()),
-        SeatsError::Closed(_) => ApiError::conflict(Code::MODE_CLOSED, e.to_string()),
-        SeatsError::Invalid(m) => ApiError::bad_request(Code::INVALID_SEATS, m),
-    })
+/// Checks `open` against the match's mode and region
+/// ([`crate::backfill::check_seats`], [`crate::backfill::check_region`]).
+fn check_seats(
+    catalog: &crate::Catalog,
+    pool: &Pool,
+    mode: &mm_engine::Mode,
+    open: &[u32],
+) -> Result<(), ApiError> {
+    crate::backfill::check_seats(mode, open)
+        .and_then(|()| crate::backfill::check_region(catalog, pool))
+        .map_err(|e| match e {
+            SeatsError::Off(_) => ApiError::conflict(Code::BACKFILL_OFF, e.to_string()),
+            SeatsError::Closed(_) => ApiError::conflict(Code::MODE_CLOSED, e.to_string()),
+            SeatsError::RegionClosed(_) => ApiError::conflict(Code::REGION_CLOSED, e.to_string()),
+            SeatsError::Invalid(m) => ApiError::bad_request(Code::INVALID_SEATS, m),
+        })
 }
 
 /// A store's answer to an open or a close, as the API answers it.
@@ -139,7 +148,7 @@ pub async fn open(
     let id = MatchId::new(id).map_err(|_| not_found())?;
     let (pool, _) = locate(&*state.store, &id).await?.ok_or_else(not_found)?;
     let mode = state.catalog.mode(&pool.mode).ok_or_else(not_found)?;
-    check_seats(mode, &body.open)?;
+    check_seats(&state.catalog, &pool, mode, &body.open)?;
     let ttl = Duration::from_millis(mode.backfill_ttl_ms);
     let o = state
         .store

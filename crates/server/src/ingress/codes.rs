@@ -89,6 +89,7 @@ codes! {
     RATING_NOT_ALLOWED = "rating_not_allowed": "403: only a trusted backend may send ratings.",
     RATINGS_UNAVAILABLE = "ratings_unavailable": "503: the rating database is unavailable; retry shortly.",
     READY_CHECK_CLOSED = "ready_check_closed": "409: the match's ready check is over.",
+    REGION_CLOSED = "region_closed": "409: the region is closed (being retired: `CLOSED_REGIONS`): it takes no new ticket (none the ticket lists that is served here is open) or backfill.",
     STORE_UNAVAILABLE = "store_unavailable": "503: the matchmaking store is unavailable; retry shortly.",
     TICKET_MATCHED = "ticket_matched": "409: the ticket is already in a match and can no longer be cancelled.",
     TICKET_NOT_FOUND = "ticket_not_found": "404: no such ticket (or not the caller's to see).",

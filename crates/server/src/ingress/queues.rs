@@ -125,6 +125,10 @@ pub struct Stretch {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct RegionQueueStats {
     pub region: String,
+    /// The region is closed (being retired: `CLOSED_REGIONS`): it takes no
+    /// new ticket, and its waiting tickets leave it (ending `timed_out`,
+    /// `region_closed`, when they wait in no open region).
+    pub closed: bool,
     /// Tickets waiting now (queued or being looked at by a worker).
     pub tickets_waiting: u64,
     pub last_5m: Stretch,
@@ -200,6 +204,7 @@ pub async fn get_one(
         let oldest = w.formed.iter().copied().min();
         regions.push(RegionQueueStats {
             region: region.clone(),
+            closed: state.catalog.region_closed(region),
             tickets_waiting: w.waiting,
             last_5m: stretch(&w, now, 5 * 60_000),
             last_15m: stretch(&w, now, 15 * 60_000),

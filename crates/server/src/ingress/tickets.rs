@@ -40,8 +40,9 @@ pub struct CreateTicket {
     pub players: Option<Vec<PlayerSpec>>,
     pub mode: String,
     /// Acceptable regions (`region` is shorthand for one). Regions the
-    /// deployment does not serve are passed over; at least one listed must be
-    /// served (else `400 unknown_region`).
+    /// deployment does not serve, or has closed, are passed over; at least one
+    /// listed must be served (else `400 unknown_region`) and open (else `409
+    /// region_closed`).
     #[serde(default)]
     #[schema(max_items = 8)]
     pub regions: Vec<RegionSpec>,
@@ -260,7 +261,31 @@ impl CreateTicket {
                 ),
             ));
         }
-        regions.retain(|r| state.catalog.has_region(&r.region));
+        // A closed region (being retired: `CLOSED_REGIONS`) is passed over
+        // the same way; one listed with no open region beside it is refused.
+        if !regions.iter().any(|r| state.catalog.region_open(&r.region)) {
+            return Err(ApiError::conflict(
+                Code::REGION_CLOSED,
+                format!(
+                    "every region served here among {} is closed; open regions: {}",
+                    regions
+                        .iter()
+                        .filter(|r| state.catalog.has_region(&r.region))
+                        .map(|r| format!("{:?}", r.region))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    state
+                        .catalog
+                        .regions()
+                        .iter()
+                        .filter(|r| state.catalog.region_open(r))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        regions.retain(|r| state.catalog.region_open(&r.region));
         let enqueued_at = now_ms();
         let choices: Vec<RegionChoice> = regions
             .iter()

@@ -6,7 +6,7 @@
 //! matches allocated to that server.
 
 use super::{Service, internal, not_on};
-use crate::backfill::{SeatsError, check_seats, one_more_seat};
+use crate::backfill::{SeatsError, check_region, check_seats, one_more_seat};
 use mm_domain::{MatchId, MatchRecord, PlayerId, Pool};
 use mm_engine::{BackfillPolicy, Mode};
 use mm_proto::v1 as pb;
@@ -25,7 +25,9 @@ fn view(b: &Backfill) -> pb::BackfillResponse {
 
 fn seats_status(e: SeatsError) -> Status {
     match e {
-        SeatsError::Off(_) | SeatsError::Closed(_) => Status::failed_precondition(e.to_string()),
+        SeatsError::Off(_) | SeatsError::Closed(_) | SeatsError::RegionClosed(_) => {
+            Status::failed_precondition(e.to_string())
+        }
         SeatsError::Invalid(m) => Status::invalid_argument(m),
     }
 }
@@ -64,6 +66,7 @@ impl Service {
     ) -> Result<pb::BackfillResponse, Status> {
         let (pool, id, mode) = self.hosted(&r.server_id, &r.match_id).await?;
         check_seats(mode, &r.open).map_err(seats_status)?;
+        check_region(&self.catalog, &pool).map_err(seats_status)?;
         if update
             && self
                 .store
@@ -127,7 +130,10 @@ impl Service {
             .await
             .map_err(internal)?;
         let current = self.store.backfill(&pool, &id).await.map_err(internal)?;
-        if mode.backfill != BackfillPolicy::Auto || mode.closed {
+        if mode.backfill != BackfillPolicy::Auto
+            || mode.closed
+            || check_region(&self.catalog, &pool).is_err()
+        {
             return Ok(pb::PlayerLeftResponse {
                 seat_opened: false,
                 backfill: current.as_ref().map(view),

@@ -1,5 +1,5 @@
 //! [`crate::GiveUp`] for the in-memory store: the live tickets of a pool queued
-//! before a time, and ending one as timed out.
+//! before a time, ending one as timed out, and taking one out of a pool.
 
 use super::{MemoryStore, State};
 use crate::{CancelOutcome, StoreError};
@@ -42,5 +42,15 @@ impl crate::GiveUp for MemoryStore {
         Ok(self
             .lock()
             .end(player, id, State::TimedOut(reason.to_string()), now_ms()))
+    }
+
+    async fn leave_pool(
+        &self,
+        pool: &Pool,
+        _player: &PlayerId,
+        id: &TicketId,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.lock().withdraw(pool, id, reason, now_ms()).is_some())
     }
 }

@@ -1,6 +1,7 @@
 //! [`crate::GiveUp`] on Redis: `overdue.lua` lists a pool's tickets queued
 //! before a time from its waiting-since index; giving one up is `cancel.lua`
-//! ending each of its entries as timed out.
+//! ending each of its entries as timed out, taking it out of one pool is
+//! `cancel.lua` on that pool's entry alone.
 
 use super::RedisStore;
 use crate::keys::PoolKeys;
@@ -39,5 +40,29 @@ impl crate::GiveUp for RedisStore {
         reason: &str,
     ) -> Result<CancelOutcome, StoreError> {
         self.end(player, id, reason, true).await
+    }
+
+    async fn leave_pool(
+        &self,
+        pool: &Pool,
+        _player: &PlayerId,
+        id: &TicketId,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let keys = PoolKeys::new(pool);
+        let out: Vec<String> = self
+            .scripts
+            .cancel
+            .key(&keys.queue)
+            .key(&keys.state)
+            .key(&keys.done)
+            .arg(id.as_str())
+            .arg(reason)
+            .arg("")
+            .invoke_async(&mut self.conn())
+            .await?;
+        // {'cancelled', previous state} when a waiting entry was taken out.
+        Ok(out.first().map(String::as_str) == Some("cancelled")
+            && out.get(1).map(String::as_str) != Some("already"))
     }
 }

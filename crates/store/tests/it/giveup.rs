@@ -2,7 +2,8 @@
 //! Cluster: the overdue list holds the live tickets queued before the cutoff
 //! (queued or held by a worker) and nothing younger, matched or cancelled;
 //! giving one up ends it `timed_out` in every pool it waits in, and its player
-//! may queue again.
+//! may queue again; taking it out of one pool (a region being retired) leaves
+//! it waiting in the others.
 
 use crate::Harness;
 use mm_domain::{PlayerId, Pool, RegionQueue, Ticket, TicketId, TicketStatus, now_ms};
@@ -96,4 +97,112 @@ async fn overdue_tickets_are_found_and_end_timed_out(h: Harness) {
     );
 }
 
-crate::every_deployment!(overdue_tickets_are_found_and_end_timed_out);
+/// A region being retired (`CLOSED_REGIONS`): a ticket taken out of its pool
+/// there (queued, or held by a worker) waits on in its other region, found
+/// and claimed there alone; taking it out again, or a ticket in a match,
+/// changes nothing; a purge of the closed pool does not lose it, and its
+/// player can still cancel it.
+async fn a_ticket_leaves_one_pool_and_waits_in_the_other(h: Harness) {
+    let s: &dyn Store = &*h.store;
+    let queued = ticket("lv-queued", 30_000);
+    let held = ticket("lv-held", 20_000);
+    for t in [&queued, &held] {
+        assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+    }
+    // A worker holds the other one in na.
+    let claimed = s
+        .claim("w", &pool("na"), 1, 1500.0, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let ids: Vec<&TicketId> = claimed.iter().map(|c| &c.ticket.id).collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let (taken, other) = if *ids[0] == held.id {
+        (&held, &queued)
+    } else {
+        (&queued, &held)
+    };
+    for t in [taken, other] {
+        assert!(
+            s.leave_pool(&pool("na"), &t.players[0], &t.id, "region_closed")
+                .await
+                .unwrap(),
+            "{}",
+            t.id
+        );
+    }
+    // Once only.
+    assert!(
+        !s.leave_pool(&pool("na"), &other.players[0], &other.id, "region_closed")
+            .await
+            .unwrap()
+    );
+    let cutoff = now_ms() - 10_000;
+    assert!(
+        s.overdue(&pool("na"), cutoff, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(s.overdue(&pool("eu"), cutoff, 100).await.unwrap().len(), 2);
+    for t in [&queued, &held] {
+        let v = s.ticket(&t.players[0], &t.id).await.unwrap().unwrap();
+        assert_eq!(v.status, TicketStatus::Queued, "{}", t.id);
+        assert_eq!(v.reason, None);
+    }
+    // The worker's release does not put its ticket back in na; nothing is
+    // left there to claim; both are claimed in eu.
+    s.release("w", &pool("na"), None).await.unwrap();
+    assert!(
+        s.claim("w2", &pool("na"), 10, 1500.0, Duration::from_secs(30))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // A purge of the closed pool's finished entries keeps the tickets.
+    s.purge(&pool("na"), Duration::ZERO).await.unwrap();
+    for t in [&queued, &held] {
+        let v = s.ticket(&t.players[0], &t.id).await.unwrap().unwrap();
+        assert_eq!(v.status, TicketStatus::Queued, "{}", t.id);
+    }
+    let mut in_eu: Vec<TicketId> = s
+        .claim("w3", &pool("eu"), 10, 1500.0, Duration::from_secs(30))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.ticket.id)
+        .collect();
+    in_eu.sort();
+    let mut want = vec![queued.id.clone(), held.id.clone()];
+    want.sort();
+    assert_eq!(in_eu, want);
+    s.release("w3", &pool("eu"), None).await.unwrap();
+    // Its player cancels it: it ends, in eu.
+    assert_eq!(
+        s.cancel(&queued.players[0], &queued.id).await.unwrap(),
+        CancelOutcome::Cancelled
+    );
+    let v = s
+        .ticket(&queued.players[0], &queued.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v.status, TicketStatus::Cancelled);
+    assert_eq!(v.reason, None);
+    // Given up in eu, the other ends there.
+    assert_eq!(
+        s.give_up(&held.players[0], &held.id, "region_closed")
+            .await
+            .unwrap(),
+        CancelOutcome::Cancelled
+    );
+    let v = s.ticket(&held.players[0], &held.id).await.unwrap().unwrap();
+    assert_eq!(
+        (v.status, v.reason.as_deref()),
+        (TicketStatus::TimedOut, Some("region_closed"))
+    );
+}
+
+crate::every_deployment!(
+    overdue_tickets_are_found_and_end_timed_out,
+    a_ticket_leaves_one_pool_and_waits_in_the_other
+);
