@@ -321,6 +321,9 @@ pub struct TicketView {
     pub id: TicketId,
     pub status: TicketStatus,
     pub mode: String,
+    /// Its best region (lowest measured latency, then the order listed); once
+    /// that region was closed while it waited (`CLOSED_REGIONS`), the region
+    /// it waits in.
     pub region: String,
     pub players: Vec<PlayerId>,
     pub rating: f64,

@@ -451,6 +451,23 @@ pub(crate) struct Entry {
     pub finished_at: Option<mm_domain::Millis>,
 }
 
+/// The region a waiting ticket names when it no longer waits in its best
+/// one (`best`: that region was closed while it waited, and the ticket left
+/// it) but still waits in another: the first such. `None` when it waits in
+/// its best region, or nowhere.
+pub(crate) fn moved_region<'e>(entries: &'e [Entry], best: &str) -> Option<&'e str> {
+    if entries
+        .iter()
+        .any(|e| e.pool.region == best && e.state.is_live())
+    {
+        return None;
+    }
+    entries
+        .iter()
+        .find(|e| e.state.is_live())
+        .map(|e| e.pool.region.as_str())
+}
+
 /// The state of a ticket that waits in several pools, from its entries there: matched
 /// if any entry is; live while any entry is (searching once any was looked at);
 /// otherwise withdrawn (with its reason) before cancelled. Returns the entry that

@@ -45,6 +45,7 @@ namespace Matchmaker
         [Field("status")] public string Status => Json.GetString("status");
         [Field("reason")] public string Reason => Json.GetString("reason");
         [Field("mode")] public string Mode => Json.GetString("mode");
+        /// <summary>Its best region; once that region was closed while it waited, the region it waits in.</summary>
         [Field("region")] public string Region => Json.GetString("region");
         [Field("players")] public List<string> Players => Json.GetStrings("players");
         [Field("rating")] public double Rating => Json.GetDouble("rating") ?? 0;

@@ -1092,6 +1092,11 @@ export interface components {
              *     `declined`, `ready_check_expired`, `disconnected`, `server_lost`, ...
              */
             reason?: string | null;
+            /**
+             * @description Its best region (lowest measured latency, then the order listed); once
+             *     that region was closed while it waited (`CLOSED_REGIONS`), the region
+             *     it waits in.
+             */
             region: string;
             status: components["schemas"]["TicketStatus"];
             /** @description The ticket's team in the match (0-based), once matched. */

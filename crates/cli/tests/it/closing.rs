@@ -505,6 +505,7 @@ async fn closing_a_region_ends_or_moves_its_waiting_tickets() {
         "{v}"
     );
     assert!(v["reason"].is_null(), "{v}");
+    assert_eq!(v["region"], "eu", "it names the region it waits in: {v}");
     // An opponent in eu: the two meet there.
     let (s, eu) = create_in(&d, "rg-eu", json!(["eu"]), 2000.0).await;
     assert_eq!(s, StatusCode::CREATED, "{eu}");

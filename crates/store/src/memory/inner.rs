@@ -286,14 +286,19 @@ impl Inner {
 
     pub(super) fn view(&self, player: &PlayerId, id: &TicketId, now: Millis) -> Option<TicketView> {
         let pools = self.players.get(player)?.tickets.get(id)?;
-        let e = combine(self.entries(pools, id))?;
+        let entries = self.entries(pools, id);
+        let e = combine(entries.clone())?;
         let ps = self.pools.get(&e.pool)?;
         let ticket = ps.tickets.get(id)?;
         let found = match &e.state {
             State::Matched(mid) => ps.lives.get(mid),
             _ => None,
         };
-        Some(view(ticket, &e.state, e.finished_at, found, now))
+        let mut v = view(ticket, &e.state, e.finished_at, found, now);
+        if let Some(region) = moved_region(&entries, ticket.best_region()) {
+            v.region = region.to_string();
+        }
+        Some(v)
     }
 
     /// Ends `player`'s ticket `id` in every pool it waits in with state `ended`

@@ -26,8 +26,8 @@ mod results;
 mod side;
 
 use crate::api::{
-    Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, formed_events, view,
-    withdrawn_events,
+    Entry, MATCHED_ELSEWHERE, MATCHED_IN_OTHER_POOL, State, combine, formed_events, moved_region,
+    view, withdrawn_events,
 };
 use crate::{
     CancelOutcome, Claimed, Depths, EnqueueOutcome, HISTORY_LEN, HISTORY_TTL, Hub, LockName, Store,

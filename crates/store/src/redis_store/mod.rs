@@ -28,7 +28,7 @@ mod results;
 pub use eviction::RedisEviction;
 pub use replicas::RedisPrimary;
 
-use crate::api::{Entry, State, combine, view};
+use crate::api::{Entry, State, combine, moved_region, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys, WAKE_CHANNEL};
 use crate::scripts::Scripts;
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
@@ -558,11 +558,13 @@ impl Store for RedisStore {
         let Some(ticket) = stored.iter().find_map(|s| s.ticket.clone()) else {
             return Ok(None);
         };
+        let entries: Vec<Entry> = stored.into_iter().map(|s| s.entry).collect();
+        let moved = moved_region(&entries, ticket.best_region()).map(str::to_string);
         let Some(Entry {
             pool,
             state,
             finished_at,
-        }) = combine(stored.into_iter().map(|s| s.entry).collect())
+        }) = combine(entries)
         else {
             return Ok(None);
         };
@@ -570,13 +572,11 @@ impl Store for RedisStore {
             State::Matched(mid) => self.read_record(&pool, mid).await?.map(|(r, _)| r),
             _ => None,
         };
-        Ok(Some(view(
-            &ticket,
-            &state,
-            finished_at,
-            found.as_ref(),
-            now,
-        )))
+        let mut v = view(&ticket, &state, finished_at, found.as_ref(), now);
+        if let Some(region) = moved {
+            v.region = region;
+        }
+        Ok(Some(v))
     }
 
     async fn live_tickets(&self, player: &PlayerId) -> Result<Vec<TicketId>, StoreError> {

@@ -16,15 +16,21 @@ fn pool(region: &str) -> Pool {
 
 /// A ticket of `player` queued `ago` ms ago, waiting in eu and na.
 fn ticket(player: &str, ago: u64) -> Ticket {
+    waiting_in(player, ago, ["eu", "na"])
+}
+
+/// A ticket of `player` queued `ago` ms ago, waiting in `regions`, the first
+/// its best.
+fn waiting_in(player: &str, ago: u64, regions: [&str; 2]) -> Ticket {
     let mut t = Ticket::solo(
         TicketId::new(format!("t-{}", uuid::Uuid::new_v4().simple())).unwrap(),
         PlayerId::new(player).unwrap(),
         "duel",
-        "eu",
+        regions[0],
         1500.0,
         now_ms() - ago,
     );
-    t.queues = ["eu", "na"]
+    t.queues = regions
         .iter()
         .map(|r| RegionQueue {
             region: r.to_string(),
@@ -104,10 +110,13 @@ async fn overdue_tickets_are_found_and_end_timed_out(h: Harness) {
 /// player can still cancel it.
 async fn a_ticket_leaves_one_pool_and_waits_in_the_other(h: Harness) {
     let s: &dyn Store = &*h.store;
-    let queued = ticket("lv-queued", 30_000);
-    let held = ticket("lv-held", 20_000);
+    // Both best in na, the region closing.
+    let queued = waiting_in("lv-queued", 30_000, ["na", "eu"]);
+    let held = waiting_in("lv-held", 20_000, ["na", "eu"]);
     for t in [&queued, &held] {
         assert_eq!(s.enqueue(t).await.unwrap(), EnqueueOutcome::Queued);
+        let v = s.ticket(&t.players[0], &t.id).await.unwrap().unwrap();
+        assert_eq!(v.region, "na");
     }
     // A worker holds the other one in na.
     let claimed = s
@@ -148,6 +157,8 @@ async fn a_ticket_leaves_one_pool_and_waits_in_the_other(h: Harness) {
         let v = s.ticket(&t.players[0], &t.id).await.unwrap().unwrap();
         assert_eq!(v.status, TicketStatus::Queued, "{}", t.id);
         assert_eq!(v.reason, None);
+        // It names the region it waits in, no longer its best one.
+        assert_eq!(v.region, "eu", "{v:?}");
     }
     // The worker's release does not put its ticket back in na; nothing is
     // left there to claim; both are claimed in eu.
