@@ -12,6 +12,11 @@ pub struct Outcome {
     waits_ms: Vec<u64>,
     spreads: Vec<f64>,
     gaps: Vec<f64>,
+    /// The same gaps, each player counted with their own rating (a party's
+    /// members not all at the party's rating).
+    own_gaps: Vec<f64>,
+    /// Per group: each player's own rating.
+    own: Vec<Vec<f64>>,
     matches: usize,
     double_booked: usize,
     given_up: Vec<bool>,
@@ -63,6 +68,12 @@ pub struct Report {
     pub gap_p50: f64,
     pub gap_p95: f64,
     pub gap_mean: f64,
+    /// The team-average gap with every player at their own rating, where the
+    /// gap above counts a party's members at the rating the party is matched
+    /// with (its highest member's, in the shipped team modes); the same for
+    /// the seed-000 baseline, whose tickets are single players.
+    pub own_gap_p95: f64,
+    pub own_gap_mean: f64,
     /// Matched parties whose members ended in different matches or teams, or
     /// partly unmatched.
     pub parties_matched: usize,
@@ -117,6 +128,8 @@ impl Outcome {
             waits_ms: Vec::new(),
             spreads: Vec::new(),
             gaps: Vec::new(),
+            own_gaps: Vec::new(),
+            own: arrivals.iter().map(|a| a.ratings.clone()).collect(),
             matches: 0,
             double_booked: 0,
             given_up: vec![false; arrivals.len()],
@@ -174,13 +187,15 @@ impl Outcome {
         self.matches += 1;
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut avgs = Vec::new();
+        let mut own_avgs = Vec::new();
         for (team, tickets) in teams.iter().enumerate() {
-            let (mut sum, mut n) = (0.0, 0usize);
+            let (mut sum, mut own_sum, mut n) = (0.0, 0.0, 0usize);
             for &t in tickets {
                 let (group, members, rating, size, enqueued_at) = info(t);
                 lo = lo.min(rating);
                 hi = hi.max(rating);
                 sum += rating * size as f64;
+                own_sum += members.iter().map(|&m| self.own[group][m]).sum::<f64>();
                 n += size;
                 for m in members {
                     if self.placed[group][m].is_some() {
@@ -192,10 +207,12 @@ impl Outcome {
             }
             if n > 0 {
                 avgs.push(sum / n as f64);
+                own_avgs.push(own_sum / n as f64);
             }
         }
         self.spreads.push(hi - lo);
         self.gaps.push(gap_of(&avgs));
+        self.own_gaps.push(gap_of(&own_avgs));
         id
     }
 
@@ -203,6 +220,7 @@ impl Outcome {
         self.waits_ms.sort_unstable();
         self.spreads.sort_by(f64::total_cmp);
         self.gaps.sort_by(f64::total_cmp);
+        self.own_gaps.sort_by(f64::total_cmp);
         let mean = |v: &[f64]| {
             if v.is_empty() {
                 0.0
@@ -242,6 +260,8 @@ impl Outcome {
             gap_p50: pct(&self.gaps, 0.50),
             gap_p95: pct(&self.gaps, 0.95),
             gap_mean: mean(&self.gaps),
+            own_gap_p95: pct(&self.own_gaps, 0.95),
+            own_gap_mean: mean(&self.own_gaps),
             parties_matched,
             parties_split,
             double_booked: self.double_booked,
@@ -310,6 +330,9 @@ const ROWS: &[(&str, Cell)] = &[
     ("team-average gap p50", |r| format!("{:.1}", r.gap_p50)),
     ("team-average gap p95", |r| format!("{:.1}", r.gap_p95)),
     ("team-average gap mean", |r| format!("{:.1}", r.gap_mean)),
+    ("team-average gap, players' own ratings: mean / p95", |r| {
+        format!("{:.1} / {:.1}", r.own_gap_mean, r.own_gap_p95)
+    }),
     ("parties split", |r| {
         format!(
             "{:.1}% ({} of {})",
@@ -500,4 +523,40 @@ fn backfill_rows(columns: &[(&str, &Report)]) -> Vec<(String, Vec<String>)> {
         &rows,
         |b, name| b.seats_filled > 0 || name.contains("opened"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrival(ratings: &[f64]) -> Arrival {
+        Arrival {
+            at_ms: 0,
+            ratings: ratings.to_vec(),
+            modes: vec!["5v5".into()],
+            latency_ms: vec![30],
+            cancel_at_ms: None,
+            attributes: Default::default(),
+            player_attributes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_party_counts_at_its_rating_and_at_its_players_own() {
+        // A pair matched at its best player's 1600 (its own average 1500)
+        // with three solos, against five solos at 1600.
+        let mut groups = vec![arrival(&[1600.0, 1400.0])];
+        groups.extend((0..8).map(|_| arrival(&[1600.0])));
+        let mut o = Outcome::new(&groups);
+        let teams = vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7, 8]];
+        o.record(&teams, 1_000, |t| {
+            let members = if t == 0 { vec![0, 1] } else { vec![0] };
+            let size = members.len();
+            (t, members, 1600.0, size, 0)
+        });
+        let r = o.finish(&groups);
+        assert_eq!(r.gap_mean, 0.0);
+        assert!((r.own_gap_mean - 40.0).abs() < 1e-9, "{}", r.own_gap_mean);
+        assert!((r.own_gap_p95 - 40.0).abs() < 1e-9);
+    }
 }
