@@ -844,6 +844,30 @@ impl Store for RedisStore {
 }
 
 impl RedisStore {
+    /// `cancel.lua` on ticket `id`'s entry in `pool` alone: cancelled, withdrawn
+    /// with `reason` (when not empty), or timed out with it (`timed_out`),
+    /// unless it is in a match or over. The script's answer.
+    pub(super) async fn end_entry(
+        &self,
+        pool: &Pool,
+        id: &TicketId,
+        reason: &str,
+        timed_out: bool,
+    ) -> Result<Vec<String>, StoreError> {
+        let keys = PoolKeys::new(pool);
+        Ok(self
+            .scripts
+            .cancel
+            .key(&keys.queue)
+            .key(&keys.state)
+            .key(&keys.done)
+            .arg(id.as_str())
+            .arg(reason)
+            .arg(if timed_out { "t" } else { "" })
+            .invoke_async(&mut self.conn())
+            .await?)
+    }
+
     /// Ends `player`'s ticket `id` in every pool it waits in (`cancel.lua` on
     /// each): cancelled, withdrawn with `reason` (when not empty), or timed out
     /// with it (`timed_out`); a matched ticket is left alone.
@@ -855,21 +879,9 @@ impl RedisStore {
         timed_out: bool,
     ) -> Result<CancelOutcome, StoreError> {
         let pools = self.ticket_pools(player, id).await?;
-        let cancels = pools.iter().map(|pool| async move {
-            let keys = PoolKeys::new(pool);
-            let out: Vec<String> = self
-                .scripts
-                .cancel
-                .key(&keys.queue)
-                .key(&keys.state)
-                .key(&keys.done)
-                .arg(id.as_str())
-                .arg(reason)
-                .arg(if timed_out { "t" } else { "" })
-                .invoke_async(&mut self.conn())
-                .await?;
-            Ok::<_, StoreError>(out)
-        });
+        let cancels = pools
+            .iter()
+            .map(|pool| self.end_entry(pool, id, reason, timed_out));
         // Matched anywhere wins; else cancelled if any entry was live.
         let mut outcome = CancelOutcome::NotFound;
         for out in try_join_all(cancels).await? {

@@ -49,18 +49,7 @@ impl crate::GiveUp for RedisStore {
         id: &TicketId,
         reason: &str,
     ) -> Result<bool, StoreError> {
-        let keys = PoolKeys::new(pool);
-        let out: Vec<String> = self
-            .scripts
-            .cancel
-            .key(&keys.queue)
-            .key(&keys.state)
-            .key(&keys.done)
-            .arg(id.as_str())
-            .arg(reason)
-            .arg("")
-            .invoke_async(&mut self.conn())
-            .await?;
+        let out = self.end_entry(pool, id, reason, false).await?;
         // {'cancelled', previous state} when a waiting entry was taken out.
         Ok(out.first().map(String::as_str) == Some("cancelled")
             && out.get(1).map(String::as_str) != Some("already"))
