@@ -49,7 +49,7 @@ impl OpsArgs {
 /// What the process serves on its operator plane.
 pub struct Plane {
     pub metrics: mm_telemetry::Metrics,
-    pub dashboard: Option<(Arc<dyn mm_store::Store>, Vec<mm_domain::Pool>)>,
+    pub dashboard: Option<(Arc<dyn mm_store::Store>, mm_server::dashboard::Shown)>,
     pub proxies: mm_server::ingress::TrustedProxies,
     /// Verifies players' tokens; its operator tokens open the dashboard.
     pub tokens: Arc<dyn mm_auth::Authenticator>,

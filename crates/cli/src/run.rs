@@ -516,9 +516,14 @@ fn plane(
 ) -> crate::ops::Plane {
     crate::ops::Plane {
         metrics,
-        dashboard: http
-            .dashboard
-            .then(|| (store.clone(), state.catalog.pools())),
+        dashboard: http.dashboard.then(|| {
+            let pools = state.catalog.pools().into_iter();
+            let shown = pools.map(|p| {
+                let closed = !state.catalog.pool_open(&p);
+                (p, closed)
+            });
+            (store.clone(), shown.collect())
+        }),
         proxies: http.trusted_proxies.clone(),
         tokens: state.auth.clone(),
     }

@@ -65,6 +65,22 @@ async fn a_closed_mode_takes_no_ticket() {
         let (s, v) = d.client("cl-ann").get(&format!("/v1/queues/{mode}")).await;
         assert_eq!((s, &v["closed"]), (StatusCode::OK, &json!(closed)), "{v}");
     }
+    // And operators, from the dashboard (on the API's port in dev mode).
+    let snapshot: Value = reqwest::get(format!("http://{}/dashboard/snapshot", d.addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for (pool, closed) in [("seasonal:eu", true), ("1v1:eu", false)] {
+        let shown = snapshot["pools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{snapshot}"))
+            .iter()
+            .find(|p| p["pool"] == pool)
+            .map(|p| p["closed"].clone());
+        assert_eq!(shown, Some(json!(closed)), "{pool}: {snapshot}");
+    }
 }
 
 /// Processes restarted with the mode closed: the worker forms nothing in it,
@@ -436,6 +452,23 @@ async fn a_closed_region_takes_no_ticket() {
     assert!(closed.contains(&("na".into(), true)), "{v}");
     assert!(closed.contains(&("eu".into(), false)), "{v}");
     assert_eq!(v["closed"], false, "{v}");
+    // So can operators, from the dashboard (on the API's port in dev mode).
+    let snapshot: Value = reqwest::get(format!("http://{}/dashboard/snapshot", d.addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let closed = |pool: &str| {
+        snapshot["pools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{snapshot}"))
+            .iter()
+            .find(|p| p["pool"] == pool)
+            .map(|p| p["closed"].clone())
+    };
+    assert_eq!(closed("regional:na"), Some(json!(true)), "{snapshot}");
+    assert_eq!(closed("regional:eu"), Some(json!(false)), "{snapshot}");
 }
 
 /// Processes restarted with a region closed: the worker forms nothing there,

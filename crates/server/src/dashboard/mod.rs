@@ -34,6 +34,10 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The pools a dashboard shows, each with whether it is closed (its mode or
+/// its region: it takes no new ticket).
+pub type Shown = Vec<(Pool, bool)>;
+
 /// How often a stream sends a new snapshot.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 
@@ -45,7 +49,8 @@ type Taken = (Instant, Arc<Snapshot>);
 #[derive(Clone)]
 struct Dashboard {
     store: Arc<dyn Store>,
-    pools: Arc<Vec<Pool>>,
+    /// Each pool shown, and whether it is closed.
+    pools: Arc<Shown>,
     streams: Streams,
     /// The latest snapshot and when it was taken, for every stream of this tick.
     latest: Arc<tokio::sync::Mutex<Option<Taken>>>,
@@ -78,10 +83,11 @@ impl Dashboard {
     }
 }
 
-/// The dashboard's routes over `store`, for `pools`, its event streams counted
+/// The dashboard's routes over `store`, for `pools` (each with whether it is
+/// closed), its event streams counted
 /// in `streams`. Mount them behind [`crate::ops`]'s gate, which admits the
 /// caller.
-pub fn router(store: Arc<dyn Store>, pools: Vec<Pool>, streams: Streams) -> Router {
+pub fn router(store: Arc<dyn Store>, pools: Shown, streams: Streams) -> Router {
     let state = Dashboard {
         store,
         pools: Arc::new(pools),

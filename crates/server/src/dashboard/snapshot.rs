@@ -57,6 +57,9 @@ pub struct PoolView {
     /// Workers holding a live lease on the pool (claim workers and its
     /// leader): none while tickets wait means nothing matches them.
     pub workers: u64,
+    /// Its mode or its region is closed: it takes no new ticket, forms no
+    /// match, and what waits in it is ended or moved by the supervisor.
+    pub closed: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,6 +112,7 @@ fn pool_view(
     depths: &mm_store::Depths,
     matches: &[Match],
     workers: u64,
+    closed: bool,
     now: Millis,
 ) -> PoolView {
     let mut histogram = vec![0u64; WAIT_BUCKETS.len() + 1];
@@ -142,25 +146,26 @@ fn pool_view(
         spread_median: spreads.get(spreads.len() / 2).copied(),
         sampled_matches: matches.len(),
         workers,
+        closed,
     }
 }
 
 /// Reads every pool's depths and recent matches and the fleet census, concurrently.
-pub async fn snapshot(store: &dyn Store, pools: &[Pool]) -> Result<Snapshot, StoreError> {
-    let per_pool = try_join_all(pools.iter().map(|p| async move {
+pub async fn snapshot(store: &dyn Store, pools: &[(Pool, bool)]) -> Result<Snapshot, StoreError> {
+    let per_pool = try_join_all(pools.iter().map(|(p, closed)| async move {
         let (depths, matches, workers) = tokio::try_join!(
             store.depths(p),
             store.recent_matches(p, RECENT_MATCHES),
             store.live_workers(p)
         )?;
-        Ok::<_, StoreError>((p, depths, matches, workers))
+        Ok::<_, StoreError>((p, *closed, depths, matches, workers))
     }));
     let (per_pool, regions) = tokio::try_join!(per_pool, store.census())?;
     let now = now_ms();
     let mut views = Vec::with_capacity(per_pool.len());
     let mut recents = Vec::new();
-    for (pool, depths, matches, workers) in &per_pool {
-        views.push(pool_view(pool, depths, matches, *workers, now));
+    for (pool, closed, depths, matches, workers) in &per_pool {
+        views.push(pool_view(pool, depths, matches, *workers, *closed, now));
         recents.extend(matches.iter().take(LISTED).map(|m| recent(pool, m)));
     }
     recents.sort_by_key(|m| std::cmp::Reverse(m.created_at));

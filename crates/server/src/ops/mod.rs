@@ -25,7 +25,6 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use mm_domain::Pool;
 use mm_store::Store;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -45,8 +44,10 @@ pub struct Admitted {
 /// What the plane serves.
 pub struct OpsPlane {
     pub metrics: mm_telemetry::Metrics,
-    /// The store and pools the dashboard shows; `None`: no dashboard.
-    pub dashboard: Option<(Arc<dyn Store>, Vec<Pool>)>,
+    /// The store and pools the dashboard shows, each with whether it is
+    /// closed (its mode or region: it takes no new ticket); `None`: no
+    /// dashboard.
+    pub dashboard: Option<(Arc<dyn Store>, crate::dashboard::Shown)>,
     pub auth: OperatorAuth,
     pub proxies: TrustedProxies,
 }
