@@ -50,6 +50,24 @@ async fn ticket(d: &Deployment, player: &str, id: &str) -> Value {
     v
 }
 
+/// Waits until each of `tickets` (player, id) reads `timed_out` with `reason`,
+/// never matched.
+async fn ended(d: &Deployment, tickets: &[(&str, &str)], reason: &str) {
+    for &(p, id) in tickets {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let v = ticket(d, p, id).await;
+            if v["status"] == "timed_out" {
+                assert_eq!(v["reason"], reason, "{v}");
+                assert!(v["match_id"].is_null(), "{v}");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{p} still waits: {v}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_mode_takes_no_ticket() {
     let modes = crate::shared_file("closed-modes", CLOSED);
@@ -122,19 +140,7 @@ async fn closing_a_mode_ends_its_waiting_tickets() {
         (&json!(low), &json!("mode_closed")),
         "{ev}"
     );
-    for (p, id) in [("cl-low", low), ("cl-high", high)] {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let v = ticket(&d, p, id).await;
-            if v["status"] == "timed_out" {
-                assert_eq!(v["reason"], "mode_closed", "{v}");
-                assert!(v["match_id"].is_null(), "{v}");
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "{p} still waits: {v}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    ended(&d, &[("cl-low", low), ("cl-high", high)], "mode_closed").await;
     // The ingress still has the mode open (an older process in a rolling
     // upgrade): a ticket it takes is ended the same way.
     let (s, late) = create(&d, "cl-late", "seasonal", 1500.0).await;
@@ -508,19 +514,12 @@ async fn closing_a_region_ends_or_moves_its_waiting_tickets() {
         (&json!(alone), &json!("region_closed")),
         "{ev}"
     );
-    for (p, id) in [("rg-alone", alone), ("rg-twin", twin)] {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let v = ticket(&d, p, id).await;
-            if v["status"] == "timed_out" {
-                assert_eq!(v["reason"], "region_closed", "{v}");
-                assert!(v["match_id"].is_null(), "{v}");
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "{p} still waits: {v}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    ended(
+        &d,
+        &[("rg-alone", alone), ("rg-twin", twin)],
+        "region_closed",
+    )
+    .await;
     // The two-region ticket waits on, in eu.
     let log_says = |d: &mut Deployment| {
         d.proc("supervisor-again")
