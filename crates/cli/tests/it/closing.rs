@@ -50,6 +50,26 @@ async fn ticket(d: &Deployment, player: &str, id: &str) -> Value {
     v
 }
 
+/// The dashboard's figures now, from the operator plane at `addr`.
+async fn dashboard(addr: &str) -> Value {
+    reqwest::get(format!("http://{addr}/dashboard/snapshot"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// `field` of `pool` in a dashboard `snapshot`, if it shows the pool.
+fn shown(snapshot: &Value, pool: &str, field: &str) -> Option<Value> {
+    snapshot["pools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{snapshot}"))
+        .iter()
+        .find(|p| p["pool"] == pool)
+        .map(|p| p[field].clone())
+}
+
 /// Waits until each of `tickets` (player, id) reads `timed_out` with `reason`,
 /// never matched.
 async fn ended(d: &Deployment, tickets: &[(&str, &str)], reason: &str) {
@@ -84,19 +104,9 @@ async fn a_closed_mode_takes_no_ticket() {
         assert_eq!((s, &v["closed"]), (StatusCode::OK, &json!(closed)), "{v}");
     }
     // And operators, from the dashboard (on the API's port in dev mode).
-    let snapshot: Value = reqwest::get(format!("http://{}/dashboard/snapshot", d.addr))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let snapshot = dashboard(&d.addr).await;
     for (pool, closed) in [("seasonal:eu", true), ("1v1:eu", false)] {
-        let shown = snapshot["pools"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{snapshot}"))
-            .iter()
-            .find(|p| p["pool"] == pool)
-            .map(|p| p["closed"].clone());
+        let shown = shown(&snapshot, pool, "closed");
         assert_eq!(shown, Some(json!(closed)), "{pool}: {snapshot}");
     }
 }
@@ -285,20 +295,8 @@ async fn a_pool_no_worker_serves_is_warned_of() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // The dashboard shows who serves each pool.
-    let snapshot: Value = reqwest::get(format!("http://{ops}/dashboard/snapshot"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let workers = |pool: &str| {
-        snapshot["pools"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{snapshot}"))
-            .iter()
-            .find(|p| p["pool"] == pool)
-            .map(|p| p["workers"].as_u64().unwrap())
-    };
+    let snapshot = dashboard(&ops).await;
+    let workers = |pool: &str| shown(&snapshot, pool, "workers").map(|n| n.as_u64().unwrap());
     assert_eq!(workers("seasonal:eu"), Some(0), "{snapshot}");
     assert!(workers("1v1:eu").is_some_and(|n| n >= 1), "{snapshot}");
 }
@@ -459,20 +457,8 @@ async fn a_closed_region_takes_no_ticket() {
     assert!(closed.contains(&("eu".into(), false)), "{v}");
     assert_eq!(v["closed"], false, "{v}");
     // So can operators, from the dashboard (on the API's port in dev mode).
-    let snapshot: Value = reqwest::get(format!("http://{}/dashboard/snapshot", d.addr))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let closed = |pool: &str| {
-        snapshot["pools"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{snapshot}"))
-            .iter()
-            .find(|p| p["pool"] == pool)
-            .map(|p| p["closed"].clone())
-    };
+    let snapshot = dashboard(&d.addr).await;
+    let closed = |pool: &str| shown(&snapshot, pool, "closed");
     assert_eq!(closed("regional:na"), Some(json!(true)), "{snapshot}");
     assert_eq!(closed("regional:eu"), Some(json!(false)), "{snapshot}");
 }

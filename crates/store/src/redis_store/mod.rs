@@ -8,6 +8,7 @@ mod blocks;
 mod conn;
 mod create;
 mod cross;
+mod ending;
 pub mod events;
 mod eviction;
 mod feed;
@@ -21,6 +22,7 @@ mod online;
 mod overdue;
 mod parties;
 mod players;
+mod reading;
 mod registry;
 mod replicas;
 mod results;
@@ -28,7 +30,6 @@ mod results;
 pub use eviction::RedisEviction;
 pub use replicas::RedisPrimary;
 
-use crate::api::{Entry, State, combine, moved_region, view};
 use crate::keys::{EVENTS_CHANNEL, PlayerKeys, PoolKeys, WAKE_CHANNEL};
 use crate::scripts::Scripts;
 use crate::{CancelOutcome, Claimed, Depths, EnqueueOutcome, Hub, Store, StoreError};
@@ -82,13 +83,6 @@ enum Activation {
     Stale,
     /// Over the player's ticket-creation limit: a call would be allowed after this.
     Limited(std::time::Duration),
-}
-
-/// What [`RedisStore::pool_state`] reads of one entry.
-struct Stored {
-    ticket: Option<Ticket>,
-    entry: Entry,
-    now: Millis,
 }
 
 pub struct RedisStore {
@@ -310,64 +304,6 @@ impl RedisStore {
         let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut self.conn()).await?;
         Ok(secs * 1000 + micros / 1000)
     }
-
-    /// A ticket's entry in one pool: data, state and finish time, and the Redis
-    /// clock, in one round trip.
-    async fn pool_state(&self, pool: Pool, id: &TicketId) -> Result<Option<Stored>, StoreError> {
-        let keys = PoolKeys::new(&pool);
-        type Row = (Option<String>, Option<String>, Option<f64>, (u64, u64));
-        let (data, state, done, (secs, micros)): Row = redis::pipe()
-            .hget(&keys.tickets, id.as_str())
-            .hget(&keys.state, id.as_str())
-            .zscore(&keys.done, id.as_str())
-            .cmd("TIME")
-            .query_async(&mut self.conn())
-            .await?;
-        let Some(state) = state else {
-            return Ok(None);
-        };
-        let ticket = data
-            .map(|d| serde_json::from_str::<Ticket>(&d))
-            .transpose()?;
-        let state = State::parse(&state)
-            .ok_or_else(|| StoreError::Corrupt(format!("ticket state {state:?}")))?;
-        // A matched ticket finished when it joined its match: complete.lua records
-        // that on the match's lifecycle hash, not in the done zset (a ticket matched
-        // before it did has its own entry there).
-        let finished_at = match (&state, done) {
-            (_, Some(done)) => Some(done as Millis),
-            (State::Matched(mid), None) => {
-                let at: Option<Millis> = self.conn().hget(keys.life(mid.as_str()), "at").await?;
-                at
-            }
-            _ => None,
-        };
-        Ok(Some(Stored {
-            ticket,
-            entry: Entry {
-                pool,
-                state,
-                finished_at,
-            },
-            now: secs * 1000 + micros / 1000,
-        }))
-    }
-
-    /// The pools a ticket of `player`'s waits in, home pool first (empty if the
-    /// player has no such ticket).
-    async fn ticket_pools(
-        &self,
-        player: &PlayerId,
-        id: &TicketId,
-    ) -> Result<Vec<Pool>, StoreError> {
-        let pk = PlayerKeys::new(player);
-        let pools: Option<String> = self.conn().hget(&pk.tickets, id.as_str()).await?;
-        Ok(pools
-            .iter()
-            .flat_map(|p| crate::keys::indexed_pools(p))
-            .filter_map(Pool::parse)
-            .collect())
-    }
 }
 
 #[async_trait]
@@ -548,35 +484,7 @@ impl Store for RedisStore {
         player: &PlayerId,
         id: &TicketId,
     ) -> Result<Option<TicketView>, StoreError> {
-        let pools = self.ticket_pools(player, id).await?;
-        let stored: Vec<Stored> = try_join_all(pools.into_iter().map(|p| self.pool_state(p, id)))
-            .await?
-            .into_iter()
-            .flatten()
-            .collect();
-        let now = stored.iter().map(|s| s.now).max().unwrap_or_default();
-        let Some(ticket) = stored.iter().find_map(|s| s.ticket.clone()) else {
-            return Ok(None);
-        };
-        let entries: Vec<Entry> = stored.into_iter().map(|s| s.entry).collect();
-        let moved = moved_region(&entries, ticket.best_region()).map(str::to_string);
-        let Some(Entry {
-            pool,
-            state,
-            finished_at,
-        }) = combine(entries)
-        else {
-            return Ok(None);
-        };
-        let found = match &state {
-            State::Matched(mid) => self.read_record(&pool, mid).await?.map(|(r, _)| r),
-            _ => None,
-        };
-        let mut v = view(&ticket, &state, finished_at, found.as_ref(), now);
-        if let Some(region) = moved {
-            v.region = region;
-        }
-        Ok(Some(v))
+        self.read_ticket(player, id).await
     }
 
     async fn live_tickets(&self, player: &PlayerId) -> Result<Vec<TicketId>, StoreError> {
@@ -840,65 +748,5 @@ impl Store for RedisStore {
             .flatten()
             .map(|json| Ok(serde_json::from_str(&json)?))
             .collect()
-    }
-}
-
-impl RedisStore {
-    /// `cancel.lua` on ticket `id`'s entry in `pool` alone: cancelled, withdrawn
-    /// with `reason` (when not empty), or timed out with it (`timed_out`),
-    /// unless it is in a match or over. The script's answer.
-    pub(super) async fn end_entry(
-        &self,
-        pool: &Pool,
-        id: &TicketId,
-        reason: &str,
-        timed_out: bool,
-    ) -> Result<Vec<String>, StoreError> {
-        let keys = PoolKeys::new(pool);
-        Ok(self
-            .scripts
-            .cancel
-            .key(&keys.queue)
-            .key(&keys.state)
-            .key(&keys.done)
-            .arg(id.as_str())
-            .arg(reason)
-            .arg(if timed_out { "t" } else { "" })
-            .invoke_async(&mut self.conn())
-            .await?)
-    }
-
-    /// Ends `player`'s ticket `id` in every pool it waits in (`cancel.lua` on
-    /// each): cancelled, withdrawn with `reason` (when not empty), or timed out
-    /// with it (`timed_out`); a matched ticket is left alone.
-    pub(super) async fn end(
-        &self,
-        player: &PlayerId,
-        id: &TicketId,
-        reason: &str,
-        timed_out: bool,
-    ) -> Result<CancelOutcome, StoreError> {
-        let pools = self.ticket_pools(player, id).await?;
-        let cancels = pools
-            .iter()
-            .map(|pool| self.end_entry(pool, id, reason, timed_out));
-        // Matched anywhere wins; else cancelled if any entry was live.
-        let mut outcome = CancelOutcome::NotFound;
-        for out in try_join_all(cancels).await? {
-            let detail = out.get(1).map(String::as_str);
-            outcome = match (out.first().map(String::as_str), detail, outcome) {
-                (_, _, matched @ CancelOutcome::Matched(_)) => matched,
-                (Some("matched"), Some(mid), _) => CancelOutcome::Matched(
-                    MatchId::new(mid).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                ),
-                (_, _, CancelOutcome::Cancelled) => CancelOutcome::Cancelled,
-                (Some("cancelled"), Some("already"), _) | (Some("withdrawn"), _, _) => {
-                    CancelOutcome::AlreadyCancelled
-                }
-                (Some("cancelled"), _, _) => CancelOutcome::Cancelled,
-                (_, _, other) => other,
-            };
-        }
-        Ok(outcome)
     }
 }
